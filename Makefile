@@ -1,0 +1,37 @@
+# The two commands of the quick start are `make demo` and `make test`; both set
+# up the virtual environment first, so a fresh clone needs nothing else.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+JOBS ?= 2
+
+.PHONY: install demo test check golden bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q -U pip
+	$(VENV)/bin/pip install -q -e . --group dev --config-settings editable_mode=compat
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(PY) scripts/demo.py
+
+check: install
+	$(VENV)/bin/ruff check seri tests scripts
+	$(VENV)/bin/mypy
+
+test: install check
+	$(PY) -m pytest -n $(JOBS) --durations=10
+
+golden: install
+	SERI_REGEN_GOLDEN=1 $(PY) -m pytest -n $(JOBS) -q tests -k golden
+	git diff --stat -- tests/golden
+
+bench: install
+	$(PY) scripts/bench/run.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -1,0 +1,76 @@
+"""seri: a terminal coding agent whose sessions live in SQLite.
+
+Usage:
+  seri <command> [<args>...]
+  seri (-h | --help)
+  seri --version
+
+Commands:
+  chat        work on a task with a model: interactive, scripted stdin, or -p PROMPT
+  sessions    list the stored sessions, show one, import the older release's files
+  compact     compact a stored session from the shell
+  rewind      list a session's turns, or restore its conversation and files
+  trajectory  export run recordings as JSON Lines, toggle recording, prune old ones
+  memory      list, approve or reject staged memory writes
+
+Run `seri COMMAND --help` for a command's options.
+
+Exit status: 0 done, 1 the task did not finish (turn budget spent, turn failed),
+2 usage or input error, 130 interrupted.
+
+Environment: SERI_HOME (profile root, default ~/.seri), SERI_BASE_URL, SERI_MODEL,
+OPENROUTER_API_KEY or SERI_API_KEY, SERI_TRAJECTORY (on/off), SERI_DEBUG=1 (tracebacks).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+
+from seri import __version__
+
+# Commands are imported only when run: `seri --version` and `seri sessions` must
+# not pay for httpx or the agent loop.
+COMMANDS = {
+    "chat": "seri.commands.chat",
+    "sessions": "seri.commands.sessions",
+    "compact": "seri.commands.compact",
+    "rewind": "seri.commands.rewind",
+    "trajectory": "seri.commands.trajectory",
+    "memory": "seri.commands.memory",
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["--version"]:
+        print(f"seri {__version__}")
+        return 0
+    from seri.commands.running import run_guarded
+
+    return run_guarded(lambda: _dispatch(args))
+
+
+def _dispatch(args: list[str]) -> int:
+    from docopt import DocoptExit, docopt
+
+    from seri.pure.errors import EXIT_USAGE
+
+    try:
+        options = docopt(__doc__, args, version=f"seri {__version__}", options_first=True)
+    except DocoptExit as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_USAGE
+    name = options["<command>"]
+    if name not in COMMANDS:
+        print(f"seri: unknown command '{name}'; `seri --help` lists the commands", file=sys.stderr)
+        return EXIT_USAGE
+    import importlib
+
+    module = importlib.import_module(COMMANDS[name])
+    run: Callable[[list[str]], int] = module.run
+    return run([name, *options["<args>"]])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

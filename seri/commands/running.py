@@ -1,0 +1,70 @@
+"""Turning outcomes into exit statuses and one-line messages, the same for every command."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from seri.pure.errors import EXIT_INTERRUPTED, EXIT_UNFINISHED, EXIT_USAGE, SeriError
+
+
+def run_guarded(action: Callable[[], int]) -> int:
+    """Run a command; expected errors become one line on stderr, never a traceback."""
+    debug = os.environ.get("SERI_DEBUG") == "1"
+    try:
+        return action()
+    except SeriError as exc:
+        if debug:
+            raise
+        print(f"seri: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("seri: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`| head`): stop quietly, and keep Python from
+        # complaining again while it flushes stdout at exit.
+        _silence_stdout()
+        return 0
+    except Exception as exc:
+        if debug:
+            raise
+        described = _describe_storage(exc)
+        if described:
+            print(f"seri: {described}", file=sys.stderr)
+            return EXIT_UNFINISHED
+        print(
+            f"seri: internal error: {type(exc).__name__}: {exc} (SERI_DEBUG=1 shows where)",
+            file=sys.stderr,
+        )
+        return EXIT_UNFINISHED
+
+
+def _describe_storage(exc: BaseException) -> str | None:
+    if "apsw" not in sys.modules:
+        return None
+    from seri.io.store import describe_sqlite_error, profile_root
+
+    return describe_sqlite_error(exc, profile_root() / "seri.db")
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except OSError:
+        pass
+
+
+def parse_usage(doc: str, argv: Sequence[str]) -> dict[str, Any]:
+    """docopt for a subcommand; a usage error prints the usage on stderr (exit 2)."""
+    from docopt import DocoptExit, docopt
+
+    try:
+        options: dict[str, Any] = docopt(doc, list(argv))
+    except DocoptExit as exc:
+        print(str(exc), file=sys.stderr)
+        raise SystemExit(EXIT_USAGE) from None
+    return options

@@ -1,0 +1,188 @@
+"""List and show stored sessions.
+
+Usage:
+  seri sessions [list] [--json] [--all]
+  seri sessions show <id> [--json]
+  seri sessions import
+  seri sessions (-h | --help)
+
+Options:
+  --json      JSON Lines on stdout, one object a line (keys: type, id, project,
+              created, updated, model, messages, title, parent).
+  --all       Sessions of every project, not just the current directory's.
+  -h --help   Show this help.
+
+`list` shows the current project's sessions, newest first. `show` prints one
+session (an id or a unique prefix of one) with its messages, its compaction
+ledger and its subagent sessions. `import` reports on the older release's files
+in $SERI_HOME/sessions/: which were imported, which were rejected and why
+(exit 1 if any was rejected); the import itself happens on first use anyway.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+from seri.commands.profile import Profile, current_project, open_profile
+from seri.commands.running import parse_usage
+from seri.io import conversations
+from seri.io.codec import message_to_dict
+from seri.pure.records import Message, Session
+from seri.pure.text_table import render_table
+from seri.pure.timestamps import iso_utc
+
+
+def run(argv: list[str]) -> int:
+    options = parse_usage(__doc__ or "", argv)
+    profile = open_profile()
+    if options["show"]:
+        return _show(profile, options["<id>"], as_json=options["--json"])
+    if options["import"]:
+        return _import_report(profile)
+    return _list(profile, all_projects=options["--all"], as_json=options["--json"])
+
+
+def session_to_dict(session: Session) -> dict[str, Any]:
+    return {
+        "type": "session",
+        "id": session.id,
+        "project": session.project,
+        "created": iso_utc(session.created),
+        "updated": iso_utc(session.updated),
+        "model": session.model,
+        "messages": session.messages,
+        "title": session.title,
+        "parent": session.parent_id or None,
+    }
+
+
+def _short_local(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, tz=UTC).astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def _list(profile: Profile, *, all_projects: bool, as_json: bool) -> int:
+    project = None if all_projects else current_project()
+    sessions = conversations.list_sessions(profile.store, project)
+    out = sys.stdout
+    if as_json:
+        for session in sessions:
+            out.write(json.dumps(session_to_dict(session), ensure_ascii=False) + "\n")
+        return 0
+    if not sessions:
+        where = "any project" if all_projects else project
+        print(f"No sessions in {where}. Start one with `seri chat`.", file=sys.stderr)
+        return 0
+    headers = ["ID", "UPDATED", "MSGS", "MODEL", *(["PROJECT"] if all_projects else []), "TITLE"]
+    rows = [
+        [
+            s.id,
+            _short_local(s.updated),
+            str(s.messages),
+            s.model or "-",
+            *([s.project] if all_projects else []),
+            s.title or "-",
+        ]
+        for s in sessions
+    ]
+    out.write(render_table(headers, rows) + "\n")
+    return 0
+
+
+def _message_line(session_id: str, seq: int, created: float, message: Message) -> dict[str, Any]:
+    return {
+        "type": "message",
+        "session": session_id,
+        "seq": seq,
+        "created": iso_utc(created),
+        **message_to_dict(message),
+    }
+
+
+def _show(profile: Profile, raw_id: str, *, as_json: bool) -> int:
+    store = profile.store
+    with store.snapshot():
+        session_id = conversations.resolve_session_id(store, raw_id)
+        state = conversations.load_state(store, session_id)
+        ledger = conversations.compaction_ledger(store, session_id)
+        children = conversations.child_sessions(store, session_id)
+        head = session_to_dict(state.session)
+        head["compactions"] = [{**row, "at": iso_utc(row["at"])} for row in ledger]
+        head["turns_used"] = state.turns_used
+        head["children"] = [child.id for child in children]
+        out = sys.stdout
+        if as_json:
+            out.write(json.dumps(head, ensure_ascii=False) + "\n")
+            for seq, created, message in conversations.iter_message_rows(store, session_id):
+                line = _message_line(session_id, seq, created, message)
+                out.write(json.dumps(line, ensure_ascii=False) + "\n")
+            return 0
+        _print_human(state.session, head, store, session_id)
+    return 0
+
+
+def _print_human(session: Session, head: dict[str, Any], store: Any, session_id: str) -> None:
+    out = sys.stdout
+    fields = [
+        ("session", session.id),
+        ("project", session.project),
+        ("model", session.model or "-"),
+        ("created", _short_local(session.created)),
+        ("updated", _short_local(session.updated)),
+        ("messages", str(session.messages)),
+        ("title", session.title or "-"),
+    ]
+    if head["children"]:
+        fields.append(("subagents", ", ".join(head["children"])))
+    out.write("".join(f"{name:<10} {value}\n" for name, value in fields))
+    if head["compactions"]:
+        out.write("\ncompactions:\n")
+        rows = [
+            [
+                c["at"],
+                c["trigger"],
+                str(c["evicted"]),
+                f"{c['estimate_before']} -> {c['estimate_after']}",
+                c["focus"] or "-",
+            ]
+            for c in head["compactions"]
+        ]
+        table = render_table(["AT", "TRIGGER", "EVICTED", "ESTIMATE", "FOCUS"], rows)
+        out.write("".join(f"  {line}\n" for line in table.split("\n")))
+    out.write("\n")
+    for seq, _created, message in conversations.iter_message_rows(store, session_id):
+        out.write(_render_message(seq, message))
+
+
+def _render_message(seq: int, message: Message) -> str:
+    label = message.role + (f" ({message.kind})" if message.kind else "")
+    lines = [f"[{seq}] {label}"]
+    if message.reasoning:
+        lines.append(_indent("(thinking) " + message.reasoning))
+    if message.text:
+        prefix = "(error) " if message.is_error else ""
+        lines.append(_indent(prefix + message.text))
+    for call in message.tool_calls:
+        lines.append(_indent(f"-> {call.name}({call.arguments})  [{call.id}]"))
+    if message.role == "tool":
+        lines[0] += f" {message.tool_name} [{message.tool_call_id}]"
+    return "\n".join(lines) + "\n"
+
+
+def _indent(text: str, width: int = 2000) -> str:
+    shown = text if len(text) <= width else text[:width] + f"… ({len(text) - width} more chars)"
+    return "\n".join("    " + line for line in shown.splitlines() or [""])
+
+
+def _import_report(profile: Profile) -> int:
+    rows = profile.store.connection.execute(
+        "SELECT name, status, detail FROM legacy_imports ORDER BY name"
+    ).fetchall()
+    if not rows:
+        print("No files from the older release were found.", file=sys.stderr)
+        return 0
+    table = render_table(["FILE", "STATUS", "DETAIL"], [[n, s, d or "-"] for n, s, d in rows])
+    sys.stdout.write(table + "\n")
+    return 1 if any(status == "rejected" for _, status, _ in rows) else 0

@@ -1,0 +1,44 @@
+"""Records to JSON and back, at the edge: the store and the export speak this.
+
+Defaults are omitted, so a plain user message is stored as
+``{"role":"user","text":"hi"}`` and the body column stays small.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import cattrs
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn
+
+from seri.pure.records import Message, ToolCall, Usage
+
+_converter = cattrs.Converter()
+for _cls in (Message, ToolCall, Usage):
+    _converter.register_unstructure_hook(
+        _cls, make_dict_unstructure_fn(_cls, _converter, _cattrs_omit_if_default=True)
+    )
+    _converter.register_structure_hook(_cls, make_dict_structure_fn(_cls, _converter))
+
+
+def message_to_dict(message: Message) -> dict[str, Any]:
+    result: dict[str, Any] = _converter.unstructure(message)
+    return result
+
+
+def message_from_dict(data: dict[str, Any]) -> Message:
+    return _converter.structure(data, Message)
+
+
+def message_to_json(message: Message) -> str:
+    return json.dumps(message_to_dict(message), ensure_ascii=False, separators=(",", ":"))
+
+
+def message_from_json(text: str) -> Message:
+    return message_from_dict(json.loads(text))
+
+
+def usage_to_dict(usage: Usage) -> dict[str, Any]:
+    result: dict[str, Any] = _converter.unstructure(usage)
+    return result

@@ -1,0 +1,250 @@
+"""Sessions and their messages in the store.
+
+Appending is an INSERT at ``next_seq`` plus an UPDATE of the session row's
+counters: the cost is the same at message 10 and message 100,000, because
+nothing is rewritten and the running totals live on the session row.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import apsw
+import attrs
+
+from seri.io.codec import message_from_json, message_to_json
+from seri.io.store import Store
+from seri.pure.errors import SeriError
+from seri.pure.records import Message, Session
+from seri.pure.session_titles import title_from_prompt
+from seri.pure.tokens import message_chars
+
+_SESSION_COLUMNS = "id, project, created, updated, model, title, message_count, parent_id"
+
+
+@attrs.frozen
+class SessionState:
+    """What a running chat needs back from the session row on resume."""
+
+    session: Session
+    system_prompt: str
+    prompt_hashes: dict[str, str]
+    revision: int
+    total_chars: int
+    last_input_tokens: int
+    turns_used: int
+    max_turns: int | None
+    recap: dict[str, Any] | None
+    compacted_before: int
+
+
+def _session_from_row(row: Sequence[Any]) -> Session:
+    return Session(
+        id=row[0],
+        project=row[1],
+        created=row[2],
+        updated=row[3],
+        model=row[4],
+        title=row[5],
+        messages=row[6],
+        parent_id=row[7] or "",
+    )
+
+
+def create_session(
+    store: Store,
+    *,
+    session_id: str,
+    project: str,
+    now: float,
+    model: str,
+    system_prompt: str,
+    prompt_hashes: dict[str, str],
+    parent_id: str = "",
+) -> Session:
+    with store.write() as conn:
+        conn.execute(
+            "INSERT INTO sessions(id, project, created, updated, model, system_prompt,"
+            " prompt_hashes, parent_id) VALUES (?,?,?,?,?,?,?,?)",
+            (
+                session_id,
+                project,
+                now,
+                now,
+                model,
+                system_prompt,
+                json.dumps(prompt_hashes, sort_keys=True),
+                parent_id or None,
+            ),
+        )
+    return Session(session_id, project, now, now, model, "", 0, parent_id)
+
+
+def insert_messages(
+    conn: apsw.Connection, session_id: str, messages: Iterable[Message], now: float
+) -> int:
+    """Append inside the caller's transaction; returns the seq of the last one."""
+    row = conn.execute(
+        "SELECT next_seq, title FROM sessions WHERE id = ?", (session_id,)
+    ).fetchall()
+    if not row:
+        raise SeriError(f"session {session_id} no longer exists")
+    seq, title = row[0]
+    count = chars = 0
+    for message in messages:
+        size = message_chars(message)
+        conn.execute(
+            "INSERT INTO messages(session_id, seq, role, kind, body, chars, created)"
+            " VALUES (?,?,?,?,?,?,?)",
+            (session_id, seq, message.role, message.kind, message_to_json(message), size, now),
+        )
+        if not title and message.role == "user" and not message.kind:
+            title = title_from_prompt(message.text)
+        seq += 1
+        count += 1
+        chars += size
+    conn.execute(
+        "UPDATE sessions SET next_seq = ?, message_count = message_count + ?,"
+        " total_chars = total_chars + ?, updated = ?, title = ?, revision = revision + 1"
+        " WHERE id = ?",
+        (seq, count, chars, now, title, session_id),
+    )
+    return int(seq) - 1
+
+
+def append_messages(
+    store: Store, session_id: str, messages: Sequence[Message], now: float
+) -> int:
+    with store.write() as conn:
+        return insert_messages(conn, session_id, messages, now)
+
+
+def record_usage(store: Store, session_id: str, input_tokens: int) -> None:
+    with store.write() as conn:
+        conn.execute(
+            "UPDATE sessions SET last_input_tokens = ? WHERE id = ?", (input_tokens, session_id)
+        )
+
+
+def set_turns(store: Store, session_id: str, turns_used: int) -> None:
+    with store.write() as conn:
+        conn.execute("UPDATE sessions SET turns_used = ? WHERE id = ?", (turns_used, session_id))
+
+
+def set_max_turns(store: Store, session_id: str, max_turns: int) -> None:
+    with store.write() as conn:
+        conn.execute("UPDATE sessions SET max_turns = ? WHERE id = ?", (max_turns, session_id))
+
+
+def load_state(store: Store, session_id: str) -> SessionState:
+    rows = store.connection.execute(
+        f"SELECT {_SESSION_COLUMNS}, system_prompt, prompt_hashes, revision, total_chars,"
+        " last_input_tokens, turns_used, max_turns, recap, compacted_before"
+        " FROM sessions WHERE id = ?",
+        (session_id,),
+    ).fetchall()
+    if not rows:
+        raise SeriError(f"no session {session_id}")
+    row = rows[0]
+    return SessionState(
+        session=_session_from_row(row),
+        system_prompt=row[8],
+        prompt_hashes=json.loads(row[9]),
+        revision=row[10],
+        total_chars=row[11],
+        last_input_tokens=row[12],
+        turns_used=row[13],
+        max_turns=row[14],
+        recap=json.loads(row[15]) if row[15] else None,
+        compacted_before=row[16],
+    )
+
+
+def load_messages(store: Store, session_id: str) -> tuple[Message, ...]:
+    rows = store.connection.execute(
+        "SELECT body FROM messages WHERE session_id = ? ORDER BY seq", (session_id,)
+    )
+    return tuple(message_from_json(body) for (body,) in rows)
+
+
+def iter_message_rows(store: Store, session_id: str) -> Iterator[tuple[int, float, Message]]:
+    """(seq, created, message) in order, for display and export."""
+    rows = store.connection.execute(
+        "SELECT seq, created, body FROM messages WHERE session_id = ? ORDER BY seq",
+        (session_id,),
+    )
+    for seq, created, body in rows:
+        yield seq, created, message_from_json(body)
+
+
+def list_sessions(store: Store, project: str | None, *, limit: int | None = None) -> list[Session]:
+    """Newest first; subagent sessions are listed under their parent, not here."""
+    where = "parent_id IS NULL" + (" AND project = ?" if project is not None else "")
+    params: tuple[Any, ...] = (project,) if project is not None else ()
+    sql = f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE {where} ORDER BY updated DESC, id"
+    if limit is not None:
+        sql += f" LIMIT {int(limit)}"
+    return [_session_from_row(row) for row in store.connection.execute(sql, params)]
+
+
+def most_recent_session(store: Store, project: str) -> Session | None:
+    sessions = list_sessions(store, project, limit=1)
+    return sessions[0] if sessions else None
+
+
+def get_session(store: Store, session_id: str) -> Session:
+    rows = store.connection.execute(
+        f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,)
+    ).fetchall()
+    if not rows:
+        raise SeriError(f"no session {session_id}")
+    return _session_from_row(rows[0])
+
+
+def child_sessions(store: Store, parent_id: str) -> list[Session]:
+    rows = store.connection.execute(
+        f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE parent_id = ? ORDER BY created",
+        (parent_id,),
+    )
+    return [_session_from_row(row) for row in rows]
+
+
+def resolve_session_id(store: Store, text: str) -> str:
+    """An exact id, or a prefix that names exactly one session."""
+    if not text:
+        raise SeriError("an empty session id names nothing; `seri sessions --all` lists them")
+    exact = store.connection.execute("SELECT id FROM sessions WHERE id = ?", (text,)).fetchall()
+    if exact:
+        return str(exact[0][0])
+    # GLOB is case-sensitive and uses the primary key index for a literal prefix.
+    escaped = text.replace("[", "[[]").replace("*", "[*]").replace("?", "[?]")
+    rows = store.connection.execute(
+        "SELECT id FROM sessions WHERE id GLOB ? ORDER BY id LIMIT 11", (escaped + "*",)
+    ).fetchall()
+    if not rows:
+        raise SeriError(f"no session matches '{text}'; `seri sessions --all` lists them")
+    if len(rows) > 1:
+        shown = ", ".join(str(r[0]) for r in rows[:10]) + (", …" if len(rows) > 10 else "")
+        raise SeriError(f"'{text}' matches more than one session ({shown}); give more of the id")
+    return str(rows[0][0])
+
+
+def compaction_ledger(store: Store, session_id: str) -> list[dict[str, Any]]:
+    rows = store.connection.execute(
+        "SELECT at, trigger, focus, evicted, estimate_before, estimate_after"
+        " FROM compactions WHERE session_id = ? ORDER BY id",
+        (session_id,),
+    )
+    return [
+        {
+            "at": at,
+            "trigger": trigger,
+            "focus": focus,
+            "evicted": evicted,
+            "estimate_before": before,
+            "estimate_after": after,
+        }
+        for at, trigger, focus, evicted, before, after in rows
+    ]

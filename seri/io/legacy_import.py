@@ -1,0 +1,147 @@
+"""Importing ``$SERI_HOME/sessions/*.jsonl`` into seri.db, exactly once per file.
+
+Each file is imported in one ``BEGIN IMMEDIATE`` transaction that also records
+its name in ``legacy_imports``; the check for that name happens inside the
+same transaction. So a second run, a rerun after a kill -9, or two processes
+importing at once never duplicate anything. The files are opened read-only
+and nothing else is done to them: not written, moved, renamed or touched.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import apsw
+import attrs
+
+from seri.io.conversations import insert_messages
+from seri.io.store import Store
+from seri.pure.legacy import LegacyFileError, LegacySession, parse_legacy_file
+from seri.pure.session_titles import title_from_prompt
+
+LEGACY_DIR = "sessions"
+
+
+@attrs.frozen
+class ImportReport:
+    imported: tuple[str, ...] = ()
+    rejected: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+def pending_files(store: Store, root: Path) -> list[Path]:
+    """Legacy files not yet imported or rejected, cheaply: one listing, one query."""
+    directory = root / LEGACY_DIR
+    try:
+        entries = sorted(
+            (e for e in os.scandir(directory) if e.name.endswith(".jsonl")), key=lambda e: e.name
+        )
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    done = {name for (name,) in store.connection.execute("SELECT name FROM legacy_imports")}
+    return [Path(e.path) for e in entries if e.name not in done]
+
+
+def import_legacy(store: Store, root: Path, *, announce: bool = True) -> ImportReport:
+    imported: list[str] = []
+    rejected: list[str] = []
+    warnings: list[str] = []
+    for path in pending_files(store, root):
+        outcome, detail, notes = _import_one(store, path)
+        warnings.extend(notes)
+        if outcome == "imported":
+            imported.append(path.name)
+        elif outcome == "rejected":
+            rejected.append(detail)
+    report = ImportReport(tuple(imported), tuple(rejected), tuple(warnings))
+    if announce:
+        _announce(report)
+    return report
+
+
+def _announce(report: ImportReport) -> None:
+    for warning in report.warnings:
+        print(f"seri: import: {warning}", file=sys.stderr)
+    for problem in report.rejected:
+        print(f"seri: import: rejected {problem}", file=sys.stderr)
+    if report.imported:
+        count = len(report.imported)
+        print(
+            f"seri: imported {count} session{'s' * (count != 1)} from the older release",
+            file=sys.stderr,
+        )
+
+
+def _read(path: Path) -> tuple[bytes, float]:
+    if path.is_dir():
+        raise LegacyFileError(f"{path.name}: is a directory, not a session file")
+    try:
+        with path.open("rb") as handle:
+            data = handle.read()
+        return data, os.stat(path).st_mtime
+    except OSError as exc:
+        raise LegacyFileError(f"{path.name}: cannot read ({exc.strerror})") from exc
+
+
+def _import_one(store: Store, path: Path) -> tuple[str, str, tuple[str, ...]]:
+    try:
+        data, mtime = _read(path)
+        parsed = parse_legacy_file(path.name, data)
+    except LegacyFileError as exc:
+        _mark(store, path.name, "rejected", str(exc))
+        return "rejected", str(exc), ()
+    with store.write() as conn:
+        seen = conn.execute(
+            "SELECT status FROM legacy_imports WHERE name = ?", (path.name,)
+        ).fetchall()
+        if seen:
+            return "skipped", "", ()
+        clash = conn.execute(
+            "SELECT source_key FROM sessions WHERE id = ?", (parsed.header.id,)
+        ).fetchall()
+        if clash:
+            detail = f"{path.name}: a session with id {parsed.header.id} already exists"
+            _insert_mark(conn, path.name, "rejected", detail)
+            return "rejected", detail, ()
+        _insert_session(conn, path.name, parsed, mtime)
+        _insert_mark(conn, path.name, "imported", "; ".join(parsed.warnings))
+    return "imported", "", parsed.warnings
+
+
+def _insert_session(
+    conn: apsw.Connection, name: str, parsed: LegacySession, mtime: float
+) -> None:
+    header = parsed.header
+    first_user = next((m.text for m in parsed.messages if m.role == "user"), "")
+    conn.execute(
+        "INSERT INTO sessions(id, project, created, updated, model, title, source_key,"
+        " system_prompt) VALUES (?,?,?,?,?,?,?,?)",
+        (
+            header.id,
+            header.cwd,
+            mtime,
+            mtime,
+            header.model,
+            title_from_prompt(first_user),
+            f"legacy:{name}",
+            header.system_prompt,
+        ),
+    )
+    insert_messages(conn, header.id, parsed.messages, mtime)
+    # Appending moved 'updated' to the import time; the session is as old as its file.
+    conn.execute("UPDATE sessions SET updated = ? WHERE id = ?", (mtime, header.id))
+
+
+def _insert_mark(conn: apsw.Connection, name: str, status: str, detail: str) -> None:
+    conn.execute(
+        "INSERT OR IGNORE INTO legacy_imports(name, status, detail, at) VALUES (?,?,?,?)",
+        (name, status, detail, time.time()),
+    )
+
+
+def _mark(store: Store, name: str, status: str, detail: str) -> None:
+    with store.write() as conn:
+        _insert_mark(conn, name, status, detail)

@@ -1,0 +1,117 @@
+"""The database schema, as an ordered list of migrations.
+
+Migration N takes the database from ``user_version`` N-1 to N. They are applied
+inside one ``BEGIN IMMEDIATE`` transaction that re-reads ``user_version`` first,
+so eight processes starting at once on an empty profile apply each exactly once.
+"""
+
+from __future__ import annotations
+
+# 'SERI' in ASCII: tells our database apart from any other SQLite file.
+APPLICATION_ID = 0x53455249
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: sessions, messages, the compaction ledger, trajectories, checkpoints, memory.
+    """
+    CREATE TABLE sessions(
+        id TEXT PRIMARY KEY,
+        project TEXT NOT NULL,
+        created REAL NOT NULL,
+        updated REAL NOT NULL,
+        model TEXT NOT NULL DEFAULT '',
+        title TEXT NOT NULL DEFAULT '',
+        parent_id TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+        source_key TEXT UNIQUE,
+        system_prompt TEXT NOT NULL DEFAULT '',
+        prompt_hashes TEXT NOT NULL DEFAULT '{}',
+        -- Bumped by every write to the conversation: compaction from another
+        -- process compares it to notice that the session moved under it.
+        revision INTEGER NOT NULL DEFAULT 0,
+        next_seq INTEGER NOT NULL DEFAULT 1,
+        message_count INTEGER NOT NULL DEFAULT 0,
+        -- Running sum of the messages' characters, so the estimate is O(1).
+        total_chars INTEGER NOT NULL DEFAULT 0,
+        last_input_tokens INTEGER NOT NULL DEFAULT 0,
+        turns_used INTEGER NOT NULL DEFAULT 0,
+        max_turns INTEGER,
+        recap TEXT,
+        -- The seq of the first message after the latest compaction: /rewind's wall.
+        compacted_before INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX sessions_by_project ON sessions(project, updated);
+    CREATE INDEX sessions_by_updated ON sessions(updated);
+    CREATE INDEX sessions_by_parent ON sessions(parent_id);
+
+    CREATE TABLE messages(
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        role TEXT NOT NULL,
+        kind TEXT NOT NULL DEFAULT '',
+        body TEXT NOT NULL,
+        chars INTEGER NOT NULL,
+        created REAL NOT NULL,
+        PRIMARY KEY(session_id, seq)
+    ) WITHOUT ROWID;
+
+    CREATE TABLE compactions(
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        at REAL NOT NULL,
+        trigger TEXT NOT NULL,
+        focus TEXT NOT NULL DEFAULT '',
+        evicted INTEGER NOT NULL,
+        estimate_before INTEGER NOT NULL,
+        estimate_after INTEGER NOT NULL
+    );
+    CREATE INDEX compactions_by_session ON compactions(session_id, id);
+
+    CREATE TABLE runs(
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        started REAL NOT NULL,
+        header TEXT NOT NULL
+    );
+    CREATE INDEX runs_by_session ON runs(session_id);
+
+    CREATE TABLE events(
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        session_id TEXT NOT NULL,
+        at REAL NOT NULL,
+        type TEXT NOT NULL,
+        body TEXT NOT NULL
+    );
+    CREATE INDEX events_by_run ON events(run_id, id);
+    CREATE INDEX events_by_session ON events(session_id, id);
+
+    CREATE TABLE checkpoints(
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        user_seq INTEGER NOT NULL,
+        path TEXT NOT NULL,
+        existed INTEGER NOT NULL,
+        content BLOB,
+        sha256 TEXT NOT NULL DEFAULT '',
+        at REAL NOT NULL
+    );
+    CREATE INDEX checkpoints_by_session ON checkpoints(session_id, user_seq);
+
+    CREATE TABLE memory_pending(
+        id INTEGER PRIMARY KEY,
+        scope TEXT NOT NULL,
+        project TEXT NOT NULL,
+        text TEXT NOT NULL,
+        session_id TEXT,
+        at REAL NOT NULL
+    );
+
+    CREATE TABLE legacy_imports(
+        name TEXT PRIMARY KEY,
+        status TEXT NOT NULL,
+        detail TEXT NOT NULL DEFAULT '',
+        at REAL NOT NULL
+    );
+    """,
+)
+
+SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,221 @@
+"""Reading the older release's ``sessions/<id>.jsonl`` files into our records.
+
+Line 1 is a header (``id``, ``cwd``, ``systemPrompt``, ...); every later line is
+one AI SDK ModelMessage. Policy, so that every imported session yields a valid
+request:
+
+- a torn last line (a killed writer) is dropped with a warning;
+- a bad line anywhere else rejects the whole file (it is corruption);
+- blank lines, a UTF-8 BOM and CRLF endings are tolerated; unknown fields ignored;
+- an unanswered tool call gets a synthetic result, "result lost before import";
+- a tool result that answers no pending call is dropped, and the repair is listed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from seri.pure.records import Message, ToolCall
+
+LOST_RESULT = "result lost before import"
+
+
+@attrs.frozen
+class LegacyHeader:
+    id: str
+    cwd: str
+    system_prompt: str
+    model: str
+    permission_mode: str
+
+
+@attrs.frozen
+class LegacySession:
+    header: LegacyHeader
+    messages: tuple[Message, ...]
+    warnings: tuple[str, ...]
+
+
+class LegacyFileError(ValueError):
+    """The file is rejected whole; the message names the file and line."""
+
+
+def parse_legacy_file(name: str, data: bytes) -> LegacySession:
+    """Parse a whole file's bytes. ``name`` is only used in messages."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    lines = data.split(b"\n")
+    numbered = [(n, line.rstrip(b"\r")) for n, line in enumerate(lines, start=1)]
+    numbered = [(n, line) for n, line in numbered if line.strip()]
+    if not numbered:
+        raise LegacyFileError(f"{name}: empty file, no header line")
+    last_number = numbered[-1][0]
+    warnings: list[str] = []
+    values: list[tuple[int, Any]] = []
+    for number, raw in numbered:
+        try:
+            values.append((number, json.loads(raw.decode("utf-8"))))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            if number == last_number and number != numbered[0][0]:
+                warnings.append(f"{name}:{number}: torn last line dropped ({_reason(exc)})")
+                continue
+            raise LegacyFileError(f"{name}:{number}: not valid JSON ({_reason(exc)})") from exc
+    header_number, header_value = values[0]
+    header = _header(name, header_number, header_value)
+    messages: list[Message] = []
+    for number, value in values[1:]:
+        messages.extend(_messages(name, number, value))
+    if messages and messages[0].role == "system" and messages[0].text == header.system_prompt:
+        messages = messages[1:]
+    repaired, repairs = repair_pairing(messages)
+    return LegacySession(header, tuple(repaired), tuple(warnings) + repairs)
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return "invalid UTF-8"
+    return str(exc).split(":")[0]
+
+
+def _header(name: str, number: int, value: Any) -> LegacyHeader:
+    if not isinstance(value, dict):
+        raise LegacyFileError(f"{name}:{number}: the header is not a JSON object")
+    for key in ("id", "cwd"):
+        if not isinstance(value.get(key), str) or not value[key]:
+            raise LegacyFileError(f"{name}:{number}: the header has no '{key}'")
+    return LegacyHeader(
+        id=value["id"],
+        cwd=value["cwd"],
+        system_prompt=_string(value.get("systemPrompt")),
+        model=_string(value.get("model")),
+        permission_mode=_string(value.get("permissionMode")),
+    )
+
+
+def _string(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _messages(name: str, number: int, value: Any) -> list[Message]:
+    where = f"{name}:{number}"
+    if not isinstance(value, dict):
+        raise LegacyFileError(f"{where}: a message must be a JSON object")
+    role = value.get("role")
+    content = value.get("content")
+    if role in ("system", "user"):
+        return [Message(role=role, text=_text_of(where, content))]
+    if role == "assistant":
+        return [_assistant(where, content)]
+    if role == "tool":
+        return _tool_results(where, content)
+    raise LegacyFileError(f"{where}: unknown role {role!r}")
+
+
+def _parts(where: str, content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list) and all(isinstance(part, dict) for part in content):
+        return content
+    raise LegacyFileError(f"{where}: 'content' must be text or a list of parts")
+
+
+def _text_of(where: str, content: Any) -> str:
+    texts = [p.get("text") for p in _parts(where, content) if p.get("type") == "text"]
+    return "".join(t for t in texts if isinstance(t, str))
+
+
+def _assistant(where: str, content: Any) -> Message:
+    text: list[str] = []
+    reasoning: list[str] = []
+    calls: list[ToolCall] = []
+    for part in _parts(where, content):
+        kind = part.get("type")
+        if kind == "text" and isinstance(part.get("text"), str):
+            text.append(part["text"])
+        elif kind == "reasoning" and isinstance(part.get("text"), str):
+            reasoning.append(part["text"])
+        elif kind == "tool-call":
+            call_id, tool = part.get("toolCallId"), part.get("toolName")
+            if not isinstance(call_id, str) or not isinstance(tool, str):
+                raise LegacyFileError(f"{where}: a tool-call part needs toolCallId and toolName")
+            arguments = part.get("input", {})
+            calls.append(ToolCall(call_id, tool, json.dumps(arguments, ensure_ascii=False)))
+    return Message(
+        role="assistant", text="".join(text), reasoning="".join(reasoning), tool_calls=tuple(calls)
+    )
+
+
+def _tool_results(where: str, content: Any) -> list[Message]:
+    results: list[Message] = []
+    for part in _parts(where, content):
+        if part.get("type") != "tool-result":
+            continue
+        call_id = part.get("toolCallId")
+        if not isinstance(call_id, str):
+            raise LegacyFileError(f"{where}: a tool-result part needs toolCallId")
+        text, is_error = _output_text(part.get("output"))
+        results.append(
+            Message(
+                role="tool",
+                text=text,
+                tool_call_id=call_id,
+                tool_name=_string(part.get("toolName")),
+                is_error=is_error,
+            )
+        )
+    return results
+
+
+def _output_text(output: Any) -> tuple[str, bool]:
+    if not isinstance(output, dict):
+        return json.dumps(output, ensure_ascii=False), False
+    kind = output.get("type")
+    value = output.get("value")
+    is_error = kind in ("error-text", "error-json")
+    if kind in ("text", "error-text") and isinstance(value, str):
+        return value, is_error
+    return json.dumps(value, ensure_ascii=False), is_error
+
+
+def repair_pairing(messages: Sequence[Message]) -> tuple[list[Message], tuple[str, ...]]:
+    """Make every tool call answered exactly once, right after the call.
+
+    Results for calls that are not pending are dropped; calls still pending when
+    another kind of message (or the end) arrives get the synthetic lost result.
+    """
+    repaired: list[Message] = []
+    repairs: list[str] = []
+    pending: dict[str, ToolCall] = {}
+
+    def close_pending() -> None:
+        for call in pending.values():
+            repaired.append(
+                Message(
+                    role="tool",
+                    text=LOST_RESULT,
+                    tool_call_id=call.id,
+                    tool_name=call.name,
+                    is_error=True,
+                    kind="synthetic",
+                )
+            )
+            repairs.append(f"tool call {call.id} ({call.name}) had no result: {LOST_RESULT}")
+        pending.clear()
+
+    for message in messages:
+        if message.role == "tool":
+            if message.tool_call_id in pending:
+                del pending[message.tool_call_id]
+                repaired.append(message)
+            else:
+                repairs.append(f"dropped a tool result for unknown call {message.tool_call_id}")
+            continue
+        close_pending()
+        repaired.append(message)
+        pending = {call.id: call for call in message.tool_calls}
+    close_pending()
+    return repaired, tuple(repairs)

@@ -1,0 +1,155 @@
+"""Settings: config.json merged with the environment, validated, as one record.
+
+The environment wins over config.json. The API key is deliberately not part of
+this record: settings are written into trajectory headers, the key never is.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+import attrs
+
+from seri.pure.errors import SeriError
+
+DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
+DEFAULT_MODEL = "anthropic/claude-sonnet-4.5"
+# Used when neither config.json nor GET /models names the model's window.
+DEFAULT_CONTEXT_WINDOW = 128_000
+DEFAULT_MAX_TURNS = 500
+DEFAULT_SUBAGENT_MAX_TURNS = 25
+DEFAULT_KEEP_TOKENS = 20_000
+DEFAULT_ELIDE_BYTES = 4_096
+DEFAULT_RETENTION_DAYS = 30
+EFFORTS = ("max", "xhigh", "high", "medium", "low", "minimal", "none")
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+class ConfigError(SeriError):
+    """config.json or an environment variable holds a value seri cannot use."""
+
+
+@attrs.frozen
+class Settings:
+    model: str = DEFAULT_MODEL
+    base_url: str = DEFAULT_BASE_URL
+    context_window: int | None = None
+    max_turns: int = DEFAULT_MAX_TURNS
+    subagent_max_turns: int = DEFAULT_SUBAGENT_MAX_TURNS
+    keep_tokens: int = DEFAULT_KEEP_TOKENS
+    elide_bytes: int = DEFAULT_ELIDE_BYTES
+    sampling: Mapping[str, Any] = _EMPTY
+    provider: Mapping[str, Any] = _EMPTY
+    reasoning_effort: str = ""
+    trajectory_enabled: bool = True
+    # Set when SERI_TRAJECTORY decided trajectory_enabled: 'on' or 'off'.
+    trajectory_forced_by_env: str = ""
+    trajectory_stored: bool = True
+    retention_days: float = DEFAULT_RETENTION_DAYS
+    # An invalid window must not stop a chat; pruning reports it and deletes nothing.
+    retention_error: str = ""
+    check_command: str = ""
+    permissions: Mapping[str, Any] = _EMPTY
+
+
+def parse_trajectory_env(value: str) -> bool | None:
+    lowered = value.strip().lower()
+    if lowered in ("on", "1", "true", "yes"):
+        return True
+    if lowered in ("off", "0", "false", "no"):
+        return False
+    return None
+
+
+def _positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"config.json: '{name}' must be a whole number of at least 1, not {value!r}")
+    return value
+
+
+def _mapping(name: str, value: Any) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"config.json: '{name}' must be an object, not {value!r}")
+    return MappingProxyType(dict(value))
+
+
+def _text(name: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(f"config.json: '{name}' must be a string, not {value!r}")
+    return value
+
+
+def retention_days(value: Any) -> float:
+    """The window in days; anything else ('forever', -1, 'abc') is an error that deletes nothing."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ConfigError(
+            f"config.json: 'trajectory.retention_days' must be a number of days above 0, "
+            f"not {value!r}; nothing was pruned"
+        )
+    if value <= 0:
+        raise ConfigError(
+            f"config.json: 'trajectory.retention_days' must be above 0, not {value!r}; "
+            "nothing was pruned"
+        )
+    return float(value)
+
+
+def parse_settings(config: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
+    """Build settings from config.json's object and the environment (which wins)."""
+    compaction = _mapping("compaction", config.get("compaction", {}))
+    trajectory = _mapping("trajectory", config.get("trajectory", {}))
+    reasoning = _mapping("reasoning", config.get("reasoning", {}))
+    check = _mapping("check", config.get("check", {}))
+    effort = _text("reasoning.effort", reasoning.get("effort", ""))
+    if effort and effort not in EFFORTS:
+        raise ConfigError(
+            f"config.json: 'reasoning.effort' must be one of {', '.join(EFFORTS)}, not {effort!r}"
+        )
+    stored = trajectory.get("enabled", True)
+    if not isinstance(stored, bool):
+        raise ConfigError(f"config.json: 'trajectory.enabled' must be true or false, not {stored!r}")
+    enabled, forced = stored, ""
+    if env.get("SERI_TRAJECTORY"):
+        from_env = parse_trajectory_env(env["SERI_TRAJECTORY"])
+        if from_env is None:
+            raise ConfigError(
+                f"SERI_TRAJECTORY must be on, off, 1 or 0, not {env['SERI_TRAJECTORY']!r}"
+            )
+        enabled, forced = from_env, ("on" if from_env else "off")
+    window = config.get("context_window")
+    window_days, window_error = float(DEFAULT_RETENTION_DAYS), ""
+    try:
+        window_days = retention_days(trajectory.get("retention_days", DEFAULT_RETENTION_DAYS))
+    except ConfigError as exc:
+        window_error = str(exc)
+    return Settings(
+        model=env.get("SERI_MODEL") or _text("model", config.get("model", DEFAULT_MODEL)),
+        base_url=(
+            env.get("SERI_BASE_URL") or _text("base_url", config.get("base_url", DEFAULT_BASE_URL))
+        ).rstrip("/"),
+        context_window=None if window is None else _positive_int("context_window", window),
+        max_turns=_positive_int("max_turns", config.get("max_turns", DEFAULT_MAX_TURNS)),
+        subagent_max_turns=_positive_int(
+            "subagent_max_turns", config.get("subagent_max_turns", DEFAULT_SUBAGENT_MAX_TURNS)
+        ),
+        keep_tokens=_positive_int(
+            "compaction.keep_tokens", compaction.get("keep_tokens", DEFAULT_KEEP_TOKENS)
+        ),
+        elide_bytes=_positive_int(
+            "compaction.elide_bytes", compaction.get("elide_bytes", DEFAULT_ELIDE_BYTES)
+        ),
+        sampling=_mapping("sampling", config.get("sampling", {})),
+        provider=_mapping("provider", config.get("provider", {})),
+        reasoning_effort=effort,
+        trajectory_enabled=enabled,
+        trajectory_forced_by_env=forced,
+        trajectory_stored=stored,
+        retention_days=window_days,
+        retention_error=window_error,
+        check_command=_text("check.command", check.get("command", "")),
+        permissions=_mapping("permissions", config.get("permissions", {})),
+    )

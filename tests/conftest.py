@@ -1,0 +1,65 @@
+"""Shared fixtures: a private profile per test and a way to run the installed `seri`."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO.parent / "shared" / "fixtures"
+SERI = str(Path(sys.executable).with_name("seri"))
+
+RunSeri = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def seri_home(tmp_path: Path) -> Path:
+    return tmp_path / "profile"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    path = tmp_path / "project"
+    path.mkdir()
+    return Path(os.path.realpath(path))
+
+
+def seri_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith("SERI_") and key not in ("OPENROUTER_API_KEY",)
+    }
+    env.update({"SERI_HOME": str(home), "TZ": "UTC", "PYTHONUNBUFFERED": "1"})
+    env.update(extra or {})
+    return env
+
+
+@pytest.fixture
+def run_seri(seri_home: Path, project: Path) -> RunSeri:
+    """Run the installed `seri` as a real subprocess in the test's project directory."""
+
+    def run(
+        *args: str,
+        input: str | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+        timeout: float = 60,
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [SERI, *args],
+            input=input,
+            capture_output=True,
+            text=True,
+            env=seri_env(seri_home, env),
+            cwd=cwd or project,
+            timeout=timeout,
+            check=False,
+        )
+
+    return run
