@@ -33,8 +33,9 @@ def run_guarded(action: Callable[[], int]) -> int:
             raise
         described = _describe_storage(exc)
         if described:
-            print(f"seri: {described}", file=sys.stderr)
-            return EXIT_UNFINISHED
+            message, code = described
+            print(f"seri: {message}", file=sys.stderr)
+            return code
         print(
             f"seri: internal error: {type(exc).__name__}: {exc} (SERI_DEBUG=1 shows where)",
             file=sys.stderr,
@@ -42,12 +43,29 @@ def run_guarded(action: Callable[[], int]) -> int:
         return EXIT_UNFINISHED
 
 
-def _describe_storage(exc: BaseException) -> str | None:
+def _describe_storage(exc: BaseException) -> tuple[str, int] | None:
+    """A storage error met after opening: one line, and the exit status it deserves.
+
+    A damaged database is an input error (2), as when it is found on opening;
+    a full disk or an I/O error means the task did not finish (1).
+    """
     if "apsw" not in sys.modules:
         return None
+    import apsw
+
     from seri.io.store import describe_sqlite_error, profile_root
 
-    return describe_sqlite_error(exc, profile_root() / "seri.db")
+    message = describe_sqlite_error(exc, profile_root() / "seri.db")
+    if message is None:
+        return None
+    damaged = False
+    current: BaseException | None = exc
+    seen: set[int] = set()
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        damaged = damaged or isinstance(current, apsw.NotADBError | apsw.CorruptError)
+        current = current.__cause__ or current.__context__
+    return message, EXIT_USAGE if damaged else EXIT_UNFINISHED
 
 
 def _silence_stdout() -> None:
@@ -65,6 +83,13 @@ def parse_usage(doc: str, argv: Sequence[str]) -> dict[str, Any]:
     try:
         options: dict[str, Any] = docopt(doc, list(argv))
     except DocoptExit as exc:
-        print(str(exc), file=sys.stderr)
+        if str(exc).startswith("Warning: found unmatched"):
+            # docopt-ng's own wording ('Warning: found unmatched (duplicate?)
+            # arguments [Argument(None, 'x')]') is about its parser, not the command.
+            shown = " ".join(["seri", *argv])
+            print(f"seri: unexpected or missing arguments in `{shown}`", file=sys.stderr)
+            print(DocoptExit.usage.strip(), file=sys.stderr)
+        else:
+            print(str(exc), file=sys.stderr)
         raise SystemExit(EXIT_USAGE) from None
     return options

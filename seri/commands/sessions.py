@@ -21,6 +21,7 @@ in $SERI_HOME/sessions/: which were imported, which were rejected and why
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from datetime import UTC, datetime
@@ -37,6 +38,10 @@ from seri.pure.timestamps import iso_utc
 
 def run(argv: list[str]) -> int:
     options = parse_usage(__doc__ or "", argv)
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        # A lone surrogate in stored text is written as a \udXXX escape (valid in
+        # JSON) instead of failing the whole listing.
+        sys.stdout.reconfigure(errors="backslashreplace")
     profile = open_profile()
     if options["show"]:
         return _show(profile, options["<id>"], as_json=options["--json"])
@@ -164,8 +169,9 @@ def _render_message(seq: int, message: Message) -> str:
     if message.text:
         prefix = "(error) " if message.is_error else ""
         lines.append(_indent(prefix + message.text))
-    for call in message.tool_calls:
-        lines.append(_indent(f"-> {call.name}({call.arguments})  [{call.id}]"))
+    lines.extend(
+        _indent(f"-> {call.name}({call.arguments})  [{call.id}]") for call in message.tool_calls
+    )
     if message.role == "tool":
         lines[0] += f" {message.tool_name} [{message.tool_call_id}]"
     return "\n".join(lines) + "\n"
@@ -177,12 +183,16 @@ def _indent(text: str, width: int = 2000) -> str:
 
 
 def _import_report(profile: Profile) -> int:
-    rows = profile.store.connection.execute(
-        "SELECT name, status, detail FROM legacy_imports ORDER BY name"
-    ).fetchall()
+    rows = [
+        [name, status, detail or "-"]
+        for name, status, detail in profile.store.connection.execute(
+            "SELECT name, status, detail FROM legacy_imports ORDER BY name"
+        )
+    ]
+    unreadable = profile.legacy.unreadable
+    rows += [[detail.split(":", 1)[0], "unreadable", detail] for detail in unreadable]
     if not rows:
         print("No files from the older release were found.", file=sys.stderr)
         return 0
-    table = render_table(["FILE", "STATUS", "DETAIL"], [[n, s, d or "-"] for n, s, d in rows])
-    sys.stdout.write(table + "\n")
-    return 1 if any(status == "rejected" for _, status, _ in rows) else 0
+    sys.stdout.write(render_table(["FILE", "STATUS", "DETAIL"], rows) + "\n")
+    return 1 if any(status in ("rejected", "unreadable") for _, status, _ in rows) else 0

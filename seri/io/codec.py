@@ -32,7 +32,18 @@ def message_from_dict(data: dict[str, Any]) -> Message:
 
 
 def message_to_json(message: Message) -> str:
-    return json.dumps(message_to_dict(message), ensure_ascii=False, separators=(",", ":"))
+    """Compact JSON, UTF-8 where possible.
+
+    A lone surrogate (a model or an old file can send ``"\\ud83d"`` alone) cannot
+    be stored as UTF-8; then the text is escaped as ASCII, which round-trips exactly.
+    """
+    data = message_to_dict(message)
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(data, ensure_ascii=True, separators=(",", ":"))
+    return text
 
 
 def message_from_json(text: str) -> Message:

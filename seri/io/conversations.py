@@ -82,16 +82,29 @@ def create_session(
     return Session(session_id, project, now, now, model, "", 0, parent_id)
 
 
+def _rows(conn: apsw.Connection, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+    """Rows as plain tuples of Any: apsw's stubs type each cell as a union."""
+    return list(conn.execute(sql, params))
+
+
+def _storable(text: str) -> str:
+    """Text that SQLite can store as UTF-8: a lone surrogate becomes U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
 def insert_messages(
     conn: apsw.Connection, session_id: str, messages: Iterable[Message], now: float
 ) -> int:
     """Append inside the caller's transaction; returns the seq of the last one."""
-    row = conn.execute(
-        "SELECT next_seq, title FROM sessions WHERE id = ?", (session_id,)
-    ).fetchall()
+    row = _rows(conn, "SELECT next_seq, title FROM sessions WHERE id = ?", (session_id,))
     if not row:
         raise SeriError(f"session {session_id} no longer exists")
-    seq, title = row[0]
+    seq: int = row[0][0]
+    title: str = row[0][1]
     count = chars = 0
     for message in messages:
         size = message_chars(message)
@@ -101,7 +114,7 @@ def insert_messages(
             (session_id, seq, message.role, message.kind, message_to_json(message), size, now),
         )
         if not title and message.role == "user" and not message.kind:
-            title = title_from_prompt(message.text)
+            title = _storable(title_from_prompt(message.text))
         seq += 1
         count += 1
         chars += size
@@ -139,12 +152,13 @@ def set_max_turns(store: Store, session_id: str, max_turns: int) -> None:
 
 
 def load_state(store: Store, session_id: str) -> SessionState:
-    rows = store.connection.execute(
-        f"SELECT {_SESSION_COLUMNS}, system_prompt, prompt_hashes, revision, total_chars,"
+    rows = _rows(
+        store.connection,
+        f"SELECT {_SESSION_COLUMNS}, system_prompt, prompt_hashes, revision, total_chars,"  # noqa: S608 (a constant column list)
         " last_input_tokens, turns_used, max_turns, recap, compacted_before"
         " FROM sessions WHERE id = ?",
         (session_id,),
-    ).fetchall()
+    )
     if not rows:
         raise SeriError(f"no session {session_id}")
     row = rows[0]
@@ -183,7 +197,7 @@ def list_sessions(store: Store, project: str | None, *, limit: int | None = None
     """Newest first; subagent sessions are listed under their parent, not here."""
     where = "parent_id IS NULL" + (" AND project = ?" if project is not None else "")
     params: tuple[Any, ...] = (project,) if project is not None else ()
-    sql = f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE {where} ORDER BY updated DESC, id"
+    sql = f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE {where} ORDER BY updated DESC, id"  # noqa: S608
     if limit is not None:
         sql += f" LIMIT {int(limit)}"
     return [_session_from_row(row) for row in store.connection.execute(sql, params)]
@@ -195,9 +209,11 @@ def most_recent_session(store: Store, project: str) -> Session | None:
 
 
 def get_session(store: Store, session_id: str) -> Session:
-    rows = store.connection.execute(
-        f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,)
-    ).fetchall()
+    rows = _rows(
+        store.connection,
+        f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?",  # noqa: S608
+        (session_id,),
+    )
     if not rows:
         raise SeriError(f"no session {session_id}")
     return _session_from_row(rows[0])
@@ -205,7 +221,7 @@ def get_session(store: Store, session_id: str) -> Session:
 
 def child_sessions(store: Store, parent_id: str) -> list[Session]:
     rows = store.connection.execute(
-        f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE parent_id = ? ORDER BY created",
+        f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE parent_id = ? ORDER BY created",  # noqa: S608
         (parent_id,),
     )
     return [_session_from_row(row) for row in rows]

@@ -10,6 +10,7 @@ and nothing else is done to them: not written, moved, renamed or touched.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import time
 from pathlib import Path
@@ -30,16 +31,22 @@ class ImportReport:
     imported: tuple[str, ...] = ()
     rejected: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    # Files that could not be read this time: not recorded, tried again next run.
+    unreadable: tuple[str, ...] = ()
 
 
 def pending_files(store: Store, root: Path) -> list[Path]:
     """Legacy files not yet imported or rejected, cheaply: one listing, one query."""
     directory = root / LEGACY_DIR
     try:
-        entries = sorted(
-            (e for e in os.scandir(directory) if e.name.endswith(".jsonl")), key=lambda e: e.name
-        )
+        with os.scandir(directory) as listing:
+            entries = sorted(
+                (e for e in listing if e.name.endswith(".jsonl")), key=lambda e: e.name
+            )
     except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as exc:
+        print(f"seri: import: cannot list {directory} ({exc.strerror})", file=sys.stderr)
         return []
     done = {name for (name,) in store.connection.execute("SELECT name FROM legacy_imports")}
     return [Path(e.path) for e in entries if e.name not in done]
@@ -49,6 +56,7 @@ def import_legacy(store: Store, root: Path, *, announce: bool = True) -> ImportR
     imported: list[str] = []
     rejected: list[str] = []
     warnings: list[str] = []
+    unreadable: list[str] = []
     for path in pending_files(store, root):
         outcome, detail, notes = _import_one(store, path)
         warnings.extend(notes)
@@ -56,7 +64,9 @@ def import_legacy(store: Store, root: Path, *, announce: bool = True) -> ImportR
             imported.append(path.name)
         elif outcome == "rejected":
             rejected.append(detail)
-    report = ImportReport(tuple(imported), tuple(rejected), tuple(warnings))
+        elif outcome == "unreadable":
+            unreadable.append(detail)
+    report = ImportReport(tuple(imported), tuple(rejected), tuple(warnings), tuple(unreadable))
     if announce:
         _announce(report)
     return report
@@ -67,6 +77,8 @@ def _announce(report: ImportReport) -> None:
         print(f"seri: import: {warning}", file=sys.stderr)
     for problem in report.rejected:
         print(f"seri: import: rejected {problem}", file=sys.stderr)
+    for problem in report.unreadable:
+        print(f"seri: import: skipped {problem}; will try again next time", file=sys.stderr)
     if report.imported:
         count = len(report.imported)
         print(
@@ -76,20 +88,44 @@ def _announce(report: ImportReport) -> None:
 
 
 def _read(path: Path) -> tuple[bytes, float]:
-    if path.is_dir():
-        raise LegacyFileError(f"{path.name}: is a directory, not a session file")
+    """The file's bytes and mtime, through one read-only descriptor.
+
+    O_NONBLOCK keeps a FIFO named ``x.jsonl`` from hanging seri; only regular
+    files are read. Nothing is written: the mtime, inode and bytes stay as they were.
+    """
     try:
-        with path.open("rb") as handle:
-            data = handle.read()
-        return data, os.stat(path).st_mtime
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except IsADirectoryError as exc:
+        raise LegacyFileError(f"{path.name}: is a directory, not a session file") from exc
     except OSError as exc:
-        raise LegacyFileError(f"{path.name}: cannot read ({exc.strerror})") from exc
+        raise _UnreadableError(f"{path.name}: cannot read ({exc.strerror})") from exc
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise LegacyFileError(f"{path.name}: is a directory, not a session file")
+        if not stat.S_ISREG(info.st_mode):
+            raise LegacyFileError(f"{path.name}: is not a regular file")
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks), info.st_mtime
+    except OSError as exc:
+        raise _UnreadableError(f"{path.name}: cannot read ({exc.strerror})") from exc
+    finally:
+        os.close(fd)
+
+
+class _UnreadableError(Exception):
+    """Reading failed (permissions, I/O): reported on every run, not recorded, so
+    that the file is imported once it can be read."""
 
 
 def _import_one(store: Store, path: Path) -> tuple[str, str, tuple[str, ...]]:
     try:
         data, mtime = _read(path)
         parsed = parse_legacy_file(path.name, data)
+    except _UnreadableError as exc:
+        return "unreadable", str(exc), ()
     except LegacyFileError as exc:
         _mark(store, path.name, "rejected", str(exc))
         return "rejected", str(exc), ()

@@ -92,6 +92,8 @@ MIGRATIONS: tuple[str, ...] = (
         existed INTEGER NOT NULL,
         content BLOB,
         sha256 TEXT NOT NULL DEFAULT '',
+        -- The file's hash right after seri's write: a later difference means someone else.
+        after_sha256 TEXT NOT NULL DEFAULT '',
         at REAL NOT NULL
     );
     CREATE INDEX checkpoints_by_session ON checkpoints(session_id, user_seq);
@@ -111,6 +113,16 @@ MIGRATIONS: tuple[str, ...] = (
         detail TEXT NOT NULL DEFAULT '',
         at REAL NOT NULL
     );
+    """,
+    # 2: each run's latest record time, so ageing recordings out at session start
+    # is one indexed query (min(last_at)) instead of a scan of every event.
+    # Existing runs are filled in from their events.
+    """
+    ALTER TABLE runs ADD COLUMN last_at REAL NOT NULL DEFAULT 0;
+    UPDATE runs SET last_at = max(
+        started, coalesce((SELECT max(at) FROM events WHERE events.run_id = runs.id), started)
+    );
+    CREATE INDEX runs_by_last_at ON runs(last_at);
     """,
 )
 

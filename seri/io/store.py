@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import apsw
 
@@ -43,25 +44,61 @@ def profile_root(environ: Mapping[str, str] | None = None) -> Path:
 
 def ensure_profile(root: Path) -> Path:
     """Create the profile directory 0700 (a directory we create is ours to lock down)."""
-    if not root.exists():
-        root.mkdir(parents=True, mode=0o700, exist_ok=True)
-        os.chmod(root, 0o700)
-    elif not root.is_dir():
-        raise StoreError(f"{root} is not a directory; set SERI_HOME to a directory for seri")
+    try:
+        if not root.exists():
+            root.mkdir(parents=True, mode=0o700, exist_ok=True)
+            os.chmod(root, 0o700)
+        elif not root.is_dir():
+            raise StoreError(f"{root} is not a directory; set SERI_HOME to a directory for seri")
+    except OSError as exc:
+        raise StoreError(f"cannot create the profile directory {root}: {exc.strerror}") from exc
     return root
 
 
-def _precreate_private(db: Path) -> None:
-    """Create the db file 0600 before SQLite opens it: -wal and -shm copy its mode."""
+def _precreate_private(db: Path) -> bool:
+    """Create the db file 0600 before SQLite opens it: -wal and -shm copy its mode.
+
+    Returns whether the file is new. An existing file is left alone here: it is
+    tightened only once it has proved to be ours (``_tighten``).
+    """
     try:
-        fd = os.open(db, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        fd = os.open(db, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_CLOEXEC, 0o600)
     except FileExistsError:
-        mode = stat.S_IMODE(os.stat(db).st_mode)
-        if mode & 0o077:
-            os.chmod(db, 0o600)
-            print(f"seri: tightened {db} from {mode:o} to 600", file=sys.stderr)
-        return
-    os.close(fd)
+        return False
+    except OSError as exc:
+        raise StoreError(f"cannot create {db}: {exc.strerror}") from exc
+    try:
+        # Whatever the umask: 0600, never less (a 0400 db could not be written).
+        os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+    return True
+
+
+def _tighten(db: Path) -> None:
+    """A db (and its -wal/-shm) readable by others is made 0600, with a warning.
+
+    chmod opens no file descriptor, so it cannot disturb SQLite's locks.
+    """
+    for path in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+        try:
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            continue
+        if not mode & 0o077:
+            continue
+        try:
+            os.chmod(path, 0o600)
+        except OSError as exc:
+            print(
+                f"seri: warning: {path} is readable by others ({mode:o}) and could not be "
+                f"made 600: {exc.strerror}",
+                file=sys.stderr,
+            )
+        else:
+            print(f"seri: warning: tightened {path} from {mode:o} to 600", file=sys.stderr)
 
 
 def describe_sqlite_error(exc: BaseException, db: Path) -> str | None:
@@ -102,27 +139,73 @@ class Store:
     def __init__(self, connection: apsw.Connection, path: Path) -> None:
         self.connection = connection
         self.path = path
+        self._write_depth = 0
 
     @contextlib.contextmanager
     def write(self) -> Iterator[apsw.Connection]:
-        """A ``BEGIN IMMEDIATE`` transaction: committed whole, or rolled back whole."""
+        """A ``BEGIN IMMEDIATE`` transaction: committed whole, or rolled back whole.
+
+        Nested inside another ``write()`` of this store it is a savepoint, so a
+        helper that writes can be called from inside a larger transaction.
+        """
         conn = self.connection
+        if self._write_depth:
+            yield from self._savepoint(conn)
+            return
+        if not conn.get_autocommit():
+            # A write inside a deferred read transaction is the upgrade that
+            # fails with BusyError whenever another process committed meanwhile.
+            raise RuntimeError("Store.write() inside a read snapshot: start the write first")
         conn.execute("BEGIN IMMEDIATE")
+        self._write_depth = 1
         try:
             yield conn
         except BaseException:
-            # After SQLITE_FULL/IOERR SQLite may have rolled back already.
-            if not conn.get_autocommit():
-                conn.execute("ROLLBACK")
+            self._rollback(conn)
             raise
         else:
-            conn.execute("COMMIT")
+            try:
+                conn.execute("COMMIT")
+            except BaseException:
+                self._rollback(conn)
+                raise
+        finally:
+            self._write_depth = 0
+
+    def _savepoint(self, conn: apsw.Connection) -> Iterator[apsw.Connection]:
+        name = f"seri_write_{self._write_depth}"
+        conn.execute(f"SAVEPOINT {name}")
+        self._write_depth += 1
+        try:
+            yield conn
+        except BaseException:
+            if not conn.get_autocommit():
+                with contextlib.suppress(apsw.Error):
+                    conn.execute(f"ROLLBACK TO {name}")
+                    conn.execute(f"RELEASE {name}")
+            raise
+        else:
+            conn.execute(f"RELEASE {name}")
+        finally:
+            self._write_depth -= 1
+
+    @staticmethod
+    def _rollback(conn: apsw.Connection) -> None:
+        # After SQLITE_FULL/IOERR SQLite may have rolled back already; a failing
+        # ROLLBACK must not hide the error that caused it.
+        if not conn.get_autocommit():
+            with contextlib.suppress(apsw.Error):
+                conn.execute("ROLLBACK")
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[apsw.Connection]:
         """A read transaction: several queries that see one point in time."""
         conn = self.connection
-        conn.execute("BEGIN")
+        if not conn.get_autocommit():
+            # Already inside a transaction (a write, or an outer snapshot): it is one already.
+            yield conn
+            return
+        conn.execute("BEGIN DEFERRED")
         try:
             yield conn
         finally:
@@ -134,13 +217,22 @@ class Store:
 
 
 def open_store(root: Path | None = None, *, readonly: bool = False) -> Store:
-    """Open (creating on first use) the profile's database, migrated to the current schema."""
+    """Open (creating on first use) the profile's database, migrated to the current schema.
+
+    The order matters. The file is identified (``application_id``, a read that
+    writes nothing) before anything can write to it: switching a foreign
+    rollback-journal database to WAL would already change its header. Only a
+    file that proved to be ours (or is new and empty) is tightened to 0600,
+    switched to WAL and migrated.
+    """
     if _sqlite_version() < MIN_SQLITE:
         raise StoreError(
             f"SQLite {apsw.sqlite_lib_version()} is too old (3.51.3+ fixes a WAL corruption bug); "
             "reinstall seri so that apsw brings a current SQLite"
         )
-    root = ensure_profile(profile_root() if root is None else root)
+    # One canonical path: two spellings of one file must not look like two databases.
+    root = Path(os.path.realpath(profile_root() if root is None else root))
+    root = ensure_profile(root)
     db = root / DB_NAME
     if readonly:
         if not db.exists():
@@ -149,27 +241,69 @@ def open_store(root: Path | None = None, *, readonly: bool = False) -> Store:
     else:
         _precreate_private(db)
         flags = apsw.SQLITE_OPEN_READWRITE
+    connection: apsw.Connection | None = None
     try:
         connection = apsw.Connection(str(db), flags=flags)
+        connection.set_busy_timeout(BUSY_TIMEOUT_MS)
+        _check_identity(connection, db, readonly=readonly)
+        _tighten(db)
         store = Store(connection, db)
         _configure(connection, readonly=readonly)
-        _check_identity(connection, db)
         if not readonly:
             _migrate(store)
-    except apsw.Error as exc:
-        raise StoreError(describe_sqlite_error(exc, db) or f"{db}: {exc}") from exc
+    except BaseException as exc:
+        if connection is not None:
+            with contextlib.suppress(apsw.Error):
+                connection.close()
+        if isinstance(exc, apsw.Error):
+            raise StoreError(describe_sqlite_error(exc, db) or f"{db}: {exc}") from exc
+        raise
     return store
+
+
+def check_connection(conn: apsw.Connection) -> None:
+    """Assert what every connection must be (S9); raises StoreError if one is not."""
+    version = _sqlite_version()
+    checks = {
+        "SQLite version": (version >= MIN_SQLITE, apsw.sqlite_lib_version()),
+        "journal_mode": (_pragma(conn, "journal_mode") == "wal", _pragma(conn, "journal_mode")),
+        "synchronous": (_pragma(conn, "synchronous") == 2, _pragma(conn, "synchronous")),
+        "foreign_keys": (_pragma(conn, "foreign_keys") == 1, _pragma(conn, "foreign_keys")),
+        "busy_timeout": (
+            int(_pragma(conn, "busy_timeout")) >= 5000,
+            _pragma(conn, "busy_timeout"),
+        ),
+        "mmap_size": (_pragma(conn, "mmap_size") == 0, _pragma(conn, "mmap_size")),
+    }
+    wrong = [f"{name}={value}" for name, (ok, value) in checks.items() if not ok]
+    if wrong:
+        raise StoreError("the database connection is misconfigured: " + ", ".join(wrong))
+
+
+def _pragma(conn: apsw.Connection, name: str) -> Any:
+    rows = conn.execute(f"PRAGMA {name}").fetchall()
+    return rows[0][0] if rows else None
 
 
 def _configure(conn: apsw.Connection, *, readonly: bool) -> None:
     conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+    # A safety net for anyone who uses `with conn:` instead of Store.write().
+    conn.transaction_mode = "IMMEDIATE"
     if not readonly:
-        _with_busy_retry(lambda: conn.execute("PRAGMA journal_mode=WAL").fetchall())
+        _with_busy_retry(lambda: _enter_wal(conn))
     conn.execute("PRAGMA synchronous=FULL")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA mmap_size=0")
     # Deleted rows (compacted or pruned history) are zeroed, not left readable.
     conn.execute("PRAGMA secure_delete=ON")
+    check_connection(conn)
+
+
+def _enter_wal(conn: apsw.Connection) -> None:
+    mode = conn.execute("PRAGMA journal_mode=WAL").fetchall()[0][0]
+    if str(mode).lower() != "wal":
+        # SQLite answers with the old mode when it could not switch just now.
+        raise apsw.BusyError(f"journal_mode is still {mode}")
 
 
 def _with_busy_retry(action: Callable[[], object]) -> None:
@@ -188,7 +322,8 @@ def _with_busy_retry(action: Callable[[], object]) -> None:
             return
 
 
-def _check_identity(conn: apsw.Connection, db: Path) -> None:
+def _check_identity(conn: apsw.Connection, db: Path, *, readonly: bool = False) -> None:
+    """Ours (our application_id), or new and empty; anything else is refused untouched."""
     app_id = conn.execute("PRAGMA application_id").fetchall()[0][0]
     if app_id == APPLICATION_ID:
         return
@@ -198,22 +333,36 @@ def _check_identity(conn: apsw.Connection, db: Path) -> None:
             f"{db} is not a seri database; seri will not write to it. Move it aside "
             "(keep it as a backup) or point SERI_HOME at another directory"
         )
+    if readonly:
+        raise StoreError(f"{db} holds no seri data yet: run a seri command that writes first")
+
+
+def user_version(conn: apsw.Connection) -> int:
+    return int(_pragma(conn, "user_version"))
 
 
 def _migrate(store: Store) -> None:
     conn = store.connection
-    current = conn.execute("PRAGMA user_version").fetchall()[0][0]
+    current = user_version(conn)
     if current > SCHEMA_VERSION:
-        raise StoreError(
-            f"{store.path} was written by a newer seri (schema {current}, this one knows "
-            f"{SCHEMA_VERSION}); upgrade seri"
-        )
+        _too_new(store.path, current)
     if current == SCHEMA_VERSION:
         return
     with store.write():
         # Re-read inside the write lock: another process may have just migrated.
-        version = conn.execute("PRAGMA user_version").fetchall()[0][0]
+        version = user_version(conn)
+        if version > SCHEMA_VERSION:
+            _too_new(store.path, version)
+        if version == SCHEMA_VERSION:
+            return
         for number in range(version, SCHEMA_VERSION):
             conn.execute(MIGRATIONS[number])
         conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
+
+
+def _too_new(db: Path, version: int) -> None:
+    raise StoreError(
+        f"{db} was written by a newer seri (schema {version}, this one knows "
+        f"{SCHEMA_VERSION}); upgrade seri"
+    )

@@ -7,13 +7,18 @@ request:
 - a torn last line (a killed writer) is dropped with a warning;
 - a bad line anywhere else rejects the whole file (it is corruption);
 - blank lines, a UTF-8 BOM and CRLF endings are tolerated; unknown fields ignored;
+- the header needs ``id`` and ``cwd``; ``systemPrompt`` and the rest are optional;
+- lone UTF-16 surrogates (``"\\ud800"`` escapes, which no database can store
+  as UTF-8) become U+FFFD, with a warning;
 - an unanswered tool call gets a synthetic result, "result lost before import";
-- a tool result that answers no pending call is dropped, and the repair is listed.
+- a tool result that answers no pending call is dropped, and so is a second call
+  with the same id in one message; every repair is listed with file and line.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,6 +27,9 @@ import attrs
 from seri.pure.records import Message, ToolCall
 
 LOST_RESULT = "result lost before import"
+
+# Only a \uD800-\uDFFF escape can put a lone surrogate into a decoded JSON string.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 @attrs.frozen
@@ -58,26 +66,62 @@ def parse_legacy_file(name: str, data: bytes) -> LegacySession:
     values: list[tuple[int, Any]] = []
     for number, raw in numbered:
         try:
-            values.append((number, json.loads(raw.decode("utf-8"))))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            value = json.loads(raw.decode("utf-8"))
+            cleaned = _scrub(value) if _SURROGATE_ESCAPE.search(raw) else value
+        # ValueError covers bad JSON, bad UTF-8 and an integer of more than 4300
+        # digits; RecursionError a nesting deeper than Python's stack.
+        except (ValueError, RecursionError) as exc:
             if number == last_number and number != numbered[0][0]:
                 warnings.append(f"{name}:{number}: torn last line dropped ({_reason(exc)})")
                 continue
             raise LegacyFileError(f"{name}:{number}: not valid JSON ({_reason(exc)})") from exc
+        if cleaned is not value:
+            warnings.append(f"{name}:{number}: invalid unicode escapes replaced with U+FFFD")
+        values.append((number, cleaned))
     header_number, header_value = values[0]
     header = _header(name, header_number, header_value)
     messages: list[Message] = []
+    origins: list[int] = []
     for number, value in values[1:]:
-        messages.extend(_messages(name, number, value))
+        parsed = _messages(name, number, value)
+        messages.extend(parsed)
+        origins.extend([number] * len(parsed))
     if messages and messages[0].role == "system" and messages[0].text == header.system_prompt:
-        messages = messages[1:]
-    repaired, repairs = repair_pairing(messages)
+        messages, origins = messages[1:], origins[1:]
+    repaired, repairs = _repair(messages, [f"{name}:{line}" for line in origins])
     return LegacySession(header, tuple(repaired), tuple(warnings) + repairs)
+
+
+def _scrub(value: Any) -> Any:
+    """The value with every lone surrogate replaced by U+FFFD (pairs are kept).
+
+    Returns the very same object when there was nothing to replace.
+    """
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return value
+    if isinstance(value, list):
+        items = [_scrub(item) for item in value]
+        changed = any(new is not old for new, old in zip(items, value, strict=True))
+        return items if changed else value
+    if isinstance(value, dict):
+        pairs = [(_scrub(key), _scrub(item)) for key, item in value.items()]
+        changed = any(
+            k is not old_k or v is not old_v
+            for (k, v), (old_k, old_v) in zip(pairs, value.items(), strict=True)
+        )
+        return dict(pairs) if changed else value
+    return value
 
 
 def _reason(exc: Exception) -> str:
     if isinstance(exc, UnicodeDecodeError):
         return "invalid UTF-8"
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
     return str(exc).split(":")[0]
 
 
@@ -140,7 +184,7 @@ def _assistant(where: str, content: Any) -> Message:
             reasoning.append(part["text"])
         elif kind == "tool-call":
             call_id, tool = part.get("toolCallId"), part.get("toolName")
-            if not isinstance(call_id, str) or not isinstance(tool, str):
+            if not (isinstance(call_id, str) and call_id and isinstance(tool, str) and tool):
                 raise LegacyFileError(f"{where}: a tool-call part needs toolCallId and toolName")
             arguments = part.get("input", {})
             calls.append(ToolCall(call_id, tool, json.dumps(arguments, ensure_ascii=False)))
@@ -155,7 +199,7 @@ def _tool_results(where: str, content: Any) -> list[Message]:
         if part.get("type") != "tool-result":
             continue
         call_id = part.get("toolCallId")
-        if not isinstance(call_id, str):
+        if not isinstance(call_id, str) or not call_id:
             raise LegacyFileError(f"{where}: a tool-result part needs toolCallId")
         text, is_error = _output_text(part.get("output"))
         results.append(
@@ -185,11 +229,20 @@ def repair_pairing(messages: Sequence[Message]) -> tuple[list[Message], tuple[st
     """Make every tool call answered exactly once, right after the call.
 
     Results for calls that are not pending are dropped; calls still pending when
-    another kind of message (or the end) arrives get the synthetic lost result.
+    another kind of message (or the end) arrives get the synthetic lost result;
+    a second call with the same id in one message is dropped.
     """
+    return _repair(messages, [f"message {n}" for n in range(1, len(messages) + 1)])
+
+
+def _repair(
+    messages: Sequence[Message], where: Sequence[str]
+) -> tuple[list[Message], tuple[str, ...]]:
+    """``where[i]`` names message i (file and line) in the repairs listed."""
     repaired: list[Message] = []
     repairs: list[str] = []
     pending: dict[str, ToolCall] = {}
+    called_at = ""
 
     def close_pending() -> None:
         for call in pending.values():
@@ -203,19 +256,34 @@ def repair_pairing(messages: Sequence[Message]) -> tuple[list[Message], tuple[st
                     kind="synthetic",
                 )
             )
-            repairs.append(f"tool call {call.id} ({call.name}) had no result: {LOST_RESULT}")
+            repairs.append(
+                f"{called_at}: tool call {call.id} ({call.name}) had no result: {LOST_RESULT}"
+            )
         pending.clear()
 
-    for message in messages:
-        if message.role == "tool":
-            if message.tool_call_id in pending:
-                del pending[message.tool_call_id]
-                repaired.append(message)
+    for original, place in zip(messages, where, strict=True):
+        if original.role == "tool":
+            answered = pending.pop(original.tool_call_id, None)
+            if answered is None:
+                repairs.append(
+                    f"{place}: dropped a tool result for unknown call {original.tool_call_id}"
+                )
+            elif original.tool_name:
+                repaired.append(original)
             else:
-                repairs.append(f"dropped a tool result for unknown call {message.tool_call_id}")
+                repaired.append(attrs.evolve(original, tool_name=answered.name))
             continue
         close_pending()
-        repaired.append(message)
-        pending = {call.id: call for call in message.tool_calls}
+        calls: dict[str, ToolCall] = {}
+        for call in original.tool_calls:
+            if call.id in calls:
+                repairs.append(f"{place}: dropped a second tool call with id {call.id}")
+            else:
+                calls[call.id] = call
+        if len(calls) == len(original.tool_calls):
+            repaired.append(original)
+        else:
+            repaired.append(attrs.evolve(original, tool_calls=tuple(calls.values())))
+        pending, called_at = calls, place
     close_pending()
     return repaired, tuple(repairs)

@@ -67,7 +67,9 @@ def parse_trajectory_env(value: str) -> bool | None:
 
 def _positive_int(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"config.json: '{name}' must be a whole number of at least 1, not {value!r}")
+        raise ConfigError(
+            f"config.json: '{name}' must be a whole number of at least 1, not {value!r}"
+        )
     return value
 
 
@@ -111,7 +113,9 @@ def parse_settings(config: Mapping[str, Any], env: Mapping[str, str]) -> Setting
         )
     stored = trajectory.get("enabled", True)
     if not isinstance(stored, bool):
-        raise ConfigError(f"config.json: 'trajectory.enabled' must be true or false, not {stored!r}")
+        raise ConfigError(
+            f"config.json: 'trajectory.enabled' must be true or false, not {stored!r}"
+        )
     enabled, forced = stored, ""
     if env.get("SERI_TRAJECTORY"):
         from_env = parse_trajectory_env(env["SERI_TRAJECTORY"])

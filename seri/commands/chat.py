@@ -1,0 +1,95 @@
+"""Work on a task with a model.
+
+Usage:
+  seri chat [--continue | --resume ID] [--model M] [--max-turns N] [--allow RULE]... [-p PROMPT]
+  seri chat (-h | --help)
+
+Options:
+  -p PROMPT, --prompt PROMPT  Run this one task to its end, print the final answer on stdout
+                              and exit (0 done, 1 not finished). `-p -` reads the task from
+                              the whole of stdin. Tools that need approval are denied unless
+                              the policy (or --allow) allows them.
+  --continue                  Open the most recent session of this project directory.
+  --resume ID                 Open a given session (a unique prefix of its id is enough).
+  --model M                   The model id (else SERI_MODEL, else config.json `model`).
+  --max-turns N               Cap the model turns of each task (else config `max_turns`, 500).
+  --allow RULE                Allow a tool for this run: `write_file`, `bash(git status*)`...
+  -h --help                   Show this help.
+
+On a terminal, seri chat is interactive: type a task, watch it stream, press Ctrl-C to
+cancel the turn (not the program). With stdin not a terminal and no -p, each line is read
+as if typed, so a session can be scripted: printf '/compact\\n' | seri chat --resume ID
+
+Slash commands:
+  /compact [focus words]  compact now; the words steer the recap
+  /clear                  start a new session (the old one stays, resumable)
+  /rewind [N [files|conversation|both]]  list turns, or restore to just before turn N
+  /max-turns N            change the turn budget for the rest of the session
+  /trajectory [on|off]    show or store the recording toggle (SERI_TRAJECTORY wins)
+  /memory pending | approve N | reject N   review staged memory writes
+  /help, /exit
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from seri.commands.profile import current_project, open_profile
+from seri.commands.running import parse_usage
+from seri.pure.errors import EXIT_OK, SeriError
+
+
+def run(argv: list[str]) -> int:
+    options = parse_usage(__doc__ or "", argv)
+    from seri.commands.chat_session import ChatSession, ChatOptions
+
+    max_turns = options["--max-turns"]
+    chat_options = ChatOptions(
+        continue_last=bool(options["--continue"]),
+        resume=options["--resume"] or "",
+        model=options["--model"] or "",
+        max_turns=_positive(max_turns, "--max-turns") if max_turns else None,
+        allow=tuple(options["--allow"]),
+        prompt=options["--prompt"],
+    )
+    profile = open_profile()
+    chat = ChatSession.open(profile, current_project(), chat_options)
+    try:
+        if chat_options.prompt is not None:
+            text = sys.stdin.read() if chat_options.prompt == "-" else chat_options.prompt
+            if not text.strip():
+                raise SeriError("the prompt is empty; give a task with -p TEXT or on stdin")
+            return chat.one_shot(text)
+        if sys.stdin.isatty():
+            from seri.commands.repl import interactive
+
+            return interactive(chat)
+        return scripted(chat)
+    finally:
+        chat.close()
+
+
+def _positive(text: str, name: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise SeriError(f"{name} must be a whole number of at least 1, not {text!r}")
+    return value
+
+
+def scripted(chat: Any) -> int:
+    """Each stdin line is what a person would type; the exit status is the last task's."""
+    status = EXIT_OK
+    for raw in sys.stdin:
+        line = raw.rstrip("\n")
+        if not line.strip():
+            continue
+        outcome = chat.handle_line(line)
+        if outcome == "exit":
+            break
+        if isinstance(outcome, int):
+            status = outcome
+    return status

@@ -1,0 +1,408 @@
+"""One run of ``seri chat`` on a session: open or create it, run tasks, handle slash commands."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Literal
+
+import attrs
+
+from seri import __version__
+from seri.commands.driver import Driver, ModelCaller
+from seri.commands.profile import Profile
+from seri.commands.tool_host import ToolHost
+from seri.io import conversations
+from seri.io.config import load_settings
+from seri.io.prompt_files import StartupFiles, load_startup_files
+from seri.io.recorder import Recorder
+from seri.pure.compaction import NOT_ENOUGH_HISTORY
+from seri.pure.effects import AskPerson
+from seri.pure.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNFINISHED, SeriError
+from seri.pure.permissions import Policy, parse_policy, protected_paths, with_allowed
+from seri.pure.recap import recap_from_dict
+from seri.pure.records import Message
+from seri.pure.redaction import Redactor, secrets_from_environment
+from seri.pure.rules import fired_rule_names
+from seri.pure.settings import DEFAULT_CONTEXT_WINDOW, Settings
+from seri.pure.turn import (
+    Conversation,
+    TaskEnd,
+    TaskSetup,
+    compact_on_demand,
+    conversation_of,
+    run_task,
+)
+
+PARENT_TOOLS = ("read_file", "write_file", "edit", "glob", "grep", "bash", "task", "remember")
+KEY_VARIABLES = ("OPENROUTER_API_KEY", "SERI_API_KEY")
+
+LineOutcome = Literal["exit"] | int | None
+
+
+@attrs.frozen
+class ChatOptions:
+    continue_last: bool = False
+    resume: str = ""
+    model: str = ""
+    max_turns: int | None = None
+    allow: tuple[str, ...] = ()
+    prompt: str | None = None
+
+
+def api_key_from(env: os._Environ[str] | dict[str, str]) -> str:
+    for name in KEY_VARIABLES:
+        if env.get(name):
+            return env[name]
+    raise SeriError(
+        "no API key: set OPENROUTER_API_KEY (get one at openrouter.ai/keys) or SERI_API_KEY "
+        "for another OpenAI-compatible server, e.g. `export OPENROUTER_API_KEY=sk-or-...`"
+    )
+
+
+def build_policy(settings: Settings, root: Path, allow: tuple[str, ...]) -> Policy:
+    home = os.path.expanduser("~")
+    profile = os.path.realpath(root)
+    try:
+        policy = parse_policy(
+            dict(settings.permissions), protected=protected_paths(profile, home), home=home
+        )
+        return with_allowed(policy, allow)
+    except ValueError as exc:
+        raise SeriError(f"{exc} (in config.json or --allow)") from exc
+
+
+class ChatSession:
+    """A person's (or script's) seat at one session; a new session starts lazily."""
+
+    def __init__(
+        self,
+        profile: Profile,
+        project: str,
+        options: ChatOptions,
+        settings: Settings,
+        api_key: str,
+        session_id: str,
+    ) -> None:
+        self.profile = profile
+        self.store = profile.store
+        self.project = project
+        self.options = options
+        self.settings = settings
+        self.api_key = api_key
+        self.session_id = session_id
+        self.interactive = sys.stdin.isatty() and options.prompt is None
+        self.redactor = Redactor.of((api_key, *secrets_from_environment(os.environ)))
+        self.policy = build_policy(settings, profile.root, options.allow)
+        self.startup: StartupFiles = load_startup_files(profile.root, Path(project))
+        self.max_turns = options.max_turns or settings.max_turns
+        self.turns_used = 0
+        self.revision = 0
+        self.conversation = Conversation(())
+        self.recorder: Recorder | None = None
+        self.context_window: int | None = settings.context_window
+        self._caller: ModelCaller | None = None
+        if session_id:
+            self._load()
+
+    # -- opening -------------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, profile: Profile, project: str, options: ChatOptions) -> ChatSession:
+        settings = load_settings(profile.root)
+        if options.model:
+            settings = attrs.evolve(settings, model=options.model)
+        api_key = api_key_from(os.environ)
+        session_id = ""
+        if options.resume:
+            session_id = conversations.resolve_session_id(profile.store, options.resume)
+        elif options.continue_last:
+            last = conversations.most_recent_session(profile.store, project)
+            if last is None:
+                print(
+                    "seri: no earlier session in this directory; starting a new one",
+                    file=sys.stderr,
+                )
+            else:
+                session_id = last.id
+        chat = cls(profile, project, options, settings, api_key, session_id)
+        if session_id:
+            print(f"seri: resumed session {session_id}", file=sys.stderr)
+        return chat
+
+    def _load(self) -> None:
+        """Read the session back; a kill -9 mid-turn may have left calls without results."""
+        state = conversations.load_state(self.store, self.session_id)
+        history = conversations.load_messages(self.store, self.session_id)
+        tail = _missing_results(history)
+        if tail:
+            conversations.append_messages(self.store, self.session_id, tail, time.time())
+            history = (*history, *tail)
+        if state.session.project != self.project:
+            print(
+                f"seri: note: session {self.session_id} belongs to {state.session.project}",
+                file=sys.stderr,
+            )
+        recap = recap_from_dict(state.recap) if state.recap else None
+        self.conversation = conversation_of(
+            history,
+            recap,
+            state.last_input_tokens,
+            fired_rules=fired_rule_names(history),
+        )
+        self.turns_used = state.turns_used
+        self.revision = conversations.load_state(self.store, self.session_id).revision
+        if state.max_turns and not self.options.max_turns:
+            self.max_turns = state.max_turns
+
+    def reload(self) -> None:
+        """Read the session back from the store after something else changed it."""
+        if self.session_id:
+            self._load()
+
+    def _ensure_session(self) -> None:
+        if not self.session_id:
+            self.session_id = uuid.uuid4().hex
+            conversations.create_session(
+                self.store,
+                session_id=self.session_id,
+                project=self.project,
+                now=time.time(),
+                model=self.settings.model,
+                system_prompt=self.startup.prompt.text,
+                prompt_hashes=dict(self.startup.prompt.hashes),
+            )
+            self.revision = 0
+            if self.interactive:
+                print(f"seri: new session {self.session_id}", file=sys.stderr)
+        else:
+            with self.store.write() as conn:
+                conn.execute(
+                    "UPDATE sessions SET system_prompt = ?, prompt_hashes = ?, model = ?,"
+                    " revision = revision + 1 WHERE id = ?",
+                    (
+                        self.startup.prompt.text,
+                        _json(dict(self.startup.prompt.hashes)),
+                        self.settings.model,
+                        self.session_id,
+                    ),
+                )
+            self.revision += 1
+        if self.recorder is None:
+            self._start_recording()
+
+    def _start_recording(self) -> None:
+        from seri.commands.trajectory_start import prune_at_session_start
+
+        prune_at_session_start(self.profile, self.settings, current_session=self.session_id)
+        self.recorder = Recorder(
+            self.store, self.session_id, self.redactor, enabled=self.settings.trajectory_enabled
+        )
+        self.recorder.start(self.header(), time.time())
+
+    def header(self) -> dict[str, Any]:
+        settings = self.settings
+        return {
+            "seri_version": __version__,
+            "model": settings.model,
+            "base_url": settings.base_url,
+            "project": self.project,
+            "started": time.time(),
+            "sampling": dict(settings.sampling),
+            "provider": dict(settings.provider),
+            "reasoning_effort": settings.reasoning_effort or None,
+            "prompt_hashes": dict(self.startup.prompt.hashes),
+            "max_turns": self.max_turns,
+            "context_window": settings.context_window,
+            "keep_tokens": settings.keep_tokens,
+            "elide_bytes": settings.elide_bytes,
+            "check_command": settings.check_command or None,
+            "interactive": self.interactive,
+        }
+
+    # -- running -------------------------------------------------------------------------------
+
+    def _model(self) -> ModelCaller:
+        if self._caller is None:
+            assert self.recorder is not None
+            on_text = _stream_to_terminal if self.interactive else None
+            self._caller = ModelCaller(
+                self.settings, self.api_key, self.recorder, PARENT_TOOLS, on_text=on_text
+            )
+        return self._caller
+
+    def _window(self) -> int:
+        if self.context_window is None:
+            reported = self._model().client().context_window(self.settings.model)
+            self.context_window = reported or DEFAULT_CONTEXT_WINDOW
+        return self.context_window
+
+    def setup(self) -> TaskSetup:
+        window = self._window()
+        return TaskSetup(
+            system_prompt=self.startup.prompt.text,
+            max_turns=self.max_turns,
+            context_window=window,
+            # Keeping more than a quarter of a small window would leave nothing to evict.
+            keep_tokens=min(self.settings.keep_tokens, max(window // 4, 1)),
+            elide_bytes=self.settings.elide_bytes,
+            policy=self.policy,
+            interactive=self.interactive,
+            tool_names=PARENT_TOOLS,
+            glob_rules=self.startup.glob_rules,
+        )
+
+    def _driver(self) -> Driver:
+        assert self.recorder is not None
+        tools = ToolHost(
+            project=Path(self.project),
+            profile=self.profile,
+            settings=self.settings,
+            session_id=self.session_id,
+            recorder=self.recorder,
+            redactor=self.redactor,
+            policy=self.policy,
+            api_key=self.api_key,
+            parent_history=lambda: self.conversation.history,
+        )
+        return Driver(
+            store=self.store,
+            session_id=self.session_id,
+            revision=self.revision,
+            model=self._model(),
+            tools=tools,
+            recorder=self.recorder,
+            redactor=self.redactor,
+            asker=self._ask,
+        )
+
+    def _ask(self, effect: AskPerson) -> bool:
+        from seri.commands.repl import ask_permission
+
+        return ask_permission(effect)
+
+    def run_task(self, text: str) -> TaskEnd:
+        self._ensure_session()
+        self._refresh_if_changed()
+        driver = self._driver()
+        try:
+            end = driver.run(
+                run_task(self.setup(), self.conversation, Message(role="user", text=text))
+            )
+        except KeyboardInterrupt:
+            # Interrupted between effects: the store is the truth; read it back whole.
+            self._load()
+            raise
+        finally:
+            self.revision = driver.revision
+        self.conversation = end.conversation
+        # The budget is per task: the next prompt starts a new count.
+        self.turns_used = 0
+        return end
+
+    def _refresh_if_changed(self) -> None:
+        """Another process (``seri compact``) may have rewritten the session meanwhile."""
+        stored = conversations.load_state(self.store, self.session_id).revision
+        if stored != self.revision:
+            self._load()
+
+    def one_shot(self, text: str) -> int:
+        end = self.run_task(text)
+        return self._report(end, print_answer=True)
+
+    def _report(self, end: TaskEnd, *, print_answer: bool) -> int:
+        if end.status == "done":
+            if print_answer:
+                sys.stdout.write(end.answer.rstrip("\n") + "\n")
+                sys.stdout.flush()
+            return EXIT_OK
+        print(f"seri: task not finished ({end.status}): {end.detail}", file=sys.stderr)
+        return (
+            EXIT_INTERRUPTED
+            if end.status == "interrupted" and self.interactive
+            else EXIT_UNFINISHED
+        )
+
+    def handle_line(self, line: str) -> LineOutcome:
+        """A line typed (or piped): a slash command or a task."""
+        if line.startswith("/"):
+            from seri.commands.slash import run_slash
+
+            return run_slash(self, line)
+        end = self.run_task(line)
+        return self._report(end, print_answer=not self.interactive)
+
+    def compact(self, focus: str, trigger: str = "manual") -> str:
+        """/compact: '' when done, else why not (e.g. not enough history)."""
+        if not self.session_id:
+            return NOT_ENOUGH_HISTORY
+        self._ensure_session()
+        self._refresh_if_changed()
+        driver = self._driver()
+        conversation, why_not = driver.run(
+            compact_on_demand(self.setup(), self.conversation, focus, trigger)
+        )
+        self.revision = driver.revision
+        self.conversation = conversation
+        return why_not
+
+    def set_max_turns(self, value: int) -> None:
+        self.max_turns = value
+        if self.session_id:
+            conversations.set_max_turns(self.store, self.session_id, value)
+
+    def clear(self) -> str:
+        """/clear: a new session in the same project; the old one stays whole."""
+        old = self.session_id
+        if self.recorder is not None:
+            self.recorder.flush()
+        self.session_id = ""
+        self.conversation = Conversation(())
+        self.recorder = None
+        self.turns_used = 0
+        self.revision = 0
+        self._caller = None
+        return old
+
+    def close(self) -> None:
+        if self.recorder is not None:
+            self.recorder.flush()
+        if self._caller is not None and self._caller._client is not None:
+            self._caller._client.close()
+
+
+def _missing_results(history: tuple[Message, ...]) -> list[Message]:
+    """Synthetic results for the tool calls of the last assistant message left unanswered."""
+    for index in range(len(history) - 1, -1, -1):
+        message = history[index]
+        if message.role == "assistant":
+            answered = {m.tool_call_id for m in history[index + 1 :] if m.role == "tool"}
+            return [
+                Message(
+                    role="tool",
+                    text="result lost: seri stopped before this tool call finished",
+                    tool_call_id=call.id,
+                    tool_name=call.name,
+                    is_error=True,
+                    kind="synthetic",
+                )
+                for call in message.tool_calls
+                if call.id not in answered
+            ]
+        if message.role != "tool":
+            return []
+    return []
+
+
+def _stream_to_terminal(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value, sort_keys=True)

@@ -1,0 +1,330 @@
+"""Carrying out the agent loop's effects: the one place where its decisions meet the world.
+
+The pure loop yields an effect; ``Driver.handle`` performs it with the store,
+the provider client, the tools and the recorder, and returns the answer the
+loop expects. Nothing here decides anything the loop could decide.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Generator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from seri.io import conversations
+from seri.io.codec import message_to_json
+from seri.io.recorder import Recorder
+from seri.io.store import Store
+from seri.pure.effects import (
+    ApplyCompaction,
+    AskPerson,
+    CallModel,
+    Effect,
+    ModelFailed,
+    ModelReply,
+    Persist,
+    Record,
+    ResolvedPath,
+    ResolvePath,
+    RunTool,
+    Say,
+    ToolRun,
+    UpdateCounters,
+)
+from seri.pure.recap import recap_to_dict
+from seri.pure.records import Message
+from seri.pure.redaction import Redactor
+from seri.pure.settings import Settings
+from seri.pure.tokens import message_chars
+
+if TYPE_CHECKING:
+    from seri.commands.tool_host import ToolHost
+
+T = TypeVar("T")
+
+Asker = Callable[[AskPerson], bool]
+
+
+class ModelCaller:
+    """Builds the request body and calls the provider; the client is created on first use."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        api_key: str,
+        recorder: Recorder,
+        tool_names: tuple[str, ...],
+        *,
+        on_text: Callable[[str], None] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.api_key = api_key
+        self.recorder = recorder
+        self.tool_names = tool_names
+        self.on_text = on_text
+        self._client: Any = None
+
+    def client(self) -> Any:
+        if self._client is None:
+            from seri.io.provider import ProviderClient
+
+            self._client = ProviderClient(
+                self.settings.base_url,
+                self.api_key,
+                on_retry=self._on_retry,
+                title="seri",
+            )
+        return self._client
+
+    def _on_retry(self, attempt: int, status: int | None, delay: float, reason: str) -> None:
+        self.recorder.record(
+            "retry",
+            {"attempt": attempt, "status": status, "delay": round(delay, 3), "reason": reason},
+        )
+        print(f"seri: {reason}; retrying in {delay:.1f} s (attempt {attempt + 1})", file=sys.stderr)
+
+    def body(self, effect: CallModel) -> dict[str, Any]:
+        from seri.pure.tool_specs import select_tools
+        from seri.pure.wire import build_request
+
+        messages = effect.messages
+        tools: tuple[dict[str, Any], ...] = ()
+        if effect.purpose == "turn":
+            if effect.system_prompt:
+                messages = (Message(role="system", text=effect.system_prompt), *messages)
+            tools = select_tools(self.tool_names)
+        return build_request(
+            self.settings.model,
+            messages,
+            tools,
+            sampling=self.settings.sampling,
+            provider_pin=self.settings.provider,
+            reasoning_effort=self.settings.reasoning_effort or None,
+        )
+
+    def call(self, effect: CallModel) -> ModelReply | ModelFailed:
+        from seri.pure.provider_errors import ContextOverflow, ProviderError
+
+        on_text = self.on_text if effect.purpose == "turn" else None
+        try:
+            result = self.client().stream_chat(self.body(effect), on_text)
+        except ContextOverflow as exc:
+            return ModelFailed(str(exc), overflow=True)
+        except ProviderError as exc:
+            return ModelFailed(str(exc))
+        except KeyboardInterrupt:
+            return ModelFailed(
+                "interrupted by user while the model was answering", interrupted=True
+            )
+        if not result.complete:
+            failure = result.failure
+            text = failure.message if failure is not None else "the answer stopped before its end"
+            kind = getattr(failure, "kind", "")
+            if kind == "context_overflow":
+                return ModelFailed(text, overflow=True)
+            return ModelFailed(text, interrupted=kind in ("interrupted", "stalled"))
+        return ModelReply(
+            result.message,
+            result.usage,
+            result.finish_reason,
+            result.tool_calls_runnable,
+            result.unrunnable_reason,
+        )
+
+
+class Driver:
+    """Runs a loop generator to its end against the real store, model and tools."""
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        session_id: str,
+        revision: int,
+        model: ModelCaller,
+        tools: ToolHost,
+        recorder: Recorder,
+        redactor: Redactor,
+        asker: Asker,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.revision = revision
+        self.model = model
+        self.tools = tools
+        self.recorder = recorder
+        self.redactor = redactor
+        self.asker = asker
+        self.clock = clock
+        self._counters: UpdateCounters | None = None
+
+    def run(self, loop: Generator[Effect, Any, T]) -> T:
+        try:
+            effect = next(loop)
+            while True:
+                effect = loop.send(self.handle(effect))
+        except StopIteration as stop:
+            self._flush_counters()
+            self.recorder.flush()
+            result: T = stop.value
+            return result
+
+    def handle(self, effect: Effect) -> Any:
+        handler = getattr(self, "_" + type(effect).__name__)
+        return handler(effect)
+
+    # -- effects -------------------------------------------------------------------------------
+
+    def _CallModel(self, effect: CallModel) -> ModelReply | ModelFailed:  # noqa: N802
+        reply = self.model.call(effect)
+        if isinstance(reply, ModelReply) and effect.purpose == "summary":
+            self.recorder.record(
+                "summary_call",
+                {"usage": _usage(reply), "finish_reason": reply.finish_reason},
+            )
+        return reply
+
+    def _AskPerson(self, effect: AskPerson) -> bool:  # noqa: N802
+        return self.asker(effect)
+
+    def _ResolvePath(self, effect: ResolvePath) -> ResolvedPath:  # noqa: N802
+        return self.tools.resolve(effect.raw)
+
+    def _RunTool(self, effect: RunTool) -> ToolRun:  # noqa: N802
+        run: ToolRun = self.tools.run(effect.call, effect.arguments)
+        return ToolRun(
+            self.redactor.text(run.text), run.is_error, run.interrupted, run.touched_paths
+        )
+
+    def _Persist(self, effect: Persist) -> None:  # noqa: N802
+        messages = [self._redacted(m) for m in effect.messages]
+        with self.store.write() as conn:
+            conversations.insert_messages(conn, self.session_id, messages, self.clock())
+            self._write_counters(conn)
+            self.recorder.flush_into(conn)
+        self.revision += 1
+
+    def _Record(self, effect: Record) -> None:  # noqa: N802
+        self.recorder.record(effect.type, effect.data)
+
+    def _Say(self, effect: Say) -> None:  # noqa: N802
+        print(f"seri: {effect.text}", file=sys.stderr)
+
+    def _UpdateCounters(self, effect: UpdateCounters) -> None:  # noqa: N802
+        # Written with the next message, in the same transaction: one fsync, not two.
+        self._counters = effect
+
+    def _ApplyCompaction(self, effect: ApplyCompaction) -> bool:  # noqa: N802
+        recap_message = self._redacted(effect.recap_message)
+        with self.store.write() as conn:
+            applied = apply_compaction(
+                conn, self.session_id, self.revision, effect, recap_message, self.clock()
+            )
+            if applied:
+                self.recorder.flush_into(conn)
+        if applied:
+            self.revision += 1
+        return applied
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _redacted(self, message: Message) -> Message:
+        import attrs
+
+        return attrs.evolve(
+            message,
+            text=self.redactor.text(message.text),
+            reasoning=self.redactor.text(message.reasoning),
+            tool_calls=tuple(
+                attrs.evolve(call, arguments=self.redactor.text(call.arguments))
+                for call in message.tool_calls
+            ),
+        )
+
+    def _write_counters(self, conn: Any) -> None:
+        if self._counters is not None:
+            conn.execute(
+                "UPDATE sessions SET turns_used = ?, last_input_tokens = ? WHERE id = ?",
+                (self._counters.turns_used, self._counters.last_input_tokens, self.session_id),
+            )
+            self._counters = None
+
+    def _flush_counters(self) -> None:
+        if self._counters is not None:
+            with self.store.write() as conn:
+                self._write_counters(conn)
+
+
+def _usage(reply: ModelReply) -> dict[str, Any]:
+    from seri.pure.turn import usage_record
+
+    return usage_record(reply.usage)
+
+
+def apply_compaction(
+    conn: Any,
+    session_id: str,
+    expected_revision: int,
+    effect: ApplyCompaction,
+    recap_message: Message,
+    now: float,
+) -> bool:
+    """Swap the evicted prefix for the recap inside the caller's IMMEDIATE transaction.
+
+    Compare-and-swap on the session's revision: if anyone wrote to the session
+    since the history was read, nothing is changed and False comes back.
+    """
+    rows = conn.execute("SELECT revision FROM sessions WHERE id = ?", (session_id,)).fetchall()
+    if not rows or rows[0][0] != expected_revision:
+        return False
+    kept = conn.execute(
+        "SELECT seq FROM messages WHERE session_id = ? ORDER BY seq LIMIT 1 OFFSET ?",
+        (session_id, effect.evicted),
+    ).fetchall()
+    if not kept:
+        return False
+    first_kept = kept[0][0]
+    evicted_chars, evicted_count = conn.execute(
+        "SELECT coalesce(sum(chars), 0), count(*) FROM messages WHERE session_id = ? AND seq < ?",
+        (session_id, first_kept),
+    ).fetchall()[0]
+    conn.execute("DELETE FROM messages WHERE session_id = ? AND seq < ?", (session_id, first_kept))
+    recap_seq = first_kept - 1
+    recap_chars = message_chars(recap_message)
+    conn.execute(
+        "INSERT INTO messages(session_id, seq, role, kind, body, chars, created)"
+        " VALUES (?,?,?,?,?,?,?)",
+        (session_id, recap_seq, "user", "recap", message_to_json(recap_message), recap_chars, now),
+    )
+    conn.execute(
+        "UPDATE sessions SET total_chars = total_chars - ? + ?, message_count = message_count - ? + 1,"
+        " recap = ?, compacted_before = ?, last_input_tokens = 0, revision = revision + 1,"
+        " updated = ? WHERE id = ?",
+        (
+            evicted_chars,
+            recap_chars,
+            evicted_count,
+            json.dumps(recap_to_dict(effect.recap), ensure_ascii=False),
+            recap_seq,
+            now,
+            session_id,
+        ),
+    )
+    conn.execute(
+        "INSERT INTO compactions(session_id, at, trigger, focus, evicted, estimate_before,"
+        " estimate_after) VALUES (?,?,?,?,?,?,?)",
+        (
+            session_id,
+            now,
+            effect.trigger,
+            effect.focus,
+            evicted_count,
+            effect.estimate_before,
+            effect.estimate_after,
+        ),
+    )
+    return True

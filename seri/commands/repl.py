@@ -1,0 +1,99 @@
+"""The interactive loop on a terminal: line editing and history, Ctrl-C cancels the turn."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from seri.pure.effects import AskPerson
+from seri.pure.errors import EXIT_OK
+
+if TYPE_CHECKING:
+    from seri.commands.chat_session import ChatSession
+
+HISTORY_FILE = "input_history"
+HISTORY_LENGTH = 1000
+
+
+def _setup_readline(root: str) -> None:
+    try:
+        import readline
+    except ImportError:  # not on every platform; input() still works without it
+        return
+    path = os.path.join(root, HISTORY_FILE)
+    try:
+        readline.read_history_file(path)
+    except OSError:
+        pass
+    readline.set_history_length(HISTORY_LENGTH)
+
+    import atexit
+
+    def save() -> None:
+        try:
+            readline.write_history_file(path)
+            os.chmod(path, 0o600)
+        except OSError:
+            pass
+
+    atexit.register(save)
+
+
+def interactive(chat: ChatSession) -> int:
+    _setup_readline(str(chat.profile.root))
+    print("seri: type a task, /help for commands, Ctrl-D to leave", file=sys.stderr)
+    status = EXIT_OK
+    while True:
+        try:
+            line = input("seri> ")
+        except EOFError:
+            print(file=sys.stderr)
+            return status
+        except KeyboardInterrupt:
+            print(file=sys.stderr)
+            continue
+        if not line.strip():
+            continue
+        try:
+            outcome = chat.handle_line(line)
+        except KeyboardInterrupt:
+            print("\nseri: turn cancelled", file=sys.stderr)
+            continue
+        print()
+        if outcome == "exit":
+            return status
+        if isinstance(outcome, int):
+            status = outcome
+
+
+def ask_permission(effect: AskPerson) -> bool:
+    """Ask the person at the terminal; anything but yes is no."""
+    call = effect.call
+    try:
+        arguments = json.loads(call.arguments)
+        shown = arguments.get("command") or arguments.get("path") or call.arguments
+    except (json.JSONDecodeError, AttributeError):
+        shown = call.arguments
+    prompt = f"\nseri: allow {call.name}: {shown}\n      ({effect.reason}) [y/N] "
+    try:
+        with open("/dev/tty", "r+", encoding="utf-8") as tty:
+            tty.write(prompt)
+            tty.flush()
+            answer = tty.readline()
+    except OSError:
+        return False
+    return answer.strip().lower() in ("y", "yes")
+
+
+def confirm(question: str) -> bool:
+    """A yes/no question on the terminal; anything but yes is no."""
+    try:
+        with open("/dev/tty", "r+", encoding="utf-8") as tty:
+            tty.write(f"seri: {question} [y/N] ")
+            tty.flush()
+            answer = tty.readline()
+    except OSError:
+        return False
+    return answer.strip().lower() in ("y", "yes")

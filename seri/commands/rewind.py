@@ -1,0 +1,275 @@
+"""List a session's turns, or put its conversation and files back to before one of them.
+
+Usage:
+  seri rewind --session ID [--list] [--json]
+  seri rewind --session ID --to N [--files | --conversation] [--yes]
+  seri rewind (-h | --help)
+
+Options:
+  --session ID     The session (an id or a unique prefix of one).
+  --list           List the user messages since the last compaction (the default).
+  --json           With --list: one JSON object a line with n, seq, text and files.
+  --to N           Restore to just before user message N (1 is the oldest since the last
+                   compaction): the conversation, the files, or both (the default).
+  --files          Restore only the files that seri's write_file and edit changed.
+  --conversation   Restore only the conversation.
+  --yes            Overwrite files that were changed outside seri since its checkpoint.
+  -h --help        Show this help.
+
+/rewind will not step across a compaction: what came before the recap is gone.
+Changes made by `bash` are not tracked and are not put back. Only the 20 most
+recently touched sessions of a project keep their file checkpoints.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from seri.commands.profile import current_project, open_profile
+from seri.commands.running import parse_usage
+from seri.io import checkpoints, conversations
+from seri.io.codec import message_from_json
+from seri.io.files import atomic_write, project_root
+from seri.io.store import Store
+from seri.pure.errors import EXIT_OK, EXIT_UNFINISHED, SeriError
+
+if TYPE_CHECKING:
+    from seri.commands.chat_session import ChatSession, LineOutcome
+
+BASH_NOTE = "Changes made by bash are not tracked; only write_file and edit are put back."
+
+
+@attrs.frozen
+class Turn:
+    n: int
+    seq: int
+    text: str
+    files: tuple[str, ...]
+
+
+@attrs.frozen
+class RewindPlan:
+    target: Turn
+    restore: tuple[checkpoints.Checkpoint, ...]
+    changed_outside: tuple[str, ...]
+    history_gone: bool
+
+
+def turns(store: Store, session_id: str) -> list[Turn]:
+    """User messages the person typed, since the last compaction, oldest first."""
+    state = conversations.load_state(store, session_id)
+    files = checkpoints.files_by_turn(store, session_id)
+    rows = store.connection.execute(
+        "SELECT seq, body FROM messages WHERE session_id = ? AND role = 'user' AND kind = ''"
+        " AND seq > ? ORDER BY seq",
+        (session_id, state.compacted_before),
+    )
+    return [
+        Turn(n, seq, message_from_json(body).text, tuple(files.get(seq, ())))
+        for n, (seq, body) in enumerate(rows, start=1)
+    ]
+
+
+def _turn(store: Store, session_id: str, n: int) -> Turn:
+    listed = turns(store, session_id)
+    if n < 1:
+        raise SeriError(
+            "cannot rewind across a compaction: the messages before the recap were replaced by "
+            "it and are gone; nothing was changed"
+        )
+    if n > len(listed):
+        raise SeriError(
+            f"there is no user message {n}; this session has {len(listed)} since the last compaction"
+        )
+    return listed[n - 1]
+
+
+def _sha(data: bytes | None) -> str:
+    return hashlib.sha256(data).hexdigest() if data is not None else ""
+
+
+def plan_rewind(store: Store, session_id: str, project: Path, n: int) -> RewindPlan:
+    target = _turn(store, session_id, n)
+    earliest: dict[str, checkpoints.Checkpoint] = {}
+    for checkpoint in checkpoints.checkpoints_since(store, session_id, target.seq):
+        earliest.setdefault(checkpoint.path, checkpoint)
+    changed = []
+    for path in earliest:
+        current = _current_bytes(project / path)
+        written = checkpoints.last_written_hash(store, session_id, path)
+        if written and _sha(current) != written:
+            changed.append(path)
+    gone = not earliest and _wrote_files_since(store, session_id, target.seq)
+    return RewindPlan(target, tuple(earliest.values()), tuple(changed), gone)
+
+
+def _current_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def _wrote_files_since(store: Store, session_id: str, seq: int) -> bool:
+    rows = store.connection.execute(
+        "SELECT body FROM messages WHERE session_id = ? AND role = 'assistant' AND seq >= ?",
+        (session_id, seq),
+    )
+    return any(
+        call.name in ("write_file", "edit")
+        for (body,) in rows
+        for call in message_from_json(body).tool_calls
+    )
+
+
+def restore_files(plan: RewindPlan, project: Path) -> list[str]:
+    root = project_root(project)
+    restored = []
+    for checkpoint in plan.restore:
+        path = root / checkpoint.path
+        if checkpoint.existed and checkpoint.content is not None:
+            atomic_write(root, path, checkpoint.content)
+        else:
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+        restored.append(checkpoint.path)
+    return restored
+
+
+def rewind_conversation(store: Store, session_id: str, seq: int) -> int:
+    """Drop the messages from ``seq`` on, in one transaction; returns how many went."""
+    with store.write() as conn:
+        chars, count = conn.execute(
+            "SELECT coalesce(sum(chars), 0), count(*) FROM messages WHERE session_id = ? AND seq >= ?",
+            (session_id, seq),
+        ).fetchall()[0]
+        conn.execute("DELETE FROM messages WHERE session_id = ? AND seq >= ?", (session_id, seq))
+        checkpoints.forget_from(conn, session_id, seq)
+        conn.execute(
+            "UPDATE sessions SET total_chars = total_chars - ?, message_count = message_count - ?,"
+            " next_seq = ?, last_input_tokens = 0, turns_used = 0, revision = revision + 1"
+            " WHERE id = ?",
+            (chars, count, seq, session_id),
+        )
+    return int(count)
+
+
+def perform(
+    store: Store, session_id: str, project: Path, n: int, mode: str, *, confirmed: bool
+) -> list[str]:
+    """Carry out a rewind; returns lines for the person. Refuses before changing anything."""
+    plan = plan_rewind(store, session_id, project, n)
+    lines = []
+    if mode in ("files", "both"):
+        if plan.history_gone:
+            lines.append(
+                "The file history of this session is gone (only the 20 most recently touched "
+                "sessions of a project keep it); no files were restored."
+            )
+        if plan.changed_outside and not confirmed:
+            raise SeriError(
+                "changed outside seri since its checkpoint: "
+                + ", ".join(plan.changed_outside)
+                + "; confirm with --yes (or answer y) to overwrite them. Nothing was changed."
+            )
+        restored = restore_files(plan, project)
+        lines.append(f"Restored {len(restored)} file(s): {', '.join(restored) or '-'}")
+    if mode in ("conversation", "both"):
+        dropped = rewind_conversation(store, session_id, plan.target.seq)
+        lines.append(f"Conversation rewound to before message {n}: {dropped} message(s) removed.")
+    lines.append(BASH_NOTE)
+    return lines
+
+
+def _turn_dict(turn: Turn) -> dict[str, Any]:
+    return {"n": turn.n, "seq": turn.seq, "text": turn.text, "files": list(turn.files)}
+
+
+def _listing(listed: list[Turn]) -> str:
+    if not listed:
+        return "No user messages since the last compaction."
+    lines = []
+    for turn in listed:
+        text = " ".join(turn.text.split())
+        text = text if len(text) <= 70 else text[:69] + "…"
+        files = f"  [{', '.join(turn.files)}]" if turn.files else ""
+        lines.append(f"{turn.n:>3}  {text}{files}")
+    lines.append(BASH_NOTE)
+    return "\n".join(lines)
+
+
+def run(argv: list[str]) -> int:
+    options = parse_usage(__doc__ or "", argv)
+    profile = open_profile()
+    store = profile.store
+    session_id = conversations.resolve_session_id(store, options["--session"])
+    project = Path(conversations.get_session(store, session_id).project)
+    if not project.is_dir():
+        project = Path(current_project())
+    if options["--to"] is None:
+        listed = turns(store, session_id)
+        if options["--json"]:
+            for turn in listed:
+                sys.stdout.write(json.dumps(_turn_dict(turn), ensure_ascii=False) + "\n")
+        else:
+            sys.stdout.write(_listing(listed) + "\n")
+        return EXIT_OK
+    n = _number(options["--to"])
+    mode = (
+        "files" if options["--files"] else "conversation" if options["--conversation"] else "both"
+    )
+    for line in perform(store, session_id, project, n, mode, confirmed=options["--yes"]):
+        print(line, file=sys.stderr)
+    return EXIT_OK
+
+
+def _number(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise SeriError(f"--to needs a message number, not {text!r}") from None
+
+
+def rewind_slash(chat: ChatSession, rest: str) -> LineOutcome:
+    """/rewind lists; /rewind N [files|conversation|both] restores."""
+    if not chat.session_id:
+        print("Nothing to rewind yet.", file=sys.stderr)
+        return None
+    store = chat.store
+    words = rest.split()
+    if not words:
+        print(_listing(turns(store, chat.session_id)), file=sys.stderr)
+        return None
+    mode = words[1] if len(words) > 1 else "both"
+    if mode not in ("files", "conversation", "both"):
+        print("usage: /rewind N [files|conversation|both]", file=sys.stderr)
+        return 2
+    try:
+        n = _number(words[0])
+        plan = plan_rewind(store, chat.session_id, Path(chat.project), n)
+        confirmed = not plan.changed_outside
+        if plan.changed_outside and mode != "conversation" and chat.interactive:
+            from seri.commands.repl import confirm
+
+            confirmed = confirm(
+                "changed outside seri since its checkpoint: "
+                + ", ".join(plan.changed_outside)
+                + ". Overwrite?"
+            )
+        lines = perform(store, chat.session_id, Path(chat.project), n, mode, confirmed=confirmed)
+    except SeriError as exc:
+        print(f"seri: {exc}", file=sys.stderr)
+        return EXIT_UNFINISHED
+    for line in lines:
+        print(line, file=sys.stderr)
+    chat.reload()
+    return None

@@ -1,0 +1,92 @@
+"""Slash commands of the chat loop, the same whether typed or piped."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from seri.pure.compaction import NOT_ENOUGH_HISTORY
+from seri.pure.errors import EXIT_USAGE
+
+if TYPE_CHECKING:
+    from seri.commands.chat_session import ChatSession, LineOutcome
+
+HELP = """\
+/compact [focus words]   compact the conversation now; the words steer the recap
+/clear                   start a new session here (the old one stays, resumable)
+/rewind                  list this session's turns since the last compaction
+/rewind N [files|conversation|both]   restore to just before turn N (default both)
+/max-turns N             change the turn budget for the rest of the session
+/trajectory [on|off]     show or store the recording toggle (SERI_TRAJECTORY wins)
+/memory pending          list staged memory writes
+/memory approve N        write entry N into its memory file (enters the prompt next start)
+/memory reject N         drop entry N
+/help                    this list
+/exit                    leave (Ctrl-D works too)"""
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr)
+
+
+def run_slash(chat: ChatSession, line: str) -> LineOutcome:
+    name, _, rest = line.strip().partition(" ")
+    rest = rest.strip()
+    if name in ("/exit", "/quit"):
+        return "exit"
+    if name == "/help":
+        _say(HELP)
+        return None
+    if name == "/compact":
+        return _compact(chat, rest)
+    if name == "/clear":
+        old = chat.clear()
+        if old:
+            _say(f"Started a new session. The previous one is kept: seri chat --resume {old}")
+            print(old)
+        else:
+            _say("Started a new session.")
+        return None
+    if name == "/max-turns":
+        return _max_turns(chat, rest)
+    if name == "/trajectory":
+        from seri.commands.trajectory_toggle import toggle_trajectory
+
+        _say(toggle_trajectory(chat.profile.root, rest or None, os.environ))
+        return None
+    if name == "/memory":
+        from seri.commands.memory import memory_slash
+
+        return memory_slash(chat, rest)
+    if name == "/rewind":
+        from seri.commands.rewind import rewind_slash
+
+        return rewind_slash(chat, rest)
+    _say(f"unknown command {name}; /help lists them")
+    return EXIT_USAGE
+
+
+def _compact(chat: ChatSession, focus: str) -> LineOutcome:
+    why_not = chat.compact(focus)
+    if why_not == NOT_ENOUGH_HISTORY:
+        print(NOT_ENOUGH_HISTORY)
+        return None
+    if why_not:
+        _say(f"compaction failed: {why_not}")
+        return 1
+    _say("Compacted: older messages were replaced by a recap.")
+    return None
+
+
+def _max_turns(chat: ChatSession, text: str) -> LineOutcome:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        _say(f"/max-turns needs a whole number of at least 1, not {text!r}")
+        return EXIT_USAGE
+    chat.set_max_turns(value)
+    _say(f"Turn budget: {value} model turns per task for the rest of this session.")
+    return None

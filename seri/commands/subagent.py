@@ -1,0 +1,116 @@
+"""The `task` tool: a child agent with its own context and its own turn budget.
+
+The child does not inherit the parent's budget: it gets ``subagent_max_turns``
+(25 by default), because several children on the parent's cap would multiply
+tokens without a ceiling. It sees read-only tools unless the parent's policy
+allows more, never the `task` tool itself (one level deep), is never asked
+anything (what needs approval is denied), and records into the parent's run,
+so its token usage counts toward the parent's.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import TYPE_CHECKING
+
+
+from seri.io import conversations
+from seri.pure.effects import AskPerson, ToolRun
+from seri.pure.prompt import assemble_prompt
+from seri.pure.records import Message
+from seri.pure.settings import DEFAULT_CONTEXT_WINDOW
+from seri.pure.turn import Conversation, TaskSetup, run_task
+
+if TYPE_CHECKING:
+    from seri.commands.tool_host import ToolHost
+
+CHILD_PREAMBLE = (
+    "You are a subagent: another agent handed you the self-contained job below. Work on it "
+    "with your tools and end with a complete answer; that answer is all the other agent sees."
+)
+
+
+def _never(_: AskPerson) -> bool:
+    return False
+
+
+def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
+    from seri.commands.driver import Driver, ModelCaller
+    from seri.commands.tool_host import ToolHost
+
+    settings = host.settings
+    child_id = uuid.uuid4().hex
+    frozen = assemble_prompt(str(host.project), ())
+    system_prompt = f"{frozen.text}\n{CHILD_PREAMBLE}\n"
+    store = host.profile.store
+    conversations.create_session(
+        store,
+        session_id=child_id,
+        project=str(host.project),
+        now=time.time(),
+        model=settings.model,
+        system_prompt=system_prompt,
+        prompt_hashes=dict(frozen.hashes),
+        parent_id=host.session_id,
+    )
+    host.recorder.record("subagent_start", {"child": child_id, "description": description})
+    child_host = ToolHost(
+        project=host.project,
+        profile=host.profile,
+        settings=settings,
+        session_id=child_id,
+        recorder=host.recorder,
+        redactor=host.redactor,
+        policy=host.policy,
+        api_key=host.api_key,
+        parent_history=lambda: (),
+        depth=host.depth + 1,
+    )
+    tools = child_host.child_tools()
+    window = settings.context_window or DEFAULT_CONTEXT_WINDOW
+    setup = TaskSetup(
+        system_prompt=system_prompt,
+        max_turns=settings.subagent_max_turns,
+        context_window=window,
+        keep_tokens=min(settings.keep_tokens, max(window // 4, 1)),
+        elide_bytes=settings.elide_bytes,
+        policy=host.policy,
+        interactive=False,
+        tool_names=tools,
+    )
+    caller = ModelCaller(settings, host.api_key, host.recorder, tools)
+    driver = Driver(
+        store=store,
+        session_id=child_id,
+        revision=0,
+        model=caller,
+        tools=child_host,
+        recorder=host.recorder,
+        redactor=host.redactor,
+        asker=_never,
+    )
+    try:
+        end = driver.run(run_task(setup, Conversation(()), Message(role="user", text=prompt)))
+    finally:
+        if caller._client is not None:
+            caller._client.close()
+    host.recorder.record(
+        "subagent_end", {"child": child_id, "status": end.status, "turns": end.turns}
+    )
+    if end.status == "done":
+        return ToolRun(f"[subagent {child_id}] {end.answer}")
+    last = next(
+        (m.text for m in reversed(end.conversation.history) if m.role == "assistant" and m.text),
+        "",
+    )
+    note = {
+        "max_turns": f"the subagent used all {settings.subagent_max_turns} of its turns before finishing",
+        "interrupted": "the subagent was interrupted",
+    }.get(end.status, f"the subagent stopped: {end.detail}")
+    text = f"[subagent {child_id}] Not finished: {note}."
+    if last:
+        text += f" What it had so far:\n{last}"
+    return ToolRun(
+        text, is_error=end.status != "max_turns", interrupted=end.status == "interrupted"
+    )

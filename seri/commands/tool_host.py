@@ -1,0 +1,188 @@
+"""Running tool calls for the agent loop: checkpoints first, checks after, subagents, memory.
+
+The file and shell tools themselves live in ``seri.io.tools``; this host adds
+what a session needs around them: the prior content of every file before
+``write_file`` or ``edit`` touches it, the project's check command after a
+successful write, the ``task`` tool's child agent and the ``remember`` tool's
+staged memory entries.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from seri.io import checkpoints, memory_store
+from seri.io.files import PathRefusedError, default_protected, project_root, relative_name
+from seri.io.files import resolve_in_project as confine
+from seri.io.recorder import Recorder
+from seri.io.tools import ToolContext, run_tool, snapshot_file
+from seri.pure.effects import ResolvedPath, ToolRun
+from seri.pure.permissions import Policy
+from seri.pure.records import Message, ToolCall
+from seri.pure.redaction import Redactor
+from seri.pure.settings import Settings
+from seri.pure.tool_outcome import ToolOutcome
+from seri.pure.tool_specs import READ_ONLY
+
+if TYPE_CHECKING:
+    from seri.commands.profile import Profile
+
+WRITING_TOOLS = frozenset({"write_file", "edit"})
+CHECK_TIMEOUT = 300
+CHECK_OUTPUT_CHARS = 4000
+
+
+class ToolHost:
+    def __init__(
+        self,
+        *,
+        project: Path,
+        profile: Profile,
+        settings: Settings,
+        session_id: str,
+        recorder: Recorder,
+        redactor: Redactor,
+        policy: Policy,
+        api_key: str,
+        parent_history: Callable[[], tuple[Message, ...]],
+        depth: int = 0,
+    ) -> None:
+        self.project = project_root(project)
+        self.profile = profile
+        self.settings = settings
+        self.session_id = session_id
+        self.recorder = recorder
+        self.redactor = redactor
+        self.policy = policy
+        self.api_key = api_key
+        self.parent_history = parent_history
+        self.depth = depth
+        self.context = ToolContext(
+            project=self.project,
+            protected=default_protected(Path(os.path.realpath(profile.root))),
+            spill_dir=profile.root / "spill",
+        )
+
+    def resolve(self, raw: str) -> ResolvedPath:
+        try:
+            path = confine(self.project, raw)
+        except PathRefusedError as exc:
+            where = f" (resolves to {exc.resolved})" if exc.resolved else ""
+            return ResolvedPath(None, exc.resolved or None, f"{exc}{where}: outside the project")
+        return ResolvedPath(relative_name(self.project, path), str(path))
+
+    def run(self, call: ToolCall, arguments: Mapping[str, Any]) -> ToolRun:
+        try:
+            if call.name == "task":
+                return self._subagent(arguments)
+            if call.name == "remember":
+                return self._remember(arguments)
+            if call.name in WRITING_TOOLS:
+                self._checkpoint(call.name, str(arguments.get("path", "")))
+            result = run_tool(call.name, arguments, self.context)
+        except KeyboardInterrupt:
+            return ToolRun("", is_error=True, interrupted=True)
+        touched = _touched(result)
+        text = result.text
+        if call.name in WRITING_TOOLS:
+            details = result.details_dict()
+            self.recorder.record("edit", {"tool": call.name, **details})
+            if not result.is_error and touched:
+                written = snapshot_file(self.project / touched[0])
+                checkpoints.note_written(self.profile.store, self.session_id, touched[0], written)
+            if not result.is_error and self.settings.check_command:
+                text += self._check()
+        return ToolRun(text, result.is_error, False, touched)
+
+    # -- checkpoints and checks ----------------------------------------------------------------
+
+    def _checkpoint(self, tool: str, raw: str) -> None:
+        try:
+            path = confine(self.project, raw)
+        except PathRefusedError:
+            return  # the tool refuses it too; there is nothing to keep
+        prior = snapshot_file(path)
+        rel = relative_name(self.project, path)
+        checkpoints.store_checkpoint(
+            self.profile.store, self.session_id, str(self.project), rel, prior, time.time()
+        )
+        self.recorder.record(
+            "checkpoint",
+            {
+                "tool": tool,
+                "path": rel,
+                "existed": prior is not None,
+                "bytes": len(prior) if prior is not None else 0,
+                "sha256": hashlib.sha256(prior).hexdigest() if prior is not None else None,
+            },
+        )
+
+    def _check(self) -> str:
+        from seri.io.shell import run_bash
+
+        command = self.settings.check_command
+        started = time.monotonic()
+        result = run_bash(command, cwd=self.project, timeout=CHECK_TIMEOUT)
+        details = result.details_dict()
+        exit_code = details.get("exit_code")
+        ok = exit_code == 0 and not details.get("timed_out")
+        output = self.redactor.text(result.text)
+        self.recorder.record(
+            "check",
+            {
+                "command": command,
+                "exit_code": exit_code,
+                "ok": ok,
+                "seconds": round(time.monotonic() - started, 3),
+                "output": output,
+            },
+        )
+        if ok:
+            return f"\n\n[check `{command}` passed]"
+        shown = output if len(output) <= CHECK_OUTPUT_CHARS else output[-CHECK_OUTPUT_CHARS:]
+        return f"\n\n[check `{command}` failed (exit {exit_code})]\n{shown}"
+
+    # -- memory --------------------------------------------------------------------------------
+
+    def _remember(self, arguments: Mapping[str, Any]) -> ToolRun:
+        scope = str(arguments.get("scope", "project"))
+        text = self.redactor.text(str(arguments.get("text", "")).strip())
+        if not text:
+            return ToolRun("nothing to remember: text is empty", is_error=True)
+        number = memory_store.stage(
+            self.profile.store, scope, str(self.project), text, self.session_id, time.time()
+        )
+        self.recorder.record("memory_staged", {"n": number, "scope": scope, "bytes": len(text)})
+        return ToolRun(
+            f"Staged as memory entry {number} ({scope}). Nothing is written until the user "
+            f"approves it (/memory approve {number}); it then enters the prompt the next time "
+            "seri starts, not in this session."
+        )
+
+    # -- subagents -----------------------------------------------------------------------------
+
+    def child_tools(self) -> tuple[str, ...]:
+        """Read-only tools, plus what the parent's policy allows outright; never `task`."""
+        allowed = [
+            name
+            for name in ("write_file", "edit", "bash")
+            if any(rule.tool in (name, "*") and rule.pattern is None for rule in self.policy.allow)
+        ]
+        return (*READ_ONLY, *allowed)
+
+    def _subagent(self, arguments: Mapping[str, Any]) -> ToolRun:
+        if self.depth >= 1:
+            return ToolRun("a subagent cannot start another subagent", is_error=True)
+        from seri.commands.subagent import run_subagent
+
+        return run_subagent(self, str(arguments["description"]), str(arguments["prompt"]))
+
+
+def _touched(result: ToolOutcome) -> tuple[str, ...]:
+    path = result.detail("path")
+    return (path,) if isinstance(path, str) and path else ()

@@ -1,0 +1,334 @@
+"""The HTTP client for an OpenAI-compatible chat-completions API (OpenRouter by default).
+
+Thin on purpose: it sends the body ``seri.pure.wire`` built, feeds the bytes to the pure SSE
+parser and assembler, and asks ``seri.pure.provider_errors`` what every failure means and
+whether to retry. What it owns is the part only I/O can do:
+
+* the one retry loop (httpx's transport retries are 0, so nothing retries underneath it), and
+  only before any of the answer has arrived: a request whose stream already started is never
+  sent twice, since the caller may have shown or acted on part of it;
+* a content watchdog, because httpx's read timeout is per network read and OpenRouter's
+  keep-alive comments (or a server dripping bytes) reset it forever;
+* keeping the API key out of every message, exception and repr.
+
+httpx is imported inside the methods, so commands that never talk to a model never load it.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from seri.pure.provider_errors import (
+    ProviderFailure,
+    classify_http_error,
+    connection_failure,
+    malformed_response,
+    plan_retry,
+    redact,
+    stream_interrupted,
+    stream_overdue,
+    stream_stalled,
+    to_exception,
+)
+from seri.pure.sse import (
+    SSEDone,
+    SSEEvent,
+    SSEParser,
+    StreamAssembler,
+    StreamResult,
+    assemble_completion,
+)
+
+if TYPE_CHECKING:
+    import httpx
+
+# attempt number (from 1), HTTP status (None when there was no answer), delay in s, reason.
+RetryCallback = Callable[[int, int | None, float, str], None]
+
+_LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+_ERROR_BODY_LIMIT = 64 * 1024
+
+
+def _is_loopback(base_url: str) -> bool:
+    return (urlsplit(base_url).hostname or "") in _LOOPBACK_HOSTS
+
+
+def _check_key(api_key: str) -> None:
+    # A key that cannot go in a header would make httpx raise an error quoting it.
+    if not api_key.isascii() or any(ch.isspace() or not ch.isprintable() for ch in api_key):
+        raise ValueError("the API key contains characters that cannot be sent in an HTTP header")
+
+
+class _Secret:
+    """A string that shows as ``[redacted]`` in any repr, traceback locals or debugger."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return "[redacted]"
+
+    __str__ = __repr__
+
+
+class ProviderClient:
+    """Talks to ``{base_url}/chat/completions`` and ``{base_url}/models``.
+
+    ``sleep``, the clocks and ``jitter`` (a source of fractions in [0, 1)) are parameters so
+    that tests can run the real loop over real HTTP without waiting. ``idle_timeout`` bounds the
+    time without stream content (data events; comments do not count), ``total_timeout`` one
+    attempt as a whole.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        max_attempts: int = 5,
+        retry_cap_seconds: float = 60.0,
+        idle_timeout: float = 90.0,
+        total_timeout: float = 600.0,
+        connect_timeout: float = 10.0,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+        jitter: Callable[[], float] = random.random,
+        on_retry: RetryCallback | None = None,
+        referer: str = "",
+        title: str = "",
+    ) -> None:
+        import httpx
+
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        _check_key(api_key)
+        self._base_url = base_url.rstrip("/")
+        self._api_key = _Secret(api_key)
+        self.max_attempts = max_attempts
+        self.retry_cap_seconds = retry_cap_seconds
+        self.idle_timeout = idle_timeout
+        self.total_timeout = total_timeout
+        self._sleep = sleep
+        self._clock = clock
+        self._wall_clock = wall_clock
+        self._jitter = jitter
+        self._on_retry = on_retry
+        headers = {"Authorization": f"Bearer {api_key}"}
+        if referer:
+            headers["HTTP-Referer"] = referer
+        if title:
+            headers["X-Title"] = title
+            headers["X-OpenRouter-Title"] = title
+        # The default transport already has retries=0; leaving it unset keeps proxy settings
+        # from the environment working, except for a loopback server, which a proxy can't reach.
+        self._http = httpx.Client(
+            headers=headers,
+            timeout=httpx.Timeout(
+                connect=connect_timeout, read=idle_timeout, write=60.0, pool=connect_timeout
+            ),
+            follow_redirects=False,
+            trust_env=not _is_loopback(base_url),
+        )
+
+    def __repr__(self) -> str:
+        return f"ProviderClient(base_url={self._base_url!r}, api_key=[redacted])"
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> ProviderClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _url(self, path: str) -> str:
+        return f"{self._base_url}/{path}"
+
+    def _scrub(self, text: str) -> str:
+        return redact(text, (self._api_key.value,))
+
+    # --- chat ---------------------------------------------------------------------------------
+
+    def stream_chat(
+        self,
+        body: Mapping[str, Any],
+        on_text: Callable[[str], None] | None = None,
+        *,
+        on_reasoning: Callable[[str], None] | None = None,
+    ) -> StreamResult:
+        """Send one chat request and return the assembled answer.
+
+        Raises a ``ProviderError`` subclass (``ContextOverflow``, ``RateLimited``,
+        ``InvalidApiKey``...) when no answer started: the request was refused, or retries ran
+        out. Once an answer has started, it is returned whatever happens next; a stream that
+        was cut, stalled or carried an error event comes back with ``complete=False`` and a
+        ``failure`` (``result.raise_for_failure()`` turns that into the matching exception).
+        """
+        attempt = 0
+        while True:
+            attempt += 1
+            outcome = self._attempt(body, on_text, on_reasoning)
+            if isinstance(outcome, StreamResult):
+                return outcome
+            plan = plan_retry(
+                outcome,
+                attempt,
+                max_attempts=self.max_attempts,
+                cap_seconds=self.retry_cap_seconds,
+                jitter=self._jitter(),
+            )
+            if not plan.retry:
+                raise to_exception(plan.failure)
+            if self._on_retry is not None:
+                self._on_retry(attempt, outcome.status, plan.delay, outcome.message)
+            self._sleep(plan.delay)
+
+    def _attempt(
+        self,
+        body: Mapping[str, Any],
+        on_text: Callable[[str], None] | None,
+        on_reasoning: Callable[[str], None] | None,
+    ) -> StreamResult | ProviderFailure:
+        import httpx
+
+        try:
+            with self._http.stream("POST", self._url("chat/completions"), json=body) as response:
+                if response.status_code != 200:
+                    return self._refusal(response)
+                if "text/event-stream" not in response.headers.get("content-type", ""):
+                    return self._whole(response, on_text)
+                return self._read_stream(response, on_text, on_reasoning)
+        except httpx.TimeoutException as exc:
+            return connection_failure(f"no answer in time ({type(exc).__name__})")
+        except httpx.TransportError as exc:
+            return connection_failure(self._scrub(str(exc)) or type(exc).__name__)
+
+    def _refusal(self, response: httpx.Response) -> ProviderFailure:
+        raw = b""
+        for piece in response.iter_bytes():
+            raw += piece
+            if len(raw) >= _ERROR_BODY_LIMIT:
+                break
+        return classify_http_error(
+            response.status_code,
+            raw.decode("utf-8", errors="replace"),
+            dict(response.headers),
+            now=self._wall_clock(),
+            secrets=(self._api_key.value,),
+        )
+
+    def _whole(
+        self, response: httpx.Response, on_text: Callable[[str], None] | None
+    ) -> StreamResult | ProviderFailure:
+        """A 200 with a JSON body: a non-streaming request, or a server that ignored ``stream``."""
+        try:
+            parsed = json.loads(response.read())
+        except ValueError:
+            return malformed_response("a 200 answer whose body is neither SSE nor JSON")
+        if not isinstance(parsed, Mapping):
+            return malformed_response("a 200 answer whose JSON body is not an object")
+        result = assemble_completion(parsed)
+        if on_text is not None and result.message.text:
+            on_text(result.message.text)
+        return result
+
+    def _read_stream(
+        self,
+        response: httpx.Response,
+        on_text: Callable[[str], None] | None,
+        on_reasoning: Callable[[str], None] | None,
+    ) -> StreamResult | ProviderFailure:
+        import httpx
+
+        parser = SSEParser()
+        assembler = StreamAssembler()
+        started = last_content = self._clock()
+        failure: ProviderFailure | None = None
+        ended = False
+        try:
+            for chunk in response.iter_bytes():
+                now = self._clock()
+                events = parser.feed(chunk)
+                _take_events(assembler, events, on_text, on_reasoning)
+                if events:
+                    last_content = now
+                if assembler.finished:
+                    break
+                # Checked on every arrival: keep-alive comments keep httpx's read timeout from
+                # ever firing, so this is what catches a provider that only says "processing".
+                if now - last_content > self.idle_timeout:
+                    failure = stream_stalled(self.idle_timeout)
+                    break
+                if now - started > self.total_timeout:
+                    failure = stream_overdue(self.total_timeout)
+                    break
+            else:
+                ended = True
+        except httpx.ReadTimeout:
+            failure = stream_stalled(self.idle_timeout)
+        except httpx.TransportError as exc:
+            failure = stream_interrupted(self._scrub(str(exc)) or type(exc).__name__)
+        if ended:
+            _take_events(assembler, parser.finish(), on_text, on_reasoning)
+        nothing_arrived = assembler.data_events == 0 and not assembler.finished
+        if nothing_arrived and (failure is None or failure.kind == "interrupted"):
+            # Nothing of the answer arrived, so sending the request again cannot repeat anything.
+            return connection_failure("the connection closed before the answer started")
+        return assembler.result(failure)
+
+    # --- models -------------------------------------------------------------------------------
+
+    def context_window(self, model: str) -> int | None:
+        """The model's ``context_length`` from ``GET {base_url}/models``; ``None`` if unknown.
+
+        Any failure (network, status, shape) gives ``None``: the caller falls back to a
+        configured or default window rather than refusing to start.
+        """
+        import httpx
+
+        try:
+            response = self._http.get(self._url("models"))
+            if response.status_code != 200:
+                return None
+            listing = response.json()
+        except (httpx.HTTPError, ValueError):
+            return None
+        entries = listing.get("data") if isinstance(listing, Mapping) else None
+        for entry in entries if isinstance(entries, list) else []:
+            if isinstance(entry, Mapping) and entry.get("id") == model:
+                return _context_length(entry)
+        return None
+
+
+def _take_events(
+    assembler: StreamAssembler,
+    events: list[SSEEvent | SSEDone],
+    on_text: Callable[[str], None] | None,
+    on_reasoning: Callable[[str], None] | None,
+) -> None:
+    for event in events:
+        delta = assembler.feed_event(event)
+        if delta.reasoning and on_reasoning is not None:
+            on_reasoning(delta.reasoning)
+        if delta.text and on_text is not None:
+            on_text(delta.text)
+
+
+def _context_length(entry: Mapping[str, Any]) -> int | None:
+    top = entry.get("top_provider")
+    for value in (
+        entry.get("context_length"),
+        top.get("context_length") if isinstance(top, Mapping) else None,
+    ):
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None

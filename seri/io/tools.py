@@ -1,0 +1,291 @@
+"""Running the model's tool calls in the project directory.
+
+``run_tool`` takes arguments already checked by ``tool_specs.parse_arguments``
+and a decision already made by ``permissions.decide``; it never asks anyone.
+Every failure the model can do something about comes back as an error outcome
+with a plain sentence, never as an exception. Only KeyboardInterrupt escapes
+(after the bash tool has killed its process group).
+
+read_file shows lines numbered like ``cat -n`` (``     1<TAB>text``): the
+model needs line numbers to talk about code and to page with ``offset``, and
+the edit tool's description tells it the numbers are not part of the file.
+
+``task`` and ``remember`` are not run here: a subagent and the memory files
+belong to other parts of seri.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import attrs
+
+from seri.io.files import (
+    PathRefusedError,
+    atomic_write,
+    iter_lines,
+    open_confined,
+    project_root,
+    refuse_protected,
+    relative_name,
+    resolve_in_project,
+    snapshot_file,
+)
+from seri.io.search import glob_files, grep_files
+from seri.io.shell import run_bash
+from seri.pure.tool_outcome import ToolOutcome, failure, outcome
+from seri.pure.tool_specs import BASH_DEFAULT_TIMEOUT, BASH_MAX_TIMEOUT
+
+__all__ = ["ToolContext", "resolve_subject", "run_tool", "snapshot_file"]
+
+READ_DEFAULT_LIMIT = 2_000
+READ_MAX_BYTES = 50_000
+READ_MAX_LINE_CHARS = 2_000
+EDIT_MAX_BYTES = 20 * 1024 * 1024
+_SNIFF_BYTES = 8_192
+
+
+@attrs.frozen
+class ToolContext:
+    """Where and under which limits tools run.
+
+    ``protected`` are absolute paths never written (see ``files.default_protected``);
+    ``spill_dir``, when set, receives the full output of a bash command too large
+    to show (0600 files).
+    """
+
+    project: Path
+    protected: tuple[Path, ...] = ()
+    spill_dir: Path | None = None
+
+
+def run_tool(name: str, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
+    """Run one validated tool call and say what happened."""
+    runner = _RUNNERS.get(name)
+    if runner is None:
+        return failure(f"{name} is not a tool this part of seri runs", outcome="unsupported")
+    root = project_root(ctx.project)
+    try:
+        return runner(root, args, ctx)
+    except PathRefusedError as exc:
+        return failure(f"refused: {exc}", outcome="refused", resolved=exc.resolved)
+    except OSError as exc:
+        return failure(f"{name} failed: {_os_error_text(exc)}", outcome="error")
+
+
+def resolve_subject(
+    name: str, args: Mapping[str, Any], ctx: ToolContext
+) -> tuple[str | None, str | None]:
+    """The (project-relative, absolute) real path a file tool would touch.
+
+    This is what ``permissions.decide`` should match rules against, so that a
+    symlink cannot lead past a deny rule. (None, None) for tools without a
+    path, or when the path is refused (``run_tool`` will then refuse it too).
+    """
+    key = {"read_file": "path", "write_file": "path", "edit": "path", "grep": "path"}.get(name)
+    if key is None:
+        return None, None
+    raw = args.get(key, ".")
+    if not isinstance(raw, str):
+        return None, None
+    root = project_root(ctx.project)
+    try:
+        path = resolve_in_project(root, raw)
+    except PathRefusedError:
+        return None, None
+    return relative_name(root, path), str(path)
+
+
+# -- read_file ------------------------------------------------------------
+
+
+def _read_file(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
+    raw = str(args["path"])
+    offset = int(args.get("offset") or 1)
+    limit = int(args.get("limit") or READ_DEFAULT_LIMIT)
+    path = resolve_in_project(root, raw)
+    rel = relative_name(root, path)
+    try:
+        fd = open_confined(root, path, os.O_RDONLY)
+    except FileNotFoundError:
+        return failure(f"{rel} does not exist", outcome="not_found", path=rel)
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        if stat.S_ISDIR(st.st_mode):
+            return failure(f"{rel} is a directory; use glob to list it",
+                           outcome="is_directory", path=rel)
+        return failure(f"{rel} is not a regular file", outcome="not_regular", path=rel)
+    with os.fdopen(fd, "rb") as f:
+        if b"\0" in f.read(_SNIFF_BYTES):
+            return outcome(f"{rel} is a binary file ({st.st_size} bytes); not shown.",
+                           path=rel, bytes=st.st_size, binary=True)
+        f.seek(0)
+        return _numbered_lines(f, rel, st.st_size, offset, limit)
+
+
+def _numbered_lines(f: BinaryIO, rel: str, size: int, offset: int, limit: int) -> ToolOutcome:
+    shown: list[str] = []
+    used = 0
+    total = 0
+    last = offset - 1
+    cut_by_size = False
+    invalid = False
+    for total, (raw, length) in enumerate(iter_lines(f, READ_MAX_LINE_CHARS * 4), start=1):
+        if total < offset or cut_by_size or len(shown) >= limit:
+            continue
+        text, bad = _line_text(raw, length)
+        invalid = invalid or bad
+        line = f"{total:6}\t{text}"
+        if used + len(line.encode()) + 1 > READ_MAX_BYTES and shown:
+            cut_by_size = True
+            continue
+        shown.append(line)
+        used += len(line.encode()) + 1
+        last = total
+    if total == 0:
+        return outcome(f"{rel} is empty.", path=rel, bytes=size, total_lines=0,
+                       first_line=0, last_line=0, truncated=False)
+    if offset > total:
+        return failure(f"offset {offset} is past the end of {rel}, which has {total} lines",
+                       outcome="past_end", path=rel, total_lines=total)
+    notes: list[str] = []
+    if invalid:
+        notes.append("[not valid UTF-8; undecodable bytes are shown as �]")
+    more = last < total
+    if more:
+        why = f"the {READ_MAX_BYTES // 1000} KB output cap" if cut_by_size else "the line limit"
+        notes.append(f"[… showing lines {offset}–{last} of {total} ({why}); "
+                     f"continue with offset={last + 1} …]")
+    return outcome(
+        "\n".join([*shown, *notes]),
+        path=rel, bytes=size, total_lines=total, first_line=offset, last_line=last,
+        truncated=more, invalid_utf8=invalid,
+    )
+
+
+def _line_text(raw: bytes, length: int) -> tuple[str, bool]:
+    """One line for display: decoded, end-of-line removed, over-long lines cut."""
+    try:
+        text, bad = raw.decode("utf-8"), False
+    except UnicodeDecodeError:
+        text, bad = raw.decode("utf-8", "replace"), True
+    text = text.rstrip("\r\n")
+    if len(text) > READ_MAX_LINE_CHARS or length > len(raw):
+        text = f"{text[:READ_MAX_LINE_CHARS]}… [line cut: {length} bytes in all]"
+    return text, bad
+
+
+# -- write_file and edit --------------------------------------------------
+
+
+def _write_file(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
+    path = resolve_in_project(root, str(args["path"]))
+    rel = relative_name(root, path)
+    refuse_protected(root, path, ctx.protected)
+    try:
+        data = str(args["content"]).encode("utf-8")
+    except UnicodeEncodeError:
+        return failure("content is not valid Unicode (it holds a lone surrogate)",
+                       outcome="bad_content", path=rel)
+    if path.is_dir():
+        return failure(f"{rel} is a directory", outcome="is_directory", path=rel)
+    created = atomic_write(root, path, data)
+    verb = "Created" if created else "Overwrote"
+    return outcome(f"{verb} {rel} ({len(data)} bytes).",
+                   outcome="applied", path=rel, bytes=len(data), created=created)
+
+
+def _edit(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
+    path = resolve_in_project(root, str(args["path"]))
+    rel = relative_name(root, path)
+    refuse_protected(root, path, ctx.protected)
+    old, new = str(args["old_string"]), str(args["new_string"])
+    replace_all = bool(args.get("replace_all", False))
+    original = _read_text_for_edit(root, path, rel)
+    if isinstance(original, ToolOutcome):
+        return original
+    if old == new:
+        return failure("old_string and new_string are the same; nothing to change",
+                       outcome="unchanged", path=rel, replacements=0)
+    if old not in original and "\r\n" in original and "\n" in old:
+        # The model writes "\n"; a CRLF file needs "\r\n" for the match to hold.
+        old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
+    count = original.count(old)
+    if count == 0:
+        return failure(
+            f"old_string not found in {rel}. It must match the file exactly, whitespace and "
+            "indentation included, without read_file's line numbers; read the file again.",
+            outcome="not_found", path=rel, replacements=0,
+        )
+    if count > 1 and not replace_all:
+        return failure(
+            f"old_string occurs {count} times in {rel}; include more surrounding lines to "
+            "make it unique, or set replace_all to true to replace every one.",
+            outcome="ambiguous", path=rel, replacements=0, occurrences=count,
+        )
+    updated = original.replace(old, new) if replace_all else original.replace(old, new, 1)
+    data = updated.encode("utf-8")
+    atomic_write(root, path, data)
+    replaced = count if replace_all else 1
+    plural = "s" if replaced != 1 else ""
+    return outcome(f"Edited {rel}: {replaced} replacement{plural}.",
+                   outcome="applied", path=rel, replacements=replaced, bytes=len(data))
+
+
+def _read_text_for_edit(root: Path, path: Path, rel: str) -> str | ToolOutcome:
+    try:
+        fd = open_confined(root, path, os.O_RDONLY)
+    except FileNotFoundError:
+        return failure(f"{rel} does not exist; use write_file to create it",
+                       outcome="not_found", path=rel, replacements=0)
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        return failure(f"{rel} is not a regular file", outcome="not_regular", path=rel)
+    with os.fdopen(fd, "rb") as f:
+        if st.st_size > EDIT_MAX_BYTES:
+            return failure(f"{rel} is too large to edit ({st.st_size} bytes)",
+                           outcome="too_large", path=rel)
+        data = f.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return failure(f"{rel} is not UTF-8 text; edit works on text files only",
+                       outcome="not_text", path=rel)
+
+
+# -- glob, grep, bash -----------------------------------------------------
+
+
+def _glob(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
+    return glob_files(root, str(args["pattern"]))
+
+
+def _grep(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
+    return grep_files(root, str(args["pattern"]), str(args.get("path") or "."))
+
+
+def _bash(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
+    timeout = float(args.get("timeout") or BASH_DEFAULT_TIMEOUT)
+    timeout = min(max(timeout, 1.0), float(BASH_MAX_TIMEOUT))
+    return run_bash(str(args["command"]), cwd=root, timeout=timeout, spill_dir=ctx.spill_dir)
+
+
+def _os_error_text(exc: OSError) -> str:
+    where = f" ({exc.filename})" if isinstance(exc.filename, str) else ""
+    return f"{exc.strerror or exc}{where}"
+
+
+_RUNNERS: dict[str, Callable[[Path, Mapping[str, Any], ToolContext], ToolOutcome]] = {
+    "read_file": _read_file,
+    "write_file": _write_file,
+    "edit": _edit,
+    "glob": _glob,
+    "grep": _grep,
+    "bash": _bash,
+}

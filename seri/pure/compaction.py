@@ -1,0 +1,96 @@
+"""Compaction as a sequence of effects: find the cut, ask the summarizer, swap.
+
+The same primitive serves the automatic trigger, the overflow retry, ``/compact``
+and ``seri compact``; only the trigger name and the focus words differ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from typing import Any
+
+import attrs
+
+from seri.pure.cuts import cut_messages
+from seri.pure.effects import ApplyCompaction, CallModel, Effect, ModelReply, Record
+from seri.pure.recap import Recap, merge_recap, render_recap, summarizer_messages
+from seri.pure.recap_answer import parse_recap_answer
+from seri.pure.recap_paths import paths_touched
+from seri.pure.records import Message
+from seri.pure.tokens import estimate_tokens, messages_chars
+
+NOT_ENOUGH_HISTORY = "Not enough history to compact."
+
+
+@attrs.frozen
+class Compacted:
+    history: tuple[Message, ...]
+    recap: Recap
+    evicted: int
+
+
+@attrs.frozen
+class NotCompacted:
+    """No compaction happened; ``reason`` says why (no safe cut, summarizer failed, ...)."""
+
+    reason: str
+    no_cut: bool = False
+
+
+CompactionOutcome = Compacted | NotCompacted
+
+
+def compact(
+    history: Sequence[Message],
+    previous: Recap | None,
+    *,
+    keep_tokens: int,
+    elide_bytes: int,
+    trigger: str,
+    focus: str = "",
+    system_chars: int = 0,
+    estimate_before: int | None = None,
+) -> Generator[Effect, Any, CompactionOutcome]:
+    """Compact ``history``; the driver applies the swap atomically or reports a conflict."""
+    cut = cut_messages(history, keep_tokens)
+    if cut is None:
+        return NotCompacted(NOT_ENOUGH_HISTORY, no_cut=True)
+    evicted = history[: cut.index_of_first_kept]
+    kept = tuple(history[cut.index_of_first_kept :])
+    reply = yield CallModel(summarizer_messages(previous, evicted, focus, elide_bytes), "summary")
+    if not isinstance(reply, ModelReply):
+        return NotCompacted(f"the summarizer call failed: {reply.error}")
+    if not reply.message.text.strip():
+        return NotCompacted("the summarizer answered with nothing")
+    read, modified = paths_touched(evicted)
+    recap = merge_recap(previous, parse_recap_answer(reply.message.text), read, modified)
+    recap_message = Message(role="user", text=render_recap(recap), kind="recap")
+    before = (
+        estimate_before
+        if estimate_before is not None
+        else estimate_tokens(system_chars + messages_chars(history))
+    )
+    after = estimate_tokens(system_chars + messages_chars((recap_message, *kept)))
+    applied = yield ApplyCompaction(
+        evicted=len(evicted),
+        recap=recap,
+        recap_message=recap_message,
+        trigger=trigger,
+        focus=focus,
+        estimate_before=before,
+        estimate_after=after,
+    )
+    if not applied:
+        return NotCompacted("the session changed while compacting; nothing was replaced")
+    yield Record(
+        "compaction",
+        {
+            "trigger": trigger,
+            "focus": focus,
+            "evicted": len(evicted),
+            "kept": len(kept),
+            "estimate_before": before,
+            "estimate_after": after,
+        },
+    )
+    return Compacted((recap_message, *kept), recap, len(evicted))

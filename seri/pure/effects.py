@@ -1,0 +1,154 @@
+"""The effects the agent loop asks its driver to carry out, and what comes back.
+
+The loop (``seri.pure.turn``) is a generator: it yields one of these requests,
+the driver in ``seri.io`` performs it and sends the answer back in. That keeps
+every decision (budgets, permissions, when to compact, pairing) testable as
+plain values, and every side effect in one thin place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import attrs
+
+from seri.pure.recap import Recap
+from seri.pure.records import Message, ToolCall, Usage
+
+Purpose = Literal["turn", "summary"]
+
+
+@attrs.frozen
+class CallModel:
+    """Send ``messages`` (after the frozen system prompt, for a turn) to the model.
+
+    Answered with ``ModelReply`` or ``ModelFailed``.
+    """
+
+    messages: tuple[Message, ...]
+    purpose: Purpose = "turn"
+    system_prompt: str = ""
+
+
+@attrs.frozen
+class ModelReply:
+    message: Message
+    usage: Usage | None = None
+    finish_reason: str = ""
+    # False when a stream ended in the middle of a tool call's arguments.
+    tool_calls_runnable: bool = True
+    unrunnable_reason: str = ""
+
+
+@attrs.frozen
+class ModelFailed:
+    """The call did not produce a complete answer. ``overflow``: the provider said too long."""
+
+    error: str
+    overflow: bool = False
+    interrupted: bool = False
+
+
+@attrs.frozen
+class AskPerson:
+    """Ask whether a tool call may run. Answered with True (run it) or False."""
+
+    call: ToolCall
+    reason: str
+
+
+@attrs.frozen
+class RunTool:
+    """Run one validated tool call. Answered with a ``ToolRun``."""
+
+    call: ToolCall
+    arguments: Mapping[str, Any]
+
+
+@attrs.frozen
+class ResolvePath:
+    """Resolve a tool's path argument against the project (symlinks followed).
+
+    Answered with ``ResolvedPath``: permission rules must judge the real path,
+    or a link could lead past a deny rule.
+    """
+
+    raw: str
+
+
+@attrs.frozen
+class ResolvedPath:
+    relative: str | None
+    absolute: str | None
+    # Set when the path leads outside the project: why, naming where it resolved to.
+    refused: str = ""
+
+
+@attrs.frozen
+class ToolRun:
+    """What running a tool gave: the text the model sees, and what it touched."""
+
+    text: str
+    is_error: bool = False
+    interrupted: bool = False
+    touched_paths: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class Persist:
+    """Append messages to the session, durably, before going on. Answered with None."""
+
+    messages: tuple[Message, ...]
+
+
+@attrs.frozen
+class Record:
+    """Add an event to the run's trajectory. Answered with None."""
+
+    type: str
+    data: Mapping[str, Any]
+
+
+@attrs.frozen
+class Say:
+    """Tell the person something (a warning, a notice) on stderr. Answered with None."""
+
+    text: str
+
+
+@attrs.frozen
+class UpdateCounters:
+    """Store the turn count and the last billed input tokens. Answered with None."""
+
+    turns_used: int
+    last_input_tokens: int
+
+
+@attrs.frozen
+class ApplyCompaction:
+    """Replace the first ``evicted`` messages by ``recap_message``, in one transaction.
+
+    Answered with True, or False when the session changed meanwhile (nothing written).
+    """
+
+    evicted: int
+    recap: Recap
+    recap_message: Message
+    trigger: str
+    focus: str
+    estimate_before: int
+    estimate_after: int
+
+
+Effect = (
+    CallModel
+    | AskPerson
+    | ResolvePath
+    | RunTool
+    | Persist
+    | Record
+    | Say
+    | UpdateCounters
+    | ApplyCompaction
+)

@@ -1,0 +1,98 @@
+"""The Read: and Modified: lists of a recap, taken from the evicted tool calls themselves.
+
+The summarizer never supplies paths: a model asked to list files may drop or invent some, while
+the calls record exactly what was touched. ``read_file`` makes a path read; ``write_file`` and
+``edit`` make it modified; a path that was both is listed as modified only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+from seri.pure.records import Message, ToolCall
+
+READING_TOOLS: frozenset[str] = frozenset({"read_file"})
+MODIFYING_TOOLS: frozenset[str] = frozenset({"write_file", "edit"})
+
+# The argument that names the file. "path" is seri's own; the others are what models trained on
+# other agents' tools sometimes send, and a path is worth recording whatever it was called.
+_PATH_KEYS = ("path", "file_path", "filePath")
+
+
+class TouchedPaths(NamedTuple):
+    """Paths read and paths modified, each in order of first appearance, never overlapping."""
+
+    read: tuple[str, ...] = ()
+    modified: tuple[str, ...] = ()
+
+
+def call_path(call: ToolCall) -> str | None:
+    """The file a tool call names, or None when its arguments name none (or are not JSON)."""
+    try:
+        arguments = json.loads(call.arguments)
+    except ValueError:
+        return None
+    if not isinstance(arguments, dict):
+        return None
+    for key in _PATH_KEYS:
+        value = arguments.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def paths_touched(evicted: Sequence[Message]) -> TouchedPaths:
+    """Read and modified paths from the tool calls among ``evicted``.
+
+    A call whose result (also among ``evicted``) is an error is skipped: a read that failed
+    read nothing, and an edit that failed changed nothing. A call with no result in sight is
+    counted, since it may well have run.
+    """
+    read: list[str] = []
+    modified: list[str] = []
+    for i, m in enumerate(evicted):
+        if not m.tool_calls:
+            continue
+        failed = {r.tool_call_id for r in _results_after(evicted, i) if r.is_error}
+        for call in m.tool_calls:
+            path = None if call.id in failed else call_path(call)
+            if path is None:
+                continue
+            if call.name in READING_TOOLS:
+                read.append(path)
+            elif call.name in MODIFYING_TOOLS:
+                modified.append(path)
+    return _normalized(read, modified)
+
+
+def _results_after(messages: Sequence[Message], i: int) -> Iterable[Message]:
+    # The results of an assistant message's calls are the tool messages right after it. Looking
+    # only there, not at every result by id, keeps a provider that reuses call ids from mixing
+    # up one turn's failures with another's.
+    for j in range(i + 1, len(messages)):
+        if messages[j].role != "tool":
+            return
+        yield messages[j]
+
+
+def merge_paths(old: TouchedPaths, new: TouchedPaths) -> TouchedPaths:
+    """The union of two path lists; modified wins over read.
+
+    Order is first appearance, old before new, so merging is stable, idempotent
+    (``merge(merge(a, b), b) == merge(a, b)``) and associative.
+    """
+    return _normalized([*old.read, *new.read], [*old.modified, *new.modified])
+
+
+def _normalized(read: Iterable[str], modified: Iterable[str]) -> TouchedPaths:
+    modified_once = _unique(modified)
+    written = set(modified_once)
+    return TouchedPaths(
+        read=tuple(p for p in _unique(read) if p not in written), modified=modified_once
+    )
+
+
+def _unique(paths: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(paths))

@@ -1,0 +1,109 @@
+"""Project rules, ``.seri/rules/*.md``: always-on ones and ones that fire on a glob.
+
+A rule file may start with front matter between ``---`` lines. With a ``globs:``
+entry (a list, or comma-separated patterns) the rule fires the first time in a
+session that a tool touches a matching project-relative path; its text then
+arrives as a user message, so the frozen system prompt never changes. Without
+``globs:`` the rule is always on and is frozen into the prompt at session start.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+import attrs
+
+from seri.pure.glob_match import glob_matches
+
+RULE_MESSAGE_PREFIX = "[rule "
+
+
+@attrs.frozen
+class GlobRule:
+    name: str
+    globs: tuple[str, ...]
+    text: str
+
+    def matches(self, path: str) -> bool:
+        return any(glob_matches(pattern, path, paths=True) for pattern in self.globs)
+
+    def message_text(self) -> str:
+        lead = "This project rule applies to the files you touched:"
+        return f"{RULE_MESSAGE_PREFIX}{self.name}] {lead}\n\n{self.text}"
+
+
+@attrs.frozen
+class RuleFile:
+    name: str
+    text: str
+    globs: tuple[str, ...] = ()
+
+
+def parse_rule(name: str, source: str) -> RuleFile:
+    """Split front matter from body; ``globs:`` may be a JSON/YAML-ish list or a CSV line."""
+    lines = source.splitlines()
+    if not lines or lines[0].strip() != "---":
+        return RuleFile(name, source.strip())
+    try:
+        end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
+    except StopIteration:
+        return RuleFile(name, source.strip())
+    globs: list[str] = []
+    front = lines[1:end]
+    for i, line in enumerate(front):
+        key, _, value = line.partition(":")
+        if key.strip() != "globs":
+            continue
+        value = value.strip()
+        if value:
+            globs.extend(_glob_list(value))
+        else:  # a YAML block list on the following lines
+            for item in front[i + 1 :]:
+                if not item.strip().startswith("-"):
+                    break
+                globs.append(_unquote(item.strip()[1:].strip()))
+    body = "\n".join(lines[end + 1 :]).strip()
+    return RuleFile(name, body, tuple(g for g in globs if g))
+
+
+def _glob_list(value: str) -> list[str]:
+    if value.startswith("["):
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            parsed = value.strip("[]").split(",")
+        return [_unquote(str(item).strip()) for item in parsed]
+    return [_unquote(part.strip()) for part in value.split(",")]
+
+
+def _unquote(text: str) -> str:
+    return text.strip().strip("'\"")
+
+
+def glob_rules(rules: Iterable[RuleFile]) -> tuple[GlobRule, ...]:
+    return tuple(GlobRule(r.name, r.globs, r.text) for r in rules if r.globs)
+
+
+def always_on(rules: Iterable[RuleFile]) -> tuple[RuleFile, ...]:
+    return tuple(r for r in rules if not r.globs)
+
+
+def rules_fired_by(
+    rules: Iterable[GlobRule], touched: Iterable[str], already: frozenset[str]
+) -> tuple[GlobRule, ...]:
+    """Rules not yet fired in this session that match any touched path."""
+    paths = tuple(touched)
+    return tuple(
+        rule for rule in rules if rule.name not in already and any(rule.matches(p) for p in paths)
+    )
+
+
+def fired_rule_names(history: Iterable[object]) -> frozenset[str]:
+    """Which rules already fired, read back from the rule messages in a resumed history."""
+    names = set()
+    for message in history:
+        text = getattr(message, "text", "")
+        if getattr(message, "kind", "") == "rule" and text.startswith(RULE_MESSAGE_PREFIX):
+            names.add(text[len(RULE_MESSAGE_PREFIX) :].split("]", 1)[0])
+    return frozenset(names)

@@ -1,0 +1,474 @@
+"""Reading a chat-completions stream: SSE framing, then assembling the deltas into one message.
+
+Both halves are sans-I/O. ``SSEParser`` turns bytes, cut anywhere, into events; the HTTP client
+feeds it whatever the socket delivered. ``StreamAssembler`` turns the decoded chunks into an
+assistant ``Message`` plus what is needed to judge it: did the stream finish, how, with what
+usage, and can its tool calls be trusted enough to run.
+
+A stream that stops early must never pass for a finished one (provider-protocol.md §1.4: the
+official SDKs raise nothing when a stream ends without ``finish_reason`` or ``[DONE]``), and a
+tool call whose arguments were cut off must never run: it would act on half an instruction.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from seri.pure.provider_errors import (
+    ProviderFailure,
+    classify_stream_error,
+    malformed_response,
+    stream_interrupted,
+    to_exception,
+)
+from seri.pure.records import Message, ToolCall, Usage
+
+# --- SSE framing -----------------------------------------------------------------------------
+
+
+@attrs.frozen
+class SSEEvent:
+    """One dispatched SSE event. ``event`` is ``"message"`` unless the server named it.
+
+    llama.cpp sends stream errors as a bare ``error:`` field rather than ``data:``; such an
+    event comes out with ``event == "error"`` and the field's value as ``data``.
+    """
+
+    data: str
+    event: str = "message"
+
+
+@attrs.frozen
+class SSEDone:
+    """The ``data: [DONE]`` sentinel that ends an OpenAI-style stream."""
+
+
+DONE = SSEDone()
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+class SSEParser:
+    """An incremental parser of ``text/event-stream`` bytes (the WHATWG event-stream rules).
+
+    ``feed`` may be given any slicing of the stream: a chunk can end inside a line, between the
+    CR and LF of a CRLF, or inside a multi-byte UTF-8 character; the events come out the same.
+    Comment lines (``: OPENROUTER PROCESSING``) are counted in ``comments`` and otherwise skipped.
+    """
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._pending = ""  # text after the last line end
+        self._skip_lf = False  # the last chunk ended in CR: a leading LF belongs to it
+        self._started = False  # the byte-order mark is only stripped at the very start
+        self._data: list[str] = []
+        self._event = ""
+        self.comments = 0
+
+    def feed(self, data: bytes) -> list[SSEEvent | SSEDone]:
+        """Take the next bytes; return the events they complete, in order."""
+        return self._take(self._decoder.decode(data))
+
+    def finish(self) -> list[SSEEvent | SSEDone]:
+        """The stream ended. An event whose lines all arrived but whose blank line did not is
+        dispatched (some servers close right after the last ``data:`` line); a half-received
+        line is dropped, because its JSON would be cut."""
+        events = self._take(self._decoder.decode(b"", final=True))
+        self._pending = ""
+        events.extend(self._dispatch())
+        return events
+
+    def _take(self, text: str) -> list[SSEEvent | SSEDone]:
+        if not text:
+            return []
+        if not self._started:
+            self._started = True
+            text = text.removeprefix("\ufeff")
+        if self._skip_lf:
+            self._skip_lf = False
+            text = text.removeprefix("\n")
+        buffer = self._pending + text
+        events: list[SSEEvent | SSEDone] = []
+        start = 0
+        for end in _LINE_END.finditer(buffer):
+            events.extend(self._line(buffer[start : end.start()]))
+            start = end.end()
+            if end.group() == "\r" and start == len(buffer):
+                self._skip_lf = True
+        self._pending = buffer[start:]
+        return events
+
+    def _line(self, line: str) -> list[SSEEvent | SSEDone]:
+        if not line:
+            return self._dispatch()
+        if line.startswith(":"):
+            self.comments += 1
+            return []
+        name, colon, value = line.partition(":")
+        if colon and value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        elif name == "error":
+            # llama.cpp: `error: {...}` instead of a data line. Standard parsers would drop it.
+            self._event = "error"
+            self._data.append(value)
+        # `id` and `retry` do not matter to a one-shot chat stream; unknown fields are ignored.
+        return []
+
+    def _dispatch(self) -> list[SSEEvent | SSEDone]:
+        data, event = "\n".join(self._data), self._event or "message"
+        had_data = bool(self._data)
+        self._data, self._event = [], ""
+        if not had_data:
+            return []
+        if event == "message" and data.strip() == "[DONE]":
+            return [DONE]
+        return [SSEEvent(data=data, event=event)]
+
+
+# --- assembling the deltas -------------------------------------------------------------------
+
+# Finish reasons after which the model's tool calls are not whole, or not meant: "length" can
+# stop mid-arguments, "content_filter" cut the output, "error" ended the stream.
+_UNTRUSTED_FINISH = frozenset({"length", "content_filter", "error"})
+
+
+def dump_json(value: object) -> str:
+    """Compact JSON text, non-ASCII kept as is: the one form seri stores provider JSON in."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+@attrs.frozen
+class StreamDelta:
+    """What one chunk added that a person may watch arrive."""
+
+    text: str = ""
+    reasoning: str = ""
+
+
+@attrs.frozen
+class StreamResult:
+    """A whole model answer, or as much of it as arrived, and whether it can be trusted.
+
+    ``message`` is the assistant message with every tool call received, including unfinished
+    ones, so that the trajectory keeps the raw arguments. Run them only if
+    ``tool_calls_runnable``; otherwise answer each with an error result (the pairing invariant
+    still holds) citing ``unrunnable_reason``.
+
+    ``complete`` means the stream finished properly: a finish reason or ``[DONE]`` arrived and
+    no error did. ``failure`` says what went wrong otherwise (an error event, a cut, a stall).
+    """
+
+    message: Message
+    finish_reason: str = ""
+    usage: Usage | None = None
+    complete: bool = False
+    done: bool = False
+    failure: ProviderFailure | None = None
+    tool_calls_runnable: bool = False
+    unrunnable_reason: str = ""
+    model: str = ""
+    generation_id: str = ""
+
+    def raise_for_failure(self) -> None:
+        """Raise the matching ``ProviderError`` (carrying this result) if the stream failed."""
+        if self.failure is not None:
+            raise to_exception(self.failure, self)
+
+
+@attrs.define
+class _CallParts:
+    """A tool call being put together from its fragments."""
+
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = attrs.field(factory=list)
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _int(value: object) -> int:
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return 0
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _reasoning_text(delta: Mapping[str, Any]) -> str:
+    """The plain reasoning of one delta, whatever the backend calls it.
+
+    OpenRouter and new vLLM say ``reasoning``, llama.cpp and DeepSeek ``reasoning_content``;
+    some send both with the same text, so the first one present wins. Codex's tests even see
+    ``reasoning`` as an object with ``text`` or ``content``.
+    """
+    for key in ("reasoning", "reasoning_content"):
+        value = delta.get(key)
+        if isinstance(value, str) and value:
+            return value
+        if isinstance(value, Mapping):
+            inner = value.get("text") or value.get("content")
+            if isinstance(inner, str) and inner:
+                return inner
+    return ""
+
+
+def _details_text(details: list[Any]) -> str:
+    parts: list[str] = []
+    for item in details:
+        entry = _mapping(item)
+        piece = entry.get("text") if entry.get("type") == "reasoning.text" else None
+        if entry.get("type") == "reasoning.summary":
+            piece = entry.get("summary")
+        if isinstance(piece, str):
+            parts.append(piece)
+    return "".join(parts)
+
+
+def usage_from(raw: Mapping[str, Any], provider: str = "") -> Usage:
+    """A ``Usage`` record from an OpenAI/OpenRouter ``usage`` object."""
+    cost = raw.get("cost")
+    return Usage(
+        input_tokens=_int(raw.get("prompt_tokens")),
+        output_tokens=_int(raw.get("completion_tokens")),
+        reasoning_tokens=_int(
+            _mapping(raw.get("completion_tokens_details")).get("reasoning_tokens")
+        ),
+        cached_tokens=_int(_mapping(raw.get("prompt_tokens_details")).get("cached_tokens")),
+        cost=float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
+        provider=provider,
+    )
+
+
+class StreamAssembler:
+    """Accumulates the chunks of one streamed chat completion.
+
+    Feed it decoded chunks (``feed``) or raw SSE events (``feed_event``); ask for ``result()``
+    when the stream is over, however it ended. Tool-call fragments are merged by ``index``
+    (falling back to ``id``, then position): ``id`` and ``name`` are taken the first time they
+    appear, ``arguments`` pieces are concatenated. A call that never got an id is given
+    ``f"{id_prefix}{index}"`` so that its result can still be paired with it.
+    """
+
+    def __init__(self, id_prefix: str = "call_") -> None:
+        self._id_prefix = id_prefix
+        self._text: list[str] = []
+        self._reasoning: list[str] = []
+        self._details: list[str] = []
+        self._details_reasoning: list[str] = []
+        self._calls: dict[tuple[str, object], _CallParts] = {}
+        self._finish = ""
+        self._done = False
+        self._usage_raw: Mapping[str, Any] | None = None
+        self._provider = ""
+        self._model = ""
+        self._generation_id = ""
+        self._failure: ProviderFailure | None = None
+        self.data_events = 0
+
+    @property
+    def failed(self) -> bool:
+        """An error event arrived: nothing after it belongs to this answer."""
+        return self._failure is not None
+
+    @property
+    def finished(self) -> bool:
+        """``[DONE]`` arrived, or an error ended the stream: stop reading."""
+        return self._done or self._failure is not None
+
+    def feed_event(self, event: SSEEvent | SSEDone) -> StreamDelta:
+        """Take one SSE event: ``[DONE]``, an ``error:`` field, or a data payload."""
+        if isinstance(event, SSEDone):
+            self._done = True
+            return StreamDelta()
+        self.data_events += 1
+        if event.event == "error":
+            self._fail(classify_stream_error(event.data, self._provider))
+            return StreamDelta()
+        try:
+            chunk = json.loads(event.data)
+        except ValueError:
+            self._fail(malformed_response(f"a stream chunk is not JSON: {event.data[:120]!r}"))
+            return StreamDelta()
+        if not isinstance(chunk, Mapping):
+            self._fail(malformed_response(f"a stream chunk is not an object: {event.data[:120]!r}"))
+            return StreamDelta()
+        return self.feed(chunk)
+
+    def feed(self, chunk: Mapping[str, Any]) -> StreamDelta:
+        """Take one decoded ``chat.completion.chunk``; return the text and reasoning it added."""
+        self._note_metadata(chunk)
+        usage = chunk.get("usage")
+        if isinstance(usage, Mapping):
+            self._usage_raw = usage
+        if chunk.get("object") == "error":
+            # vLLM's unwrapped error: {"object": "error", "message": ..., "code": 400}.
+            self._fail(classify_stream_error(chunk, self._provider))
+            return StreamDelta()
+        choices = chunk.get("choices")
+        # The usage chunk has `choices: []`: never index it blindly.
+        choice = _mapping(choices[0]) if isinstance(choices, list) and choices else {}
+        delta = self._take_delta(_mapping(choice.get("delta")))
+        finish = choice.get("finish_reason")
+        if isinstance(finish, str) and finish:
+            self._finish = finish
+        error = chunk.get("error")
+        if error is not None:
+            self._fail(classify_stream_error(error, self._provider))
+        elif self._finish == "error":
+            self._fail(classify_stream_error(_mapping(choice.get("error")), self._provider))
+        return delta
+
+    def _note_metadata(self, chunk: Mapping[str, Any]) -> None:
+        for key, attr in (("provider", "_provider"), ("model", "_model"), ("id", "_generation_id")):
+            value = chunk.get(key)
+            if isinstance(value, str) and value and not getattr(self, attr):
+                setattr(self, attr, value)
+
+    def _take_delta(self, delta: Mapping[str, Any]) -> StreamDelta:
+        text = _text(delta.get("content"))
+        if text:
+            self._text.append(text)
+        reasoning = _reasoning_text(delta)
+        if reasoning:
+            self._reasoning.append(reasoning)
+        details = delta.get("reasoning_details")
+        if isinstance(details, list) and details:
+            # Kept item by item exactly as received: providers reject altered reasoning.
+            self._details.extend(dump_json(item) for item in details)
+            # Most backends repeat the detail text as plain `reasoning`; only those that don't
+            # have their reasoning read from the details, so it is never shown twice.
+            from_details = _details_text(details)
+            self._details_reasoning.append(from_details)
+            if not self._reasoning:
+                reasoning = from_details
+        calls = delta.get("tool_calls")
+        if isinstance(calls, list):
+            for position, fragment in enumerate(calls):
+                self._take_fragment(position, _mapping(fragment))
+        return StreamDelta(text=text, reasoning=reasoning)
+
+    def _take_fragment(self, position: int, fragment: Mapping[str, Any]) -> None:
+        function = _mapping(fragment.get("function"))
+        call_id, name = _text(fragment.get("id")), _text(function.get("name"))
+        index = fragment.get("index")
+        if isinstance(index, int) and not isinstance(index, bool):
+            key: tuple[str, object] = ("index", index)
+            known = self._calls.get(key)
+            # Some backends number every call 0 but send each whole, with its own id and name.
+            if known is not None and known.id and call_id and call_id != known.id and name:
+                key = ("index", (index, len(self._calls)))
+        elif call_id:
+            key = ("id", call_id)
+        else:
+            key = ("position", position)
+        parts = self._calls.setdefault(key, _CallParts())
+        if call_id and not parts.id:
+            parts.id = call_id
+        if name and not parts.name:
+            parts.name = name
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            parts.arguments.append(arguments)
+        elif isinstance(arguments, Mapping):
+            # Ollama-style: the arguments as an object rather than JSON text.
+            parts.arguments.append(dump_json(arguments))
+
+    def _fail(self, failure: ProviderFailure) -> None:
+        if self._failure is None:
+            self._failure = failure
+
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        calls: list[ToolCall] = []
+        for number, parts in enumerate(self._calls.values()):
+            call_id = parts.id or f"{self._id_prefix}{number}"
+            calls.append(ToolCall(id=call_id, name=parts.name, arguments="".join(parts.arguments)))
+        return tuple(calls)
+
+    def result(self, failure: ProviderFailure | None = None) -> StreamResult:
+        """The answer so far. ``failure`` is how the transport ended it, if it did not end well
+        (cut, stalled); an error event already seen takes precedence."""
+        failure = self._failure or failure
+        finished_properly = bool(self._finish) or self._done
+        if failure is None and not finished_properly:
+            failure = stream_interrupted("no finish reason and no [DONE]")
+        complete = failure is None
+        calls = self.tool_calls()
+        runnable, reason = self._runnable(calls, complete, failure)
+        message = Message(
+            role="assistant",
+            text="".join(self._text),
+            reasoning="".join(self._reasoning or self._details_reasoning),
+            reasoning_details=f"[{','.join(self._details)}]" if self._details else "",
+            tool_calls=calls,
+        )
+        usage = None if self._usage_raw is None else usage_from(self._usage_raw, self._provider)
+        return StreamResult(
+            message=message,
+            finish_reason=self._finish,
+            usage=usage,
+            complete=complete,
+            done=self._done,
+            failure=failure,
+            tool_calls_runnable=runnable,
+            unrunnable_reason=reason,
+            model=self._model,
+            generation_id=self._generation_id,
+        )
+
+    def _runnable(
+        self, calls: tuple[ToolCall, ...], complete: bool, failure: ProviderFailure | None
+    ) -> tuple[bool, str]:
+        if not calls:
+            return False, ""
+        if not complete:
+            why = failure.message if failure is not None else "the stream did not finish"
+            return False, f"the response did not finish ({why}), so its tool calls may be cut off"
+        if self._finish in _UNTRUSTED_FINISH:
+            return False, (
+                f"the response stopped with finish_reason {self._finish!r}, "
+                "so its tool calls may be cut off"
+            )
+        return True, ""
+
+
+def assemble_completion(body: Mapping[str, Any], id_prefix: str = "call_") -> StreamResult:
+    """The same result for a non-streaming ``chat.completion`` body.
+
+    Its ``message`` is fed through the assembler as if it were one big delta, so both paths
+    agree on every rule (tool-call ids, reasoning fields, errors, finish reasons).
+    """
+    assembler = StreamAssembler(id_prefix)
+    choices = body.get("choices")
+    choice = _mapping(choices[0]) if isinstance(choices, list) and choices else {}
+    message = dict(_mapping(choice.get("message")))
+    calls = message.get("tool_calls")
+    if isinstance(calls, list):
+        message["tool_calls"] = [{"index": n, **_mapping(call)} for n, call in enumerate(calls)]
+    chunk: dict[str, Any] = {key: value for key, value in body.items() if key != "choices"}
+    chunk["choices"] = [{**choice, "delta": message}]
+    if choice.get("error") is not None and "error" not in chunk:
+        chunk["error"] = choice["error"]
+    assembler.feed(chunk)
+    if not choice and "error" not in chunk and body.get("object") != "error":
+        return assembler.result(malformed_response("the response has no choices"))
+    # A whole body arrived, so nothing was cut: it counts as a stream that reached [DONE].
+    assembler.feed_event(DONE)
+    return assembler.result()

@@ -1,0 +1,64 @@
+"""How large a history is, in the rough units the compaction trigger needs.
+
+The estimate is the larger of two numbers: the input tokens the provider billed for the last
+call, and a local count of ``ceil(characters / 4)``. Billed counts are exact but lag one call
+behind and can freeze when a provider stops reporting usage; the character count is always
+current but only approximate. Taking the maximum errs towards compacting early.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from seri.pure.records import Message
+
+# Four characters a token is the usual rule of thumb for English text and code.
+CHARS_PER_TOKEN = 4
+
+
+def message_chars(m: Message) -> int:
+    """Characters of one message that count towards the history estimate.
+
+    Counted, as the spec lists them:
+
+    * the text (for a tool message, the text *is* the tool result);
+    * the thinking: the larger of ``reasoning`` and ``reasoning_details``. Providers return
+      thinking as plain text, as raw reasoning blocks that wrap the same text (or an encrypted
+      form of it), or as both, so counting one of them avoids counting it twice;
+    * the raw JSON arguments string of every tool call.
+
+    Not counted: roles, tool names and call ids. They are a few characters a message and the
+    spec leaves them out. Lengths are in code points (``len``), not bytes.
+    """
+    thinking = max(len(m.reasoning), len(m.reasoning_details))
+    arguments = sum(len(call.arguments) for call in m.tool_calls)
+    return len(m.text) + thinking + arguments
+
+
+def messages_chars(messages: Iterable[Message]) -> int:
+    """The sum of ``message_chars`` over a whole history (the store keeps it incrementally)."""
+    return sum(message_chars(m) for m in messages)
+
+
+def estimate_tokens(chars: int) -> int:
+    """``ceil(chars / 4)``, in integers so that large counts never meet float rounding."""
+    if chars < 0:
+        raise ValueError(f"a character count cannot be negative: {chars}")
+    return -(-chars // CHARS_PER_TOKEN)
+
+
+def history_estimate(last_billed_input_tokens: int, total_chars: int) -> int:
+    """The trigger's view of the history: the larger of the billed and the local count.
+
+    ``total_chars`` should cover everything that is sent: the stored messages and the frozen
+    system prompt, which is never evicted but still fills the window.
+    """
+    return max(last_billed_input_tokens, estimate_tokens(total_chars))
+
+
+def should_compact(estimate: int, context_window: int) -> bool:
+    """True when the estimate is at least half the context window."""
+    if context_window <= 0:
+        raise ValueError(f"a context window must be positive: {context_window}")
+    # 2 * estimate >= window is "at least half" without rounding an odd window.
+    return 2 * estimate >= context_window

@@ -1,0 +1,263 @@
+"""Messages to and from the chat-completions wire format, and the request body around them.
+
+The body follows OpenRouter's ``ChatRequest`` schema (tests validate every body against it) and
+stays plain OpenAI chat-completions otherwise, so vLLM, llama.cpp and Ollama accept it too.
+
+Two wire rules cause most permanent 400s, so they are enforced here rather than hoped for:
+every assistant tool call is answered exactly once by the tool messages right after it, and
+reasoning blocks go back exactly as the provider sent them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from seri.pure.records import Message, ToolCall
+from seri.pure.sse import dump_json
+
+# Keys ``build_request`` sets itself; a sampling setting must not quietly replace them.
+_RESERVED = frozenset(
+    {"model", "messages", "tools", "stream", "stream_options", "provider", "reasoning", "plugins"}
+)
+
+
+# --- messages --------------------------------------------------------------------------------
+
+
+def _wire_tool_call(call: ToolCall) -> dict[str, Any]:
+    # `arguments` is JSON *text* on the wire, never an object.
+    return {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": call.arguments},
+    }
+
+
+def _reasoning_details(raw: str) -> list[Any]:
+    details = json.loads(raw)
+    if not isinstance(details, list):
+        raise TypeError("reasoning_details must be a JSON array")
+    return details
+
+
+def _wire_assistant(message: Message) -> dict[str, Any]:
+    wire: dict[str, Any] = {"role": "assistant"}
+    # An assistant turn that only calls tools has null content, as the providers send it.
+    wire["content"] = message.text if message.text or not message.tool_calls else None
+    if message.tool_calls:
+        wire["tool_calls"] = [_wire_tool_call(call) for call in message.tool_calls]
+    if message.reasoning:
+        wire["reasoning"] = message.reasoning
+    if message.reasoning_details:
+        wire["reasoning_details"] = _reasoning_details(message.reasoning_details)
+    return wire
+
+
+def to_wire_message(message: Message) -> dict[str, Any]:
+    """One ``Message`` as a chat-completions message object."""
+    if message.role == "assistant":
+        return _wire_assistant(message)
+    if message.role == "tool":
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.text}
+    return {"role": message.role, "content": message.text}
+
+
+def to_wire_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """A history as the ``messages`` array of a request."""
+    return [to_wire_message(message) for message in messages]
+
+
+def _content_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            part["text"]
+            for part in content
+            if isinstance(part, Mapping) and isinstance(part.get("text"), str)
+        )
+    return ""
+
+
+def _from_wire_tool_call(raw: Mapping[str, Any]) -> ToolCall:
+    function = raw.get("function") or {}
+    arguments = function.get("arguments", "")
+    if not isinstance(arguments, str):
+        arguments = dump_json(arguments)
+    return ToolCall(
+        id=str(raw.get("id", "")), name=str(function.get("name", "")), arguments=arguments
+    )
+
+
+def from_wire_messages(wire: Sequence[Mapping[str, Any]]) -> tuple[Message, ...]:
+    """The inverse of ``to_wire_messages``, for requests read back from logs and fixtures.
+
+    The wire does not carry ``kind`` or ``is_error``; a tool message's ``tool_name`` is
+    recovered from the call it answers.
+    """
+    names: dict[str, str] = {}
+    messages: list[Message] = []
+    for raw in wire:
+        role = raw.get("role")
+        text = _content_text(raw.get("content"))
+        if role == "assistant":
+            calls = tuple(_from_wire_tool_call(call) for call in raw.get("tool_calls") or ())
+            names.update((call.id, call.name) for call in calls)
+            details = raw.get("reasoning_details")
+            reasoning = raw.get("reasoning")
+            messages.append(
+                Message(
+                    role="assistant",
+                    text=text,
+                    reasoning=reasoning if isinstance(reasoning, str) else "",
+                    reasoning_details=dump_json(details) if details else "",
+                    tool_calls=calls,
+                )
+            )
+        elif role == "tool":
+            call_id = str(raw.get("tool_call_id", ""))
+            messages.append(
+                Message(
+                    role="tool", text=text, tool_call_id=call_id, tool_name=names.get(call_id, "")
+                )
+            )
+        elif role in ("system", "user"):
+            messages.append(Message(role=role, text=text))
+        elif role == "developer":
+            messages.append(Message(role="system", text=text))
+        else:
+            raise ValueError(f"unknown message role on the wire: {role!r}")
+    return tuple(messages)
+
+
+# --- the request body ------------------------------------------------------------------------
+
+
+def wire_tool(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool definition as the request's ``tools`` entry.
+
+    Takes ``{"name", "description", "parameters"}`` or an entry already in wire form
+    (``{"type": "function", "function": {...}}``), which passes through unchanged.
+    """
+    if spec.get("type") == "function" and "function" in spec:
+        return dict(spec)
+    function: dict[str, Any] = {"name": spec["name"]}
+    if spec.get("description"):
+        function["description"] = spec["description"]
+    function["parameters"] = dict(spec.get("parameters") or {"type": "object", "properties": {}})
+    return {"type": "function", "function": function}
+
+
+def build_request(
+    model: str,
+    messages: Sequence[Message],
+    tools: Sequence[Mapping[str, Any]] = (),
+    *,
+    sampling: Mapping[str, Any] | None = None,
+    provider_pin: Mapping[str, Any] | None = None,
+    reasoning_effort: str | None = None,
+    stream: bool = True,
+    compress_overflow: bool = False,
+) -> dict[str, Any]:
+    """The JSON body of one ``POST /chat/completions``.
+
+    ``sampling`` holds the knobs passed through as top-level keys (temperature, top_p,
+    max_tokens, seed, ...). ``provider_pin`` becomes OpenRouter's ``provider`` routing object.
+    ``tools`` must be sent on every request of a tool conversation, results included (OpenRouter
+    validates them each time), so an empty ``tools`` simply leaves the key out.
+
+    OpenRouter silently middle-truncates prompts too long for endpoints of 8k context or less;
+    unless ``compress_overflow``, the body turns that off so an overflow is reported, not hidden.
+    """
+    sampling = sampling or {}
+    clash = sorted(_RESERVED & sampling.keys())
+    if clash:
+        raise ValueError(f"sampling settings may not set {', '.join(clash)}")
+    body: dict[str, Any] = {"model": model, "messages": to_wire_messages(messages)}
+    if tools:
+        body["tools"] = [wire_tool(tool) for tool in tools]
+    body.update(sampling)
+    if provider_pin:
+        body["provider"] = dict(provider_pin)
+    if reasoning_effort:
+        body["reasoning"] = {"effort": reasoning_effort}
+    if not compress_overflow:
+        body["plugins"] = [{"id": "context-compression", "enabled": False}]
+    body["stream"] = stream
+    if stream:
+        # OpenRouter always reports usage; OpenAI and vLLM only when asked.
+        body["stream_options"] = {"include_usage": True}
+    return body
+
+
+# --- the pairing invariant -------------------------------------------------------------------
+
+
+def _describe(call: ToolCall) -> str:
+    return f"{call.id!r} ({call.name})" if call.name else repr(call.id)
+
+
+def _answers(messages: Sequence[Message], start: int) -> tuple[list[Message], int]:
+    """The run of tool messages beginning at ``start``, and the index after it."""
+    end = start
+    while end < len(messages) and messages[end].role == "tool":
+        end += 1
+    return list(messages[start:end]), end
+
+
+def _check_turn(position: int, calls: tuple[ToolCall, ...], results: list[Message]) -> list[str]:
+    problems: list[str] = []
+    seen_ids: set[str] = set()
+    for call in calls:
+        if not call.id:
+            problems.append(f"message {position}: a tool call to {call.name!r} has no id")
+        elif call.id in seen_ids:
+            problems.append(f"message {position}: tool call id {call.id!r} is used twice")
+        seen_ids.add(call.id)
+    answered: dict[str, int] = {}
+    for offset, result in enumerate(results, start=position + 1):
+        if result.tool_call_id not in seen_ids:
+            problems.append(
+                f"message {offset}: tool result for {result.tool_call_id!r} answers no call "
+                f"of message {position}"
+            )
+        answered[result.tool_call_id] = answered.get(result.tool_call_id, 0) + 1
+    for call in calls:
+        count = answered.get(call.id, 0)
+        if count == 0:
+            problems.append(f"message {position}: tool call {_describe(call)} has no result")
+        elif count > 1:
+            problems.append(
+                f"message {position}: tool call {_describe(call)} is answered {count} times"
+            )
+    return problems
+
+
+def pairing_problems(messages: Sequence[Message]) -> tuple[str, ...]:
+    """Every breach of the tool-call pairing rule in a history; empty when it is valid.
+
+    Each assistant tool call must be answered exactly once by the tool messages that
+    immediately follow that assistant message, and every tool message must answer a call of
+    the assistant message just before its run. Providers reject a request that breaks this with
+    a 400 that no retry can fix, so a request is never built from a history that fails here.
+    """
+    problems: list[str] = []
+    index = 0
+    while index < len(messages):
+        message = messages[index]
+        if message.role == "tool":
+            problems.append(
+                f"message {index}: tool result for {message.tool_call_id!r} does not follow "
+                "an assistant message that called it"
+            )
+            index += 1
+            continue
+        if message.role == "assistant" and message.tool_calls:
+            results, after = _answers(messages, index + 1)
+            problems.extend(_check_turn(index, message.tool_calls, results))
+            index = after
+            continue
+        index += 1
+    return tuple(problems)

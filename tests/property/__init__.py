@@ -1,0 +1,1 @@
+"""Property tests (hypothesis); a package so their module names cannot clash with tests/."""
