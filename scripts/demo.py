@@ -100,6 +100,8 @@ def main() -> int:
     home, project = workdir / "profile", workdir / "project"
     project.mkdir()
     (home / "sessions").mkdir(parents=True)
+    # A tiny keep budget, so that compacting this short session has something to evict.
+    (home / "config.json").write_text('{"compaction": {"keep_tokens": 40}}\n')
     for fixture in sorted(LEGACY.glob("*.jsonl")):
         shutil.copy2(fixture, home / "sessions" / fixture.name)
     with FakeModel(SCRIPT) as fake:
@@ -151,8 +153,9 @@ def main() -> int:
             env=env,
             cwd=project,
         )
-        step("Compaction from the shell (the session is short, so the cut keeps little)")
-        seri("compact", "--session", session_id[:8], env=env, cwd=project)
+        step("Compaction from the shell: older messages become one recap, the ledger says so")
+        seri("compact", "--session", session_id[:8], "--focus", "the greeting", env=env, cwd=project)
+        seri("sessions", "show", session_id[:8], env=env, cwd=project)
         step("Sessions of the older release, imported from sessions/*.jsonl on first use")
         seri("sessions", "--all", env=env, cwd=project)
         seri("sessions", "show", "e5f6a7b8", env=env, cwd=project)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]  # no stubs are published
 import pytest
 
 from seri.pure.records import ToolCall

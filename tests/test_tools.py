@@ -171,6 +171,14 @@ def test_write_file_refuses_protected_paths_even_without_the_policy(
     assert not (profile / "config.json").exists()
 
 
+def test_a_git_dir_reached_through_a_link_is_still_protected(ws: Path) -> None:
+    (ws / "gitdir" / "hooks").mkdir(parents=True)
+    (ws / ".git").symlink_to("gitdir", target_is_directory=True)
+    result = run(ws, "write_file", path=".git/hooks/pre-commit", content="x")
+    assert result.detail("outcome") == "refused"
+    assert not (ws / "gitdir/hooks/pre-commit").exists()
+
+
 def test_a_write_that_cannot_finish_leaves_the_old_file_whole(ws: Path) -> None:
     """S4: a file-size limit makes the write fail half way; the target is untouched."""
     target = ws / "big.txt"
@@ -412,6 +420,7 @@ def test_glob_is_sorted_relative_and_skips_git(ws: Path) -> None:
     assert run(ws, "glob", pattern="src/*").text.splitlines() == [
         "src/deep/", "src/notes.md", "src/z.py",
     ]
+    assert run(ws, "glob", pattern="src/*/").text == "src/deep/"
     assert "No files match" in run(ws, "glob", pattern="*.rs").text
 
 

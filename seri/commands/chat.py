@@ -42,7 +42,7 @@ from seri.pure.errors import EXIT_OK, SeriError
 
 def run(argv: list[str]) -> int:
     options = parse_usage(__doc__ or "", argv)
-    from seri.commands.chat_session import ChatSession, ChatOptions
+    from seri.commands.chat_session import ChatOptions, ChatSession
 
     max_turns = options["--max-turns"]
     chat_options = ChatOptions(

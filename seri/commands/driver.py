@@ -11,7 +11,6 @@ import json
 import sys
 import time
 from collections.abc import Callable, Generator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from seri.io import conversations
@@ -301,7 +300,8 @@ def apply_compaction(
         (session_id, recap_seq, "user", "recap", message_to_json(recap_message), recap_chars, now),
     )
     conn.execute(
-        "UPDATE sessions SET total_chars = total_chars - ? + ?, message_count = message_count - ? + 1,"
+        "UPDATE sessions SET total_chars = total_chars - ? + ?,"
+        " message_count = message_count - ? + 1,"
         " recap = ?, compacted_before = ?, last_input_tokens = 0, revision = revision + 1,"
         " updated = ? WHERE id = ?",
         (

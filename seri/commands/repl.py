@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -23,10 +24,8 @@ def _setup_readline(root: str) -> None:
     except ImportError:  # not on every platform; input() still works without it
         return
     path = os.path.join(root, HISTORY_FILE)
-    try:
+    with contextlib.suppress(OSError):
         readline.read_history_file(path)
-    except OSError:
-        pass
     readline.set_history_length(HISTORY_LENGTH)
 
     import atexit

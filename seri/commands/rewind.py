@@ -23,6 +23,7 @@ recently touched sessions of a project keep their file checkpoints.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -86,7 +87,8 @@ def _turn(store: Store, session_id: str, n: int) -> Turn:
         )
     if n > len(listed):
         raise SeriError(
-            f"there is no user message {n}; this session has {len(listed)} since the last compaction"
+            f"there is no user message {n}; this session has {len(listed)} "
+            "since the last compaction"
         )
     return listed[n - 1]
 
@@ -137,10 +139,8 @@ def restore_files(plan: RewindPlan, project: Path) -> list[str]:
         if checkpoint.existed and checkpoint.content is not None:
             atomic_write(root, path, checkpoint.content)
         else:
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
-            except FileNotFoundError:
-                pass
         restored.append(checkpoint.path)
     return restored
 
@@ -149,7 +149,8 @@ def rewind_conversation(store: Store, session_id: str, seq: int) -> int:
     """Drop the messages from ``seq`` on, in one transaction; returns how many went."""
     with store.write() as conn:
         chars, count = conn.execute(
-            "SELECT coalesce(sum(chars), 0), count(*) FROM messages WHERE session_id = ? AND seq >= ?",
+            "SELECT coalesce(sum(chars), 0), count(*) FROM messages"
+            " WHERE session_id = ? AND seq >= ?",
             (session_id, seq),
         ).fetchall()[0]
         conn.execute("DELETE FROM messages WHERE session_id = ? AND seq >= ?", (session_id, seq))
@@ -160,7 +161,7 @@ def rewind_conversation(store: Store, session_id: str, seq: int) -> int:
             " WHERE id = ?",
             (chars, count, seq, session_id),
         )
-    return int(count)
+    return int(str(count))
 
 
 def perform(

@@ -14,7 +14,6 @@ import time
 import uuid
 from typing import TYPE_CHECKING
 
-
 from seri.io import conversations
 from seri.pure.effects import AskPerson, ToolRun
 from seri.pure.prompt import assemble_prompt
@@ -105,7 +104,9 @@ def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
         "",
     )
     note = {
-        "max_turns": f"the subagent used all {settings.subagent_max_turns} of its turns before finishing",
+        "max_turns": (
+            f"the subagent used all {settings.subagent_max_turns} of its turns before finishing"
+        ),
         "interrupted": "the subagent was interrupted",
     }.get(end.status, f"the subagent stopped: {end.detail}")
     text = f"[subagent {child_id}] Not finished: {note}."

@@ -90,19 +90,21 @@ def default_protected(profile_dir: Path, home: Path | None = None) -> tuple[Path
     return tuple(sorted(both))
 
 
-def refuse_protected(root: Path, path: Path, protected: Iterable[Path]) -> None:
-    """Raise PathRefusedError if writing ``path`` is never allowed.
+def refuse_protected(root: Path, path: Path, protected: Iterable[Path], raw: str = "") -> None:
+    """Raise PathRefusedError if writing ``path`` (resolved from ``raw``) is never allowed.
 
     The permission policy already denies these; this is the second lock, so a
     caller that skips the policy (an allow-all mode, a bug) still cannot write
-    a git hook or seri's own config.
+    a git hook or seri's own config. The raw form is checked too, in case
+    ``.git`` is itself a symlink.
     """
     rel = relative_name(root, path)
-    for part in rel.split("/"):
-        if part.lower() in {".git", ".ssh"}:
-            raise PathRefusedError(
-                f"writing {rel} is never allowed: it is inside {part}/", str(path)
-            )
+    for name in (rel, os.path.normpath(raw) if raw else ""):
+        for part in name.split(os.sep):
+            if part.lower() in {".git", ".ssh"}:
+                raise PathRefusedError(
+                    f"writing {rel} is never allowed: it is inside {part}/", str(path)
+                )
     for guarded in protected:
         if is_within(guarded, path):
             raise PathRefusedError(

@@ -43,14 +43,15 @@ def glob_files(root: Path, pattern: str) -> ToolOutcome:
             "use a relative pattern such as `src/**/*.py`",
             outcome="refused",
         )
-    regex = compile_glob(cleaned, paths=True)
+    dirs_only = cleaned.endswith("/")  # "src/*/" asks for directories, as in a shell
+    regex = compile_glob(cleaned.rstrip("/") or ".", paths=True)
     found: list[str] = []
     walked = 0
     for rel, is_dir in _walk(root):
         walked += 1
         if walked > MAX_WALK_ENTRIES:
             break
-        if regex.fullmatch(rel):
+        if (is_dir or not dirs_only) and regex.fullmatch(rel):
             found.append(rel + "/" if is_dir else rel)
     found.sort()
     shown = found[:MAX_GLOB_RESULTS]

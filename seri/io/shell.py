@@ -84,8 +84,6 @@ def run_bash(
     KeyboardInterrupt while waiting kills the process group and is re-raised,
     so the caller can record the call as interrupted.
     """
-    spill_path, spill = _open_spill(spill_dir)
-    capture = _Capture(spill)
     started = time.monotonic()
     proc = subprocess.Popen(
         ["bash", "-c", command],
@@ -97,7 +95,11 @@ def run_bash(
         close_fds=True,
     )
     assert proc.stdout is not None
+    spill_path: Path | None = None
+    spill: BinaryIO | None = None
     try:
+        spill_path, spill = _open_spill(spill_dir)
+        capture = _Capture(spill)
         timed_out, abandoned = _pump(proc, capture, started + timeout)
         if timed_out:
             _kill_group(proc)

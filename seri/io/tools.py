@@ -186,7 +186,7 @@ def _line_text(raw: bytes, length: int) -> tuple[str, bool]:
 def _write_file(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
     path = resolve_in_project(root, str(args["path"]))
     rel = relative_name(root, path)
-    refuse_protected(root, path, ctx.protected)
+    refuse_protected(root, path, ctx.protected, raw=str(args["path"]))
     try:
         data = str(args["content"]).encode("utf-8")
     except UnicodeEncodeError:
@@ -203,7 +203,7 @@ def _write_file(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOu
 def _edit(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
     path = resolve_in_project(root, str(args["path"]))
     rel = relative_name(root, path)
-    refuse_protected(root, path, ctx.protected)
+    refuse_protected(root, path, ctx.protected, raw=str(args["path"]))
     old, new = str(args["old_string"]), str(args["new_string"])
     replace_all = bool(args.get("replace_all", False))
     original = _read_text_for_edit(root, path, rel)

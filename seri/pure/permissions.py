@@ -220,13 +220,17 @@ def decide(
     raw = args.get(SUBJECT_ARGUMENT.get(tool_name, ""))
     raw_text = raw if isinstance(raw, str) else ("." if tool_name == "grep" else None)
     rel, absolute = project_relative_path, resolved_path
+    guessed_rel = guessed_abs = None
     if raw_text is not None and tool_name != "glob":
         guessed_rel, guessed_abs = _locate(raw_text, project)
         rel = guessed_rel if rel is None else rel
         absolute = guessed_abs if absolute is None else absolute
 
     if tool_name in WRITE_TOOLS:
-        why = _protected_file(policy, rel, absolute)
+        # Both the path as given and as resolved: ".git" may itself be a link.
+        why = _protected_file(policy, rel, absolute) or _protected_file(
+            policy, guessed_rel, guessed_abs
+        )
         if why:
             return Decision("deny", PROTECTED_RULE, why)
 
@@ -371,13 +375,13 @@ def _decide_bash(policy: Policy, command: str) -> Decision:
 
 def _decide_segment(policy: Policy, segment: Segment, *, cwd: str | None) -> Decision:
     texts = segment.texts
-    shown = f"bash({segment.text})" if segment.words else "bash(redirection)"
+    shown = f"bash({segment.written_text})" if segment.words else "bash(redirection)"
 
     def any_form(rule: Rule) -> bool:
         return any(_command_matches(rule, t) for t in texts)
 
     def as_written(rule: Rule) -> bool:
-        return _command_matches(rule, texts[0])
+        return _command_matches(rule, segment.written_text)
 
     for rule in policy.deny:
         if rule.tool in ("bash", ANY_TOOL) and any_form(rule):

@@ -121,31 +121,31 @@ class ProviderError(SeriError):
         self.partial = partial
 
 
-class BadRequest(ProviderError):  # noqa: N818
+class BadRequest(ProviderError):
     """The provider refused the request as invalid (400, 422, other 4xx)."""
 
 
-class InvalidApiKey(ProviderError):  # noqa: N818
+class InvalidApiKey(ProviderError):
     """401: the key is wrong, disabled or missing."""
 
 
-class InsufficientCredits(ProviderError):  # noqa: N818
+class InsufficientCredits(ProviderError):
     """402: the account or key is out of credits."""
 
 
-class Forbidden(ProviderError):  # noqa: N818
+class Forbidden(ProviderError):
     """403: moderation, a guardrail or missing permissions blocked the request."""
 
 
-class ModelNotFound(ProviderError):  # noqa: N818
+class ModelNotFound(ProviderError):
     """404: no such model, or no provider satisfies the routing pin."""
 
 
-class RateLimited(ProviderError):  # noqa: N818
+class RateLimited(ProviderError):
     """429 that retrying within the budget did not get past."""
 
 
-class ProviderUnavailable(ProviderError):  # noqa: N818
+class ProviderUnavailable(ProviderError):
     """5xx or 408 that retrying within the budget did not get past."""
 
 
@@ -153,23 +153,23 @@ class ProviderConnectionError(ProviderError):
     """The provider could not be reached at all."""
 
 
-class ContextOverflow(ProviderError):  # noqa: N818
+class ContextOverflow(ProviderError):
     """The request does not fit the model's context window; resending it unchanged is useless."""
 
 
-class StreamInterrupted(ProviderError):  # noqa: N818
+class StreamInterrupted(ProviderError):
     """The stream ended before the model finished; ``partial`` holds what arrived."""
 
 
-class StreamStalled(ProviderError):  # noqa: N818
+class StreamStalled(ProviderError):
     """The stream stopped delivering content for too long; ``partial`` holds what arrived."""
 
 
-class StreamFailed(ProviderError):  # noqa: N818
+class StreamFailed(ProviderError):
     """The provider sent an error event inside the stream; ``partial`` holds what arrived."""
 
 
-class MalformedResponse(ProviderError):  # noqa: N818
+class MalformedResponse(ProviderError):
     """The provider answered with something that is not the chat-completions protocol."""
 
 

@@ -70,7 +70,7 @@ def _positive_int(name: str, value: Any) -> int:
         raise ConfigError(
             f"config.json: '{name}' must be a whole number of at least 1, not {value!r}"
         )
-    return value
+    return int(value)
 
 
 def _mapping(name: str, value: Any) -> Mapping[str, Any]:

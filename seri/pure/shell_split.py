@@ -69,34 +69,49 @@ _LAST_ARG_WRITERS = frozenset({"cp", "mv", "ln", "install", "rsync"})
 class Segment:
     """One simple command: its words after quote removal, and the files it writes.
 
-    ``words`` are normalised for rule matching: leading assignments, reserved
-    words and wrappers are gone, and git's global options (``-C dir``,
-    ``-c k=v``) are dropped. ``writes`` are targets of ``>``, ``>>``, ``&>``,
-    ``tee`` and the like. ``computed_writes`` are write targets whose text
-    depends on run-time expansion (``> "$f"``, ``> *.log``), so no path check
-    can be trusted. ``opaque`` says why what this segment runs cannot be known
-    (``$CMD x``, ``bash -c "$s"``); such a segment is never harmless.
+    ``words`` are normalised to the command that really runs: leading
+    assignments and wrappers (``env``, ``sudo``, ``timeout``, ``xargs``) are
+    gone and git's global options (``-C dir``, ``-c k=v``) are dropped.
+    ``written`` are the words as written (only reserved words such as ``if``
+    removed). ``writes`` are targets of ``>``, ``>>``, ``&>``, ``tee`` and the
+    like. ``computed_writes`` are write targets whose text depends on run-time
+    expansion (``> "$f"``, ``> *.log``), so no path check can be trusted.
+    ``opaque`` says why what this segment runs cannot be known (``$CMD x``,
+    ``bash -c "$s"``); such a segment is never harmless.
     """
 
     words: tuple[str, ...]
     writes: tuple[str, ...] = ()
     computed_writes: tuple[str, ...] = ()
     opaque: str = ""
+    written: tuple[str, ...] | None = None  # None: the same as words
 
     @property
     def text(self) -> str:
         return " ".join(self.words)
 
     @property
-    def texts(self) -> tuple[str, ...]:
-        """The segment as written, then with a bare command name (``/bin/rm`` → ``rm``).
+    def written_text(self) -> str:
+        return " ".join(self.words if self.written is None else self.written)
 
-        Deny and ask rules match either form, so a path cannot dodge them; allow
-        rules match only the first, so ``/tmp/x/git`` is not allowed as ``git``.
+    @property
+    def texts(self) -> tuple[str, ...]:
+        """Every form a deny or ask rule is matched against.
+
+        The command that runs, the command as written, and both with a bare
+        command name (``/bin/rm`` → ``rm``): ``sudo rm x`` is caught by a rule
+        on ``rm *`` and by one on ``sudo *``, and a path cannot dodge either.
+        Allow rules match ``written_text`` only, so neither ``/tmp/x/git`` nor
+        ``GIT_SSH_COMMAND=evil git push`` passes for plain ``git``.
         """
-        if not self.words or "/" not in self.words[0]:
-            return (self.text,)
-        return (self.text, " ".join((_basename(self.words[0]), *self.words[1:])))
+        forms: list[str] = []
+        for words in (self.words, self.written or ()):
+            if not words:
+                continue
+            forms.append(" ".join(words))
+            if "/" in words[0]:
+                forms.append(" ".join((_basename(words[0]), *words[1:])))
+        return tuple(dict.fromkeys(forms)) or ("",)
 
 
 @attrs.frozen
@@ -478,6 +493,7 @@ def _normalise(raw: _Raw, *, depth: int) -> list[Segment]:
         words.pop(0)
     if words and not words[0].quoted and words[0].text in _HEADERS:
         return [Segment((), writes, computed_writes)] if writes or computed_writes else []
+    written = tuple(w.text for w in words)
     while words and not words[0].quoted and _ASSIGNMENT.match(words[0].text):
         words.pop(0)
 
@@ -492,7 +508,8 @@ def _normalise(raw: _Raw, *, depth: int) -> list[Segment]:
     writes += _written_arguments(texts)
     if not texts and not writes and not computed_writes:
         return extra
-    return [Segment(texts, writes, computed_writes, opaque), *extra]
+    kept_written = written if written != texts else None
+    return [Segment(texts, writes, computed_writes, opaque, kept_written), *extra]
 
 
 def _command_proper(words: list[_Word], *, depth: int) -> tuple[list[_Word], list[Segment]]:
@@ -515,7 +532,11 @@ def _command_proper(words: list[_Word], *, depth: int) -> tuple[list[_Word], lis
 
 
 def _unwrap(words: list[_Word]) -> list[_Word]:
-    """Drop wrappers (``env X=1``, ``sudo -u u``, ``timeout 5``, ``xargs -n1``)."""
+    """Drop wrappers (``env X=1``, ``sudo -u u``, ``timeout 5``, ``xargs -n1``).
+
+    A wrapper with nothing to wrap (``env``, ``xargs``) is itself the command.
+    """
+    original = words
     while words and not words[0].computed:
         name = _basename(words[0].text)
         if name not in _WRAPPERS:
@@ -542,7 +563,7 @@ def _unwrap(words: list[_Word]) -> list[_Word]:
         words = words[i:]
         while words and not words[0].quoted and _ASSIGNMENT.match(words[0].text):
             words.pop(0)
-    return words
+    return words or original
 
 
 def _shell_script(words: list[_Word], *, depth: int) -> list[Segment]:

@@ -1,0 +1,198 @@
+"""Export run recordings, switch recording on or off, age old recordings out.
+
+Usage:
+  seri trajectory export [--session ID] [--since DATE]
+  seri trajectory (on | off | status)
+  seri trajectory prune [--dry-run]
+  seri trajectory (-h | --help)
+
+Options:
+  --session ID   Only this session's runs (an id or a unique prefix of one).
+  --since DATE   Only records at or after DATE (2026-01-31, or 2026-01-31T12:00;
+                 UTC unless it names a zone). A run that started earlier keeps
+                 its header when some of its events are recent enough.
+  --dry-run      List what would be deleted, delete nothing.
+  -h --help      Show this help.
+
+`export` writes JSON Lines on stdout: for each run a `header` line (the
+settings in force: model, sampling, provider pin, reasoning effort, prompt-file
+hashes), then one line per event. Every line has `type`, `session`, `run` and
+`at` (ISO 8601, UTC). Large values appear as {"elided": true, "originalBytes": N}.
+
+`on`/`off` store the toggle in config.json; SERI_TRAJECTORY (on/off) in the
+environment wins over it. `status` shows whether recording is on and why, the
+retention window and what is recorded.
+
+`prune` deletes the recordings of every session whose most recent record is
+older than `trajectory.retention_days` (default 30), and the older release's
+$SERI_HOME/trajectories/*.jsonl files older than that by modification time.
+seri does this by itself at the start of each session.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, BinaryIO
+
+from seri.commands.running import parse_usage
+from seri.io.store import DB_NAME, Store, open_store, profile_root
+from seri.io.trajectory_store import ExportFilter, export_chunks
+from seri.pure.errors import EXIT_USAGE, SeriError
+from seri.pure.timestamps import parse_since
+
+if TYPE_CHECKING:
+    from seri.pure.retention import PrunePlan
+
+# Chunks are gathered into writes of about this many bytes.
+WRITE_BYTES = 1 << 18
+
+
+def run(argv: list[str]) -> int:
+    options = parse_usage(__doc__ or "", argv)
+    if options["export"]:
+        return _export(options["--session"], options["--since"])
+    # Export is the command that must start fast; the others import what they use here.
+    if options["status"]:
+        return _status()
+    if options["prune"]:
+        return _prune(dry_run=options["--dry-run"])
+    from seri.commands.trajectory_toggle import toggle_trajectory
+
+    value = "on" if options["on"] else "off"
+    print(toggle_trajectory(profile_root(), value, os.environ), file=sys.stderr)
+    return 0
+
+
+def _reader() -> Store | None:
+    """The store opened read-only (export works on a read-only profile), or None if there is none."""
+    root = profile_root()
+    if not (root / DB_NAME).exists():
+        return None
+    return open_store(root, readonly=True)
+
+
+def _export(session: str | None, since_text: str | None) -> int:
+    since = None
+    if since_text is not None:
+        try:
+            since = parse_since(since_text)
+        except ValueError:
+            raise SeriError(
+                f"--since wants a date such as 2026-01-31 or 2026-01-31T12:00, not {since_text!r}"
+            ) from None
+    store = _reader()
+    if store is None:
+        if session:
+            raise SeriError(f"no session {session}: nothing is recorded yet")
+        print("seri: nothing is recorded yet", file=sys.stderr)
+        return 0
+    session_id = ""
+    if session:
+        # Imported here: conversations brings the message codec, which export never needs.
+        from seri.io.conversations import resolve_session_id
+
+        session_id = resolve_session_id(store, session)
+    _write_all(sys.stdout.buffer, export_chunks(store, ExportFilter(session_id, since)))
+    return 0
+
+
+def _write_all(out: BinaryIO, chunks: Iterable[bytes]) -> None:
+    """Gather chunks into large writes. The reader going away (`| head`) raises
+    BrokenPipeError, which run_guarded turns into a quiet exit 0."""
+    pending: list[bytes] = []
+    size = 0
+    for chunk in chunks:
+        pending.append(chunk)
+        size += len(chunk)
+        if size >= WRITE_BYTES:
+            out.write(b"".join(pending))
+            pending, size = [], 0
+    if pending:
+        out.write(b"".join(pending))
+    out.flush()
+
+
+def _status() -> int:
+    from seri.commands.trajectory_start import window_words
+    from seri.commands.trajectory_toggle import effective
+    from seri.io.config import load_settings
+    from seri.io.trajectory_store import recording_counts
+
+    root = profile_root()
+    enabled, source = effective(root, os.environ)
+    settings = load_settings(root)
+    lines = [("recording", f"{'on' if enabled else 'off'} ({source})")]
+    if settings.retention_error:
+        lines.append(("retention", f"invalid: {settings.retention_error}"))
+    else:
+        lines.append(
+            ("retention", f"{window_words(settings.retention_days)} after a session's last record")
+        )
+    store = _reader()
+    if store is None:
+        lines.append(("recorded", "nothing yet"))
+    else:
+        counts = recording_counts(store)
+        lines.append(
+            ("recorded", f"{counts.runs} runs in {counts.sessions} sessions, {counts.events} events")
+        )
+        lines.append(("store", str(store.path)))
+    sys.stdout.write("".join(f"{name:<10} {value}\n" for name, value in lines))
+    return 0
+
+
+def _prune(*, dry_run: bool) -> int:
+    from seri.commands.trajectory_start import describe
+    from seri.io.config import load_settings
+    from seri.io.trajectory_store import plan_prune, prune
+
+    root = profile_root()
+    settings = load_settings(root)
+    if settings.retention_error:
+        print(f"seri: {settings.retention_error}", file=sys.stderr)
+        return EXIT_USAGE
+    days = settings.retention_days
+    from seri.commands.profile import open_profile
+
+    profile = open_profile()
+    now = time.time()
+    if dry_run:
+        plan = plan_prune(profile.store, root, now, days, current_session="")
+        _list_plan(plan)
+        _summary(plan, days, done=False)
+        return 0
+    result = prune(profile.store, root, now, days, current_session="")
+    _list_plan(result.plan)
+    _summary(result.plan, days, done=True)
+    for line in describe(result, days)[1:] if not result.plan.empty else describe(result, days):
+        print(f"seri: {line}", file=sys.stderr)
+    return 1 if result.failed else 0
+
+
+def _list_plan(plan: PrunePlan) -> None:
+    from seri.pure.text_table import render_table
+    from seri.pure.timestamps import iso_utc
+
+    if plan.empty:
+        return
+    rows = [[f"session {s.session_id}", iso_utc(s.last_at), str(s.events)] for s in plan.sessions]
+    rows += [[f"file {f.path}", iso_utc(f.mtime), str(f.events)] for f in plan.files]
+    sys.stdout.write(render_table(["WHAT", "LAST RECORD", "EVENTS"], rows) + "\n")
+
+
+def _summary(plan: PrunePlan, days: float, *, done: bool) -> None:
+    from seri.commands.trajectory_start import window_words
+
+    window = window_words(days)
+    if plan.empty:
+        print(f"seri: nothing to prune: no recording is older than {window}", file=sys.stderr)
+        return
+    verb = "deleted" if done else "would delete"
+    print(
+        f"seri: {verb} the recordings of {len(plan.sessions)} sessions and "
+        f"{len(plan.files)} files ({plan.events} events) older than {window}",
+        file=sys.stderr,
+    )

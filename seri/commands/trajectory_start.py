@@ -1,0 +1,66 @@
+"""Ageing recordings out when a session starts.
+
+Cheap when nothing is old (one indexed query and one directory listing), never
+silent when something goes, and never fatal: a store that is busy or a file
+that cannot be deleted costs a warning, not the session.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TYPE_CHECKING
+
+import apsw
+
+from seri.io.trajectory_store import PruneResult, prune
+
+if TYPE_CHECKING:
+    # Only the type: importing profile would pull in the legacy importer.
+    from seri.commands.profile import Profile
+    from seri.pure.settings import Settings
+
+
+def prune_at_session_start(profile: Profile, settings: Settings, current_session: str) -> None:
+    if settings.retention_error:
+        print(f"seri: warning: {settings.retention_error}", file=sys.stderr)
+        return
+    try:
+        result = prune(
+            profile.store, profile.root, time.time(), settings.retention_days, current_session
+        )
+    except (apsw.Error, OSError) as exc:
+        print(f"seri: warning: could not age old recordings out: {exc}", file=sys.stderr)
+        return
+    for line in describe(result, settings.retention_days):
+        print(f"seri: {line}", file=sys.stderr)
+
+
+def window_words(days: float) -> str:
+    shown = f"{days:g}"
+    return f"{shown} day" if shown == "1" else f"{shown} days"
+
+
+def describe(result: PruneResult, days: float) -> list[str]:
+    """What a prune did, for people; nothing when nothing went."""
+    plan = result.plan
+    lines = []
+    if not plan.empty:
+        parts = []
+        if plan.sessions:
+            count = len(plan.sessions)
+            parts.append(f"{count} session{'s' if count != 1 else ''}")
+        if plan.files:
+            count = len(plan.files)
+            parts.append(f"{count} old .jsonl file{'s' if count != 1 else ''}")
+        lines.append(
+            f"aged out recordings older than {window_words(days)}: "
+            f"{' and '.join(parts)}, {plan.events} events"
+        )
+    lines.extend(f"warning: could not delete {path}: {why}" for path, why in result.failed)
+    if not result.wal_cleared:
+        lines.append(
+            "warning: another seri process is reading the store, so the deleted "
+            "recordings stay in seri.db-wal until its next checkpoint"
+        )
+    return lines

@@ -1,0 +1,105 @@
+"""Message and ToolCall records survive record -> JSON -> record and record -> database
+-> record unchanged, whatever their text: any unicode (lone surrogates included), empty
+strings, big strings."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from seri.io import conversations
+from seri.io.codec import message_from_dict, message_from_json, message_to_dict, message_to_json
+from seri.io.store import Store, open_store
+from seri.pure.records import Message, ToolCall
+from seri.pure.tokens import message_chars
+
+# Every code point, surrogates included: a model's JSON can carry a lone "\ud83d".
+ANY_TEXT = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF), max_size=40)
+TEXT = st.one_of(
+    st.just(""),
+    ANY_TEXT,
+    st.text(max_size=20).map(lambda t: t * 2000),  # big strings, cheaply
+)
+JSON_ARGS = st.one_of(
+    st.just("{}"),
+    st.dictionaries(st.text(max_size=8), st.text(max_size=20), max_size=4).map(
+        lambda d: json.dumps(d, ensure_ascii=False)
+    ),
+    TEXT,  # raw arguments are stored as given, even when they are not JSON
+)
+TOOL_CALLS = st.builds(ToolCall, id=TEXT, name=TEXT, arguments=JSON_ARGS)
+MESSAGES = st.builds(
+    Message,
+    role=st.sampled_from(["system", "user", "assistant", "tool"]),
+    text=TEXT,
+    reasoning=TEXT,
+    reasoning_details=TEXT,
+    tool_calls=st.lists(TOOL_CALLS, max_size=3).map(tuple),
+    tool_call_id=TEXT,
+    tool_name=TEXT,
+    is_error=st.booleans(),
+    kind=st.sampled_from(["", "recap", "rule", "synthetic"]),
+)
+
+
+@given(MESSAGES)
+def test_message_json_round_trip(message: Message) -> None:
+    text = message_to_json(message)
+    text.encode("utf-8")  # always storable as UTF-8 text
+    assert message_from_json(text) == message
+    assert message_from_dict(message_to_dict(message)) == message
+    assert message_from_dict(json.loads(text)) == message
+
+
+@given(MESSAGES)
+def test_only_non_default_fields_are_stored(message: Message) -> None:
+    """The body column stays small: a plain user message is {"role":"user","text":"hi"}."""
+    stored = json.loads(message_to_json(message))
+    defaults = Message(role=message.role)
+    for field in ("text", "reasoning", "reasoning_details", "tool_call_id", "tool_name"):
+        assert (field in stored) == (getattr(message, field) != getattr(defaults, field))
+    assert ("tool_calls" in stored) == bool(message.tool_calls)
+    assert ("is_error" in stored) == message.is_error
+    assert ("kind" in stored) == bool(message.kind)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    root: Path = tmp_path_factory.mktemp("roundtrip") / "profile"
+    opened = open_store(root)
+    yield opened
+    opened.close()
+
+
+_ids = itertools.count()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(MESSAGES, min_size=1, max_size=6))
+def test_messages_round_trip_through_the_database(store: Store, messages: list[Message]) -> None:
+    session_id = f"s{next(_ids)}"
+    conversations.create_session(
+        store,
+        session_id=session_id,
+        project="/p",
+        now=1.0,
+        model="m",
+        system_prompt="",
+        prompt_hashes={},
+    )
+    last = conversations.append_messages(store, session_id, messages, 2.0)
+    assert last == len(messages)
+    assert conversations.load_messages(store, session_id) == tuple(messages)
+    rows = list(conversations.iter_message_rows(store, session_id))
+    assert [seq for seq, _, _ in rows] == list(range(1, len(messages) + 1))
+    assert [m for _, _, m in rows] == messages
+    state = conversations.load_state(store, session_id)
+    assert state.session.messages == len(messages)
+    assert state.total_chars == sum(message_chars(m) for m in messages)
+    assert state.session.updated == 2.0
