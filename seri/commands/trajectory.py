@@ -67,7 +67,7 @@ def run(argv: list[str]) -> int:
 
 
 def _reader() -> Store | None:
-    """The store opened read-only (export works on a read-only profile), or None if there is none."""
+    """The store, read-only (export works on a read-only profile); None if there is none."""
     root = profile_root()
     if not (root / DB_NAME).exists():
         return None
@@ -137,7 +137,10 @@ def _status() -> int:
     else:
         counts = recording_counts(store)
         lines.append(
-            ("recorded", f"{counts.runs} runs in {counts.sessions} sessions, {counts.events} events")
+            (
+                "recorded",
+                f"{counts.runs} runs in {counts.sessions} sessions, {counts.events} events",
+            )
         )
         lines.append(("store", str(store.path)))
     sys.stdout.write("".join(f"{name:<10} {value}\n" for name, value in lines))
@@ -145,9 +148,10 @@ def _status() -> int:
 
 
 def _prune(*, dry_run: bool) -> int:
-    from seri.commands.trajectory_start import describe
+    from seri.commands.profile import open_profile
+    from seri.commands.trajectory_start import prune_warnings
     from seri.io.config import load_settings
-    from seri.io.trajectory_store import plan_prune, prune
+    from seri.io.trajectory_prune import plan_prune, prune
 
     root = profile_root()
     settings = load_settings(root)
@@ -155,42 +159,33 @@ def _prune(*, dry_run: bool) -> int:
         print(f"seri: {settings.retention_error}", file=sys.stderr)
         return EXIT_USAGE
     days = settings.retention_days
-    from seri.commands.profile import open_profile
-
     profile = open_profile()
     now = time.time()
+    # No session is being recorded by this command: every session is judged by its age.
     if dry_run:
         plan = plan_prune(profile.store, root, now, days, current_session="")
-        _list_plan(plan)
-        _summary(plan, days, done=False)
+        _report(plan, days, "would delete")
         return 0
     result = prune(profile.store, root, now, days, current_session="")
-    _list_plan(result.plan)
-    _summary(result.plan, days, done=True)
-    for line in describe(result, days)[1:] if not result.plan.empty else describe(result, days):
+    _report(result.plan, days, "deleted")
+    for line in prune_warnings(result):
         print(f"seri: {line}", file=sys.stderr)
     return 1 if result.failed else 0
 
 
-def _list_plan(plan: PrunePlan) -> None:
+def _report(plan: PrunePlan, days: float, verb: str) -> None:
+    """The list on stdout (one line per session or file), the sum on stderr."""
+    from seri.commands.trajectory_start import window_words
     from seri.pure.text_table import render_table
     from seri.pure.timestamps import iso_utc
-
-    if plan.empty:
-        return
-    rows = [[f"session {s.session_id}", iso_utc(s.last_at), str(s.events)] for s in plan.sessions]
-    rows += [[f"file {f.path}", iso_utc(f.mtime), str(f.events)] for f in plan.files]
-    sys.stdout.write(render_table(["WHAT", "LAST RECORD", "EVENTS"], rows) + "\n")
-
-
-def _summary(plan: PrunePlan, days: float, *, done: bool) -> None:
-    from seri.commands.trajectory_start import window_words
 
     window = window_words(days)
     if plan.empty:
         print(f"seri: nothing to prune: no recording is older than {window}", file=sys.stderr)
         return
-    verb = "deleted" if done else "would delete"
+    rows = [[f"session {s.session_id}", iso_utc(s.last_at), str(s.events)] for s in plan.sessions]
+    rows += [[f"file {f.path}", iso_utc(f.mtime), str(f.events)] for f in plan.files]
+    sys.stdout.write(render_table(["WHAT", "LAST RECORD", "EVENTS"], rows) + "\n")
     print(
         f"seri: {verb} the recordings of {len(plan.sessions)} sessions and "
         f"{len(plan.files)} files ({plan.events} events) older than {window}",

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import apsw
 
-from seri.io.trajectory_store import PruneResult, prune
+from seri.io.trajectory_prune import PruneResult, prune
 
 if TYPE_CHECKING:
     # Only the type: importing profile would pull in the legacy importer.
@@ -48,19 +48,25 @@ def describe(result: PruneResult, days: float) -> list[str]:
     if not plan.empty:
         parts = []
         if plan.sessions:
-            count = len(plan.sessions)
-            parts.append(f"{count} session{'s' if count != 1 else ''}")
+            parts.append(_count(len(plan.sessions), "session"))
         if plan.files:
-            count = len(plan.files)
-            parts.append(f"{count} old .jsonl file{'s' if count != 1 else ''}")
+            parts.append(_count(len(plan.files), "old .jsonl file"))
         lines.append(
             f"aged out recordings older than {window_words(days)}: "
-            f"{' and '.join(parts)}, {plan.events} events"
+            f"{' and '.join(parts)}, {_count(plan.events, 'event')}"
         )
-    lines.extend(f"warning: could not delete {path}: {why}" for path, why in result.failed)
+    return lines + prune_warnings(result)
+
+
+def prune_warnings(result: PruneResult) -> list[str]:
+    lines = [f"warning: could not delete {path}: {why}" for path, why in result.failed]
     if not result.wal_cleared:
         lines.append(
             "warning: another seri process is reading the store, so the deleted "
             "recordings stay in seri.db-wal until its next checkpoint"
         )
     return lines
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"

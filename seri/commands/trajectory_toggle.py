@@ -41,9 +41,9 @@ def effective(root: Path, env: Mapping[str, str]) -> tuple[bool, str]:
         if forced is None:
             raise ConfigError(f"{ENV_NAME} must be on, off, 1 or 0, not {raw!r}")
         also = "" if stored is None else f"; stored: {_word(stored)}"
-        return forced, f"{ENV_NAME}={raw} in your environment{also}"
+        return forced, f"{ENV_NAME}={raw} in your environment, which wins{also}"
     if stored is None:
-        return True, "the default (nothing stored in config.json)"
+        return True, "the default; nothing is stored in config.json"
     return stored, "stored in config.json"
 
 

@@ -1,4 +1,4 @@
-"""Reading recordings out of seri.db (export, counts) and ageing them out (prune).
+"""Reading recordings out of seri.db: export and counts (ageing out is trajectory_prune).
 
 Export must never hold a long read transaction against a running chat: one
 open reader keeps every checkpoint from finishing and the WAL grows without
@@ -11,31 +11,25 @@ Each line is built by SQLite itself: the stored body is already a JSON object,
 so the line is the four keys export adds followed by the body minus its
 opening brace. No row is parsed or re-serialised in Python, and a chunk comes
 back as one UTF-8 blob, which is what keeps export within reach of
-``sqlite3 -json``. For the same reason attrs and the retention rules are
-imported only by the functions that prune: export starts without them.
+``sqlite3 -json``. For the same reason this module needs nothing but apsw:
+export starts in a few milliseconds.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Iterator
+from typing import Any, NamedTuple
 
 import apsw
 
-from seri.io.store import BUSY_TIMEOUT_MS, Store
-
-if TYPE_CHECKING:
-    from seri.pure.retention import LegacyRecording, PrunePlan, RecordedSession
+from seri.io.store import Store
 
 CHUNK_ROWS = 500
-# Where the older release kept its recordings, one .jsonl file per session.
-LEGACY_TRAJECTORY_DIR = "trajectories"
-# A checkpoint waits for readers to move on; at session start, not for long.
-CHECKPOINT_WAIT_MS = 2_000
 
-_RUN_KEYS = """',"session":' || json_quote(session_id) || ',"run":' || json_quote(id) || ',"at":"'"""
+_RUN_KEYS = (
+    """',"session":' || json_quote(session_id) || ',"run":' || json_quote(id)"""
+    """ || ',"at":"'"""
+)
 
 
 def _line_sql(type_sql: str, keys: str, at: str, body: str) -> str:
@@ -78,14 +72,21 @@ class _Run(NamedTuple):
     header: bytes
 
 
-def export_chunks(store: Store, where: ExportFilter = ExportFilter()) -> Iterator[bytes]:
+def _one_row(conn: apsw.Connection, sql: str, params: Any = ()) -> Any:
+    """The first row, as Any: apsw's stubs type each cell as a union."""
+    return conn.execute(sql, params).fetchall()[0]
+
+
+def export_chunks(store: Store, where: ExportFilter | None = None) -> Iterator[bytes]:
     """UTF-8 JSON Lines in chunks of whole lines: each run's header, then its events."""
+    where = where or ExportFilter()
     conn = store.connection
     with store.snapshot():
-        row = conn.execute(
+        row = _one_row(
+            conn,
             "SELECT (SELECT coalesce(max(rowid), 0) FROM runs),"
-            " (SELECT coalesce(max(id), 0) FROM events)"
-        ).fetchall()[0]
+            " (SELECT coalesce(max(id), 0) FROM events)",
+        )
     last_run_rowid, last_event_id = int(row[0]), int(row[1])
     after = 0
     while runs := _run_chunk(conn, after, last_run_rowid, where):
@@ -104,7 +105,8 @@ def _run_chunk(conn: apsw.Connection, after: int, upto: int, where: ExportFilter
         sql += " AND session_id = ?"
         params.append(where.session_id)
     sql += f" ORDER BY rowid LIMIT {CHUNK_ROWS}"
-    return [_Run(*row) for row in conn.execute(sql, params).fetchall()]
+    rows: list[Any] = conn.execute(sql, params).fetchall()
+    return [_Run(*row) for row in rows]
 
 
 def _run_lines(conn: apsw.Connection, run: _Run, upto: int, since: float | None) -> Iterator[bytes]:
@@ -129,7 +131,7 @@ def _run_lines(conn: apsw.Connection, run: _Run, upto: int, since: float | None)
     if header_due:
         yield run.header
     while True:
-        last, lines = conn.execute(sql, params).fetchall()[0]
+        last, lines = _one_row(conn, sql, params)
         if last is None:
             return
         if not header_due:
@@ -150,176 +152,9 @@ class RecordingCounts(NamedTuple):
 
 def recording_counts(store: Store) -> RecordingCounts:
     with store.snapshot() as conn:
-        row = conn.execute(
+        row = _one_row(
+            conn,
             "SELECT (SELECT count(DISTINCT session_id) FROM runs), (SELECT count(*) FROM runs),"
-            " (SELECT count(*) FROM events)"
-        ).fetchall()[0]
-    return RecordingCounts(int(row[0]), int(row[1]), int(row[2]))
-
-
-# -- ageing out --------------------------------------------------------------------------------
-
-
-class PruneResult(NamedTuple):
-    plan: PrunePlan
-    # Files that were due but could not be deleted, with why.
-    failed: tuple[tuple[str, str], ...] = ()
-    # False when a reader kept the WAL from being emptied after the delete.
-    wal_cleared: bool = True
-
-
-def _may_have_expired(conn: apsw.Connection, edge: float) -> bool:
-    """One indexed lookup: no run older than the edge means no session can have expired."""
-    oldest = conn.execute("SELECT min(last_at) FROM runs").fetchall()[0][0]
-    return oldest is not None and float(oldest) < edge
-
-
-def _recorded_sessions(conn: apsw.Connection, edge: float) -> list[RecordedSession]:
-    """Sessions whose recordings may be older than ``edge``, with their exact last record.
-
-    ``runs.last_at`` picks the candidates (a run written by other means than
-    the recorder may understate it, never overstate); the exact latest event
-    time and run start are then read for those alone.
-    """
-    from seri.pure.retention import RecordedSession
-
-    candidates = [
-        str(sid)
-        for (sid,) in conn.execute(
-            "SELECT session_id FROM runs GROUP BY session_id HAVING max(last_at) < ?", (edge,)
+            " (SELECT count(*) FROM events)",
         )
-    ]
-    found = []
-    for session_id in candidates:
-        runs, started = conn.execute(
-            "SELECT count(*), max(started) FROM runs WHERE session_id = ?", (session_id,)
-        ).fetchall()[0]
-        events, latest = conn.execute(
-            "SELECT count(*), max(at) FROM events WHERE session_id = ?", (session_id,)
-        ).fetchall()[0]
-        last = float(started) if latest is None else max(float(started), float(latest))
-        found.append(RecordedSession(session_id, last, int(runs), int(events)))
-    return found
-
-
-def expired_recordings(
-    conn: apsw.Connection, now: float, window_days: float, current_session: str
-) -> tuple[RecordedSession, ...]:
-    from seri.pure.retention import cutoff, expired_sessions
-
-    edge = cutoff(now, window_days)
-    if not _may_have_expired(conn, edge):
-        return ()
-    return expired_sessions(_recorded_sessions(conn, edge), now, window_days, current_session)
-
-
-def legacy_recordings(root: Path) -> list[LegacyRecording]:
-    """The older release's ``trajectories/*.jsonl`` files (symlinks are not followed).
-
-    Their events are not counted here: that means reading them, which only
-    the files about to go deserve.
-    """
-    from seri.pure.retention import LegacyRecording
-
-    directory = root / LEGACY_TRAJECTORY_DIR
-    try:
-        with os.scandir(directory) as listing:
-            entries = [e for e in listing if e.name.endswith(".jsonl")]
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    found = []
-    for entry in entries:
-        try:
-            if not entry.is_file(follow_symlinks=False):
-                continue
-            mtime = entry.stat(follow_symlinks=False).st_mtime
-        except OSError:
-            continue
-        found.append(LegacyRecording(entry.path, entry.name.removesuffix(".jsonl"), mtime, 0))
-    return found
-
-
-def _count_lines(path: str) -> int:
-    lines, last = 0, b"\n"
-    try:
-        with open(path, "rb") as handle:
-            while block := handle.read(1 << 20):
-                lines += block.count(b"\n")
-                last = block[-1:]
-    except OSError:
-        return 0
-    return lines + (0 if last == b"\n" else 1)
-
-
-def expired_legacy_files(
-    root: Path, now: float, window_days: float, current_session: str
-) -> tuple[LegacyRecording, ...]:
-    import attrs
-
-    from seri.pure.retention import expired_files
-
-    chosen = expired_files(legacy_recordings(root), now, window_days, current_session)
-    return tuple(attrs.evolve(f, events=_count_lines(f.path)) for f in chosen)
-
-
-def plan_prune(
-    store: Store, root: Path, now: float, window_days: float, current_session: str
-) -> PrunePlan:
-    """What a prune at ``now`` would delete (``--dry-run``), read in one short snapshot."""
-    from seri.pure.retention import PrunePlan
-
-    with store.snapshot() as conn:
-        sessions = expired_recordings(conn, now, window_days, current_session)
-    return PrunePlan(sessions, expired_legacy_files(root, now, window_days, current_session))
-
-
-def prune(
-    store: Store, root: Path, now: float, window_days: float, current_session: str
-) -> PruneResult:
-    """Delete the expired recordings in one IMMEDIATE transaction, then the old files.
-
-    The decision is taken again inside the write lock, so a session another
-    process recorded into a moment ago is seen as recent and kept. Deleted
-    pages are zeroed (secure_delete) and the WAL, which still holds the old
-    page images, is truncated afterwards, so the bytes are really gone.
-    """
-    from seri.pure.retention import PrunePlan, cutoff
-
-    conn = store.connection
-    sessions: tuple[RecordedSession, ...] = ()
-    if _may_have_expired(conn, cutoff(now, window_days)):
-        with store.write():
-            sessions = expired_recordings(conn, now, window_days, current_session)
-            _delete_sessions(conn, [s.session_id for s in sessions])
-    wal_cleared = _truncate_wal(conn) if sessions else True
-    files = expired_legacy_files(root, now, window_days, current_session)
-    failed = []
-    for legacy in files:
-        try:
-            os.unlink(legacy.path)
-        except FileNotFoundError:
-            continue  # another seri got there first: gone all the same
-        except OSError as exc:
-            failed.append((legacy.path, exc.strerror or str(exc)))
-    kept = {path for path, _ in failed}
-    gone = tuple(f for f in files if f.path not in kept)
-    return PruneResult(PrunePlan(sessions, gone), tuple(failed), wal_cleared)
-
-
-def _delete_sessions(conn: apsw.Connection, session_ids: Sequence[str]) -> None:
-    for session_id in session_ids:
-        # Events first, by their session index: cheaper than the runs' cascade.
-        conn.execute("DELETE FROM events WHERE session_id = ?", (session_id,))
-        conn.execute("DELETE FROM runs WHERE session_id = ?", (session_id,))
-
-
-def _truncate_wal(conn: apsw.Connection) -> bool:
-    """Copy the zeroed pages home and empty the WAL; False if a reader kept it from finishing."""
-    conn.set_busy_timeout(CHECKPOINT_WAIT_MS)
-    try:
-        busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()[0][0]
-    except apsw.BusyError:
-        return False
-    finally:
-        conn.set_busy_timeout(BUSY_TIMEOUT_MS)
-    return not busy
+    return RecordingCounts(int(row[0]), int(row[1]), int(row[2]))

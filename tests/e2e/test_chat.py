@@ -51,8 +51,16 @@ def test_a_task_writes_edits_runs_and_answers(run_seri: RunSeri, project: Path) 
     ]
     with FakeModel(script) as fake:
         result = run_seri(
-            "chat", "--allow", "write_file", "--allow", "edit", "--allow", "bash",
-            "-p", "make a.py", env=chat_env(fake),
+            "chat",
+            "--allow",
+            "write_file",
+            "--allow",
+            "edit",
+            "--allow",
+            "bash",
+            "-p",
+            "make a.py",
+            env=chat_env(fake),
         )
         requests = fake.requests
     assert result.returncode == 0, result.stderr
@@ -174,7 +182,10 @@ def test_a_kill_during_a_tool_leaves_a_resumable_session(
         env = seri_env(seri_home, chat_env(fake))
         proc = subprocess.Popen(
             [SERI, "chat", "--allow", "bash", "-p", "sleep"],
-            cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            cwd=project,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
         deadline = time.monotonic() + 20
         while len(fake.requests) < 1 and time.monotonic() < deadline:

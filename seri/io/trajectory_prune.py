@@ -1,0 +1,192 @@
+"""Ageing recordings out: finding what is older than the window, and deleting it for good.
+
+The decision itself is pure (seri.pure.retention); this module gathers its
+facts (each session's last record, the older release's files and their
+mtimes) and carries it out. Deleted rows are zeroed (secure_delete is on for
+every connection) and the WAL, which still holds their old page images, is
+truncated afterwards, so a pruned secret is gone from the files, not merely
+unreachable.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import apsw
+import attrs
+
+from seri.io.store import BUSY_TIMEOUT_MS, Store
+from seri.pure.retention import (
+    LegacyRecording,
+    PrunePlan,
+    RecordedSession,
+    cutoff,
+    expired_files,
+    expired_sessions,
+)
+
+# Where the older release kept its recordings, one .jsonl file per session.
+LEGACY_TRAJECTORY_DIR = "trajectories"
+# A checkpoint waits for readers to move on; at session start, not for long.
+CHECKPOINT_WAIT_MS = 2_000
+
+
+@attrs.frozen
+class PruneResult:
+    plan: PrunePlan
+    # Files that were due but could not be deleted, with why.
+    failed: tuple[tuple[str, str], ...] = ()
+    # False when a reader kept the WAL from being emptied after the delete.
+    wal_cleared: bool = True
+
+
+def _one_row(conn: apsw.Connection, sql: str, *params: object) -> Any:
+    """The first row, as Any: apsw's stubs type each cell as a union."""
+    return conn.execute(sql, params).fetchall()[0]
+
+
+def _may_have_expired(conn: apsw.Connection, edge: float) -> bool:
+    """One indexed lookup: no run older than the edge means no session can have expired."""
+    (oldest,) = _one_row(conn, "SELECT min(last_at) FROM runs")
+    return oldest is not None and float(oldest) < edge
+
+
+def _recorded_sessions(conn: apsw.Connection, edge: float) -> list[RecordedSession]:
+    """Sessions whose recordings may be older than ``edge``, with their exact last record.
+
+    ``runs.last_at`` picks the candidates (a run written by other means than
+    the recorder may understate it, never overstate); the exact latest event
+    time and run start are then read for those alone.
+    """
+    candidates = [
+        str(sid)
+        for (sid,) in conn.execute(
+            "SELECT session_id FROM runs GROUP BY session_id HAVING max(last_at) < ?", (edge,)
+        )
+    ]
+    found = []
+    for session_id in candidates:
+        runs, started = _one_row(
+            conn, "SELECT count(*), max(started) FROM runs WHERE session_id = ?", session_id
+        )
+        events, latest = _one_row(
+            conn, "SELECT count(*), max(at) FROM events WHERE session_id = ?", session_id
+        )
+        last = float(started) if latest is None else max(float(started), float(latest))
+        found.append(RecordedSession(session_id, last, int(runs), int(events)))
+    return found
+
+
+def expired_recordings(
+    conn: apsw.Connection, now: float, window_days: float, current_session: str
+) -> tuple[RecordedSession, ...]:
+    edge = cutoff(now, window_days)
+    if not _may_have_expired(conn, edge):
+        return ()
+    return expired_sessions(_recorded_sessions(conn, edge), now, window_days, current_session)
+
+
+def legacy_recordings(root: Path) -> list[LegacyRecording]:
+    """The older release's ``trajectories/*.jsonl`` files (symlinks are not followed).
+
+    Their events are not counted here: that means reading them, which only
+    the files about to go deserve.
+    """
+    directory = root / LEGACY_TRAJECTORY_DIR
+    try:
+        with os.scandir(directory) as listing:
+            entries = [e for e in listing if e.name.endswith(".jsonl")]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    found = []
+    for entry in entries:
+        try:
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            mtime = entry.stat(follow_symlinks=False).st_mtime
+        except OSError:
+            continue
+        found.append(LegacyRecording(entry.path, entry.name.removesuffix(".jsonl"), mtime, 0))
+    return found
+
+
+def _count_lines(path: str) -> int:
+    lines, last = 0, b"\n"
+    try:
+        with open(path, "rb") as handle:
+            while block := handle.read(1 << 20):
+                lines += block.count(b"\n")
+                last = block[-1:]
+    except OSError:
+        return 0
+    return lines + (0 if last == b"\n" else 1)
+
+
+def expired_legacy_files(
+    root: Path, now: float, window_days: float, current_session: str
+) -> tuple[LegacyRecording, ...]:
+
+    chosen = expired_files(legacy_recordings(root), now, window_days, current_session)
+    return tuple(attrs.evolve(f, events=_count_lines(f.path)) for f in chosen)
+
+
+def plan_prune(
+    store: Store, root: Path, now: float, window_days: float, current_session: str
+) -> PrunePlan:
+    """What a prune at ``now`` would delete (``--dry-run``), read in one short snapshot."""
+    with store.snapshot() as conn:
+        sessions = expired_recordings(conn, now, window_days, current_session)
+    return PrunePlan(sessions, expired_legacy_files(root, now, window_days, current_session))
+
+
+def prune(
+    store: Store, root: Path, now: float, window_days: float, current_session: str
+) -> PruneResult:
+    """Delete the expired recordings in one IMMEDIATE transaction, then the old files.
+
+    The decision is taken again inside the write lock, so a session another
+    process recorded into a moment ago is seen as recent and kept. Deleted
+    pages are zeroed (secure_delete) and the WAL, which still holds the old
+    page images, is truncated afterwards, so the bytes are really gone.
+    """
+    conn = store.connection
+    sessions: tuple[RecordedSession, ...] = ()
+    if _may_have_expired(conn, cutoff(now, window_days)):
+        with store.write():
+            sessions = expired_recordings(conn, now, window_days, current_session)
+            _delete_sessions(conn, [s.session_id for s in sessions])
+    wal_cleared = _truncate_wal(conn) if sessions else True
+    files = expired_legacy_files(root, now, window_days, current_session)
+    failed = []
+    for legacy in files:
+        try:
+            os.unlink(legacy.path)
+        except FileNotFoundError:
+            continue  # another seri got there first: gone all the same
+        except OSError as exc:
+            failed.append((legacy.path, exc.strerror or str(exc)))
+    kept = {path for path, _ in failed}
+    gone = tuple(f for f in files if f.path not in kept)
+    return PruneResult(PrunePlan(sessions, gone), tuple(failed), wal_cleared)
+
+
+def _delete_sessions(conn: apsw.Connection, session_ids: Sequence[str]) -> None:
+    for session_id in session_ids:
+        # Events first, by their session index: cheaper than the runs' cascade.
+        conn.execute("DELETE FROM events WHERE session_id = ?", (session_id,))
+        conn.execute("DELETE FROM runs WHERE session_id = ?", (session_id,))
+
+
+def _truncate_wal(conn: apsw.Connection) -> bool:
+    """Copy the zeroed pages home and empty the WAL; False if a reader kept it from finishing."""
+    conn.set_busy_timeout(CHECKPOINT_WAIT_MS)
+    try:
+        busy, _, _ = _one_row(conn, "PRAGMA wal_checkpoint(TRUNCATE)")
+    except apsw.BusyError:
+        return False
+    finally:
+        conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+    return not busy

@@ -1,0 +1,74 @@
+"""Seeding recordings the way seri writes them: a real store, real sessions, the real Recorder."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from seri.io import conversations
+from seri.io.recorder import Recorder
+from seri.io.store import Store, open_store
+from seri.pure.redaction import Redactor
+
+DAY = 86_400.0
+# An OpenRouter-shaped key: what must never be readable in seri.db after it is gone.
+CANARY = "sk-or-v1-" + "0123456789abcdef" * 4
+
+
+def store_at(home: Path) -> Store:
+    return open_store(home)
+
+
+def add_session(store: Store, session_id: str, created: float, project: str = "/project") -> None:
+    conversations.create_session(
+        store,
+        session_id=session_id,
+        project=project,
+        now=created,
+        model="test/model",
+        system_prompt="",
+        prompt_hashes={"AGENTS.md": "0" * 64},
+    )
+
+
+def record_run(
+    store: Store,
+    session_id: str,
+    started: float,
+    events: Iterable[tuple[str, Mapping[str, Any], float]] = (),
+    *,
+    header: Mapping[str, Any] | None = None,
+    redactor: Redactor | None = None,
+) -> Recorder:
+    """One run of seri: its header at ``started``, then ``(type, data, at)`` events."""
+    recorder = Recorder(store, session_id, redactor or Redactor(), enabled=True)
+    recorder.start(header or {"model": "test/model", "sampling": {"temperature": 0.2}}, started)
+    for type_, data, at in events:
+        recorder.record(type_, data, at=at)
+    recorder.flush()
+    return recorder
+
+
+def session_with_run(
+    store: Store, session_id: str, started: float, events: int = 3, step: float = 60.0
+) -> Recorder:
+    """A session whose one run records ``events`` tool calls, ``step`` seconds apart."""
+    add_session(store, session_id, started)
+    return record_run(
+        store,
+        session_id,
+        started,
+        [
+            ("tool_call", {"id": f"call_{i}", "name": "read_file", "n": i}, started + step * i)
+            for i in range(events)
+        ],
+    )
+
+
+def counts(store: Store, session_id: str) -> tuple[int, int]:
+    """(runs, events) recorded for a session."""
+    conn = store.connection
+    runs = conn.execute("SELECT count(*) FROM runs WHERE session_id = ?", (session_id,))
+    events = conn.execute("SELECT count(*) FROM events WHERE session_id = ?", (session_id,))
+    return int(runs.fetchall()[0][0]), int(events.fetchall()[0][0])
