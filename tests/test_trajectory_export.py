@@ -1,4 +1,4 @@
-"""`seri trajectory export`: JSON Lines that jq accepts, in constant memory, beside a live writer."""
+"""`seri trajectory export`: JSON Lines jq accepts, in constant memory, beside a live writer."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from tests.trajectory_seed import (
     DAY,
     add_session,
     record_run,
+    scalar,
     session_with_run,
     store_at,
 )
@@ -228,8 +229,10 @@ def test_a_body_seri_did_not_write_still_makes_a_line_jq_reads(
     done = run_seri("trajectory", "export")
 
     assert jq_accepts(done.stdout) == 7
-    bodies = [{k: v for k, v in line.items() if k not in ("type", "session", "run", "at")}
-              for line in lines_of(done.stdout)[1:]]
+    bodies = [
+        {k: v for k, v in line.items() if k not in ("type", "session", "run", "at")}
+        for line in lines_of(done.stdout)[1:]
+    ]
     assert bodies == [
         {"body": "not json"},
         {},
@@ -254,7 +257,7 @@ def test_export_beside_a_live_writer_neither_blocks_it_nor_mixes_moments(
     session_with_run(store, "0f" * 16, T0, events=30_000, step=0.001)
     add_session(store, "1f" * 16, T0)
     live = record_run(store, "1f" * 16, T0)
-    before = int(store.connection.execute("SELECT count(*) FROM events").fetchall()[0][0])
+    before = scalar(store, "SELECT count(*) FROM events")
 
     stop = threading.Event()
     slowest = [0.0]
@@ -320,3 +323,26 @@ def test_chunked_reader_matches_one_big_read(seri_home: Path, chunk: int, monkey
     assert b"".join(trajectory_store.export_chunks(store)) == whole
     assert whole.count(b"\n") == 2 + 23
     store.close()
+
+
+def test_a_full_disk_is_a_clear_error(seri_home: Path, project: Path) -> None:
+    store = store_at(seri_home)
+    session_with_run(store, "4f" * 16, T0, events=10)
+    store.close()
+
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [SERI, "trajectory", "export"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=seri_env(seri_home),
+            cwd=project,
+            check=False,
+            timeout=60,
+        )
+
+    assert done.returncode == 1
+    assert done.stderr == (
+        "seri: cannot write the export: No space left on device; the output is incomplete\n"
+    )

@@ -68,7 +68,11 @@ def session_with_run(
 
 def counts(store: Store, session_id: str) -> tuple[int, int]:
     """(runs, events) recorded for a session."""
-    conn = store.connection
-    runs = conn.execute("SELECT count(*) FROM runs WHERE session_id = ?", (session_id,))
-    events = conn.execute("SELECT count(*) FROM events WHERE session_id = ?", (session_id,))
-    return int(runs.fetchall()[0][0]), int(events.fetchall()[0][0])
+    return (
+        scalar(store, "SELECT count(*) FROM runs WHERE session_id = ?", session_id),
+        scalar(store, "SELECT count(*) FROM events WHERE session_id = ?", session_id),
+    )
+
+
+def scalar(store: Store, sql: str, *params: object) -> Any:
+    return store.connection.execute(sql, params).fetchall()[0][0]

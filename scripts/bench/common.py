@@ -59,7 +59,9 @@ class Stat:
 
     def seconds(self) -> str:
         """'12.3 ms (11.9–13.0)' for values in seconds."""
-        return f"{fmt_seconds(self.median)} ({fmt_seconds(self.low, unit_of=self.median)}–{fmt_seconds(self.high, unit_of=self.median)})"
+        low = fmt_seconds(self.low, unit_of=self.median)
+        high = fmt_seconds(self.high, unit_of=self.median)
+        return f"{fmt_seconds(self.median)} ({low}–{high})"
 
     def scaled(self, unit: str, factor: float = 1.0, digits: int = 1) -> str:
         med, low, high = (v * factor for v in (self.median, self.low, self.high))

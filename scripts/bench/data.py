@@ -41,15 +41,21 @@ def _call(task: int, step: int) -> ToolCall:
     if kind == 0:
         return ToolCall(call_id, "read_file", json.dumps({"path": path}))
     if kind == 1:
-        return ToolCall(call_id, "grep", json.dumps({"pattern": f"handler_{task % 400}", "path": "src"}))
+        return ToolCall(
+            call_id, "grep", json.dumps({"pattern": f"handler_{task % 400}", "path": "src"})
+        )
     if kind == 2:
         return ToolCall(
             call_id,
             "edit",
-            json.dumps({"path": path, "old_string": _text(task, 60), "new_string": _text(task + 1, 70)}),
+            json.dumps(
+                {"path": path, "old_string": _text(task, 60), "new_string": _text(task + 1, 70)}
+            ),
         )
     if kind == 3:
-        return ToolCall(call_id, "bash", json.dumps({"command": "python -m pytest -q tests/test_app.py"}))
+        return ToolCall(
+            call_id, "bash", json.dumps({"command": "python -m pytest -q tests/test_app.py"})
+        )
     return ToolCall(call_id, "write_file", json.dumps({"path": path, "content": _text(task, 400)}))
 
 
@@ -121,7 +127,9 @@ def new_session(store: Store, project: str, now: float = 1_750_000_000.0) -> str
     return session_id
 
 
-def store_with_history(home: Path, count: int, project: str = "/bench/project") -> tuple[Store, str]:
+def store_with_history(
+    home: Path, count: int, project: str = "/bench/project"
+) -> tuple[Store, str]:
     """A fresh store in ``home`` holding one session of ``count`` messages."""
     store = open_store(home)
     session_id = new_session(store, project)

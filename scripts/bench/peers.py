@@ -36,9 +36,7 @@ class Program:
 def _run(argv: list[str], timeout: float) -> str:
     """Run an install step; returns '' on success, else the reason it failed."""
     try:
-        done = subprocess.run(
-            argv, capture_output=True, text=True, timeout=timeout, check=False
-        )
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
     except FileNotFoundError:
         return f"{argv[0]} not found"
     except subprocess.TimeoutExpired:
@@ -55,13 +53,25 @@ def _bin(name: str) -> Path:
 
 def install_npm() -> dict[str, str]:
     """Install what is missing; returns {package: problem} for those that failed."""
-    wanted = {"@openai/codex": "codex", "@anthropic-ai/claude-code": "claude", "opencode-ai": "opencode"}
+    wanted = {
+        "@openai/codex": "codex",
+        "@anthropic-ai/claude-code": "claude",
+        "opencode-ai": "opencode",
+    }
     missing = [pkg for pkg, binary in wanted.items() if not _bin(binary).exists()]
     if not missing:
         return {}
     log(f"installing {', '.join(missing)} with npm into {NPM_PREFIX}")
     NPM_PREFIX.mkdir(parents=True, exist_ok=True)
-    base = ["npm", "install", "--prefix", str(NPM_PREFIX), "--no-audit", "--no-fund", "--loglevel=error"]
+    base = [
+        "npm",
+        "install",
+        "--prefix",
+        str(NPM_PREFIX),
+        "--no-audit",
+        "--no-fund",
+        "--loglevel=error",
+    ]
     problem = _run([*base, *missing], INSTALL_TIMEOUT)
     if not problem:
         return {}
@@ -151,7 +161,8 @@ for i in range(count):
         "system": "You are a helpful coding assistant.", "prompt_json": None,
         "options_json": "{}", "response": "Done: handler_%d now filters on row.ok. " % i * 4,
         "response_json": json.dumps({"id": f"chatcmpl-{i}"}), "conversation_id": cid,
-        "duration_ms": 900 + i % 500, "datetime_utc": "2025-06-15T12:%02d:%02d" % (i // 60 % 60, i % 60),
+        "duration_ms": 900 + i % 500,
+        "datetime_utc": "2025-06-15T12:%02d:%02d" % (i // 60 % 60, i % 60),
         "input_tokens": 120, "output_tokens": 80, "token_details": None,
         "schema_id": None, "resolved_model": None,
     })

@@ -6,6 +6,7 @@ few signs), and writes it with zlib and struct only, so the bench needs no new d
 
 from __future__ import annotations
 
+import itertools
 import math
 import struct
 import zlib
@@ -234,7 +235,7 @@ def _fallback(
     canvas.vertical_text(20, top + plot_h // 2, y_label)
     for one in series:
         points = [(px(x), py(y)) for x, y in one.points]
-        for (x0, y0), (x1, y1) in zip(points, points[1:], strict=False):
+        for (x0, y0), (x1, y1) in itertools.pairwise(points):
             canvas.line(x0, y0, x1, y1, one.color, 3)
         for x, y in points:
             canvas.rect(x - 4, y - 4, x + 4, y + 4, one.color)

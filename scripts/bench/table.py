@@ -31,7 +31,9 @@ def render_text(rows: Sequence[Row], notes: Sequence[str] = ()) -> str:
     widths = [max(len(line[i]) for line in table) for i in range(len(HEADERS))]
 
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True)).rstrip()
+        return "  ".join(
+            cell.ljust(width) for cell, width in zip(cells, widths, strict=True)
+        ).rstrip()
 
     out = [line(HEADERS), line(["-" * w for w in widths])]
     out.extend(line(_cells(row)) for row in rows)

@@ -24,7 +24,6 @@ recently touched sessions of a project keep their file checkpoints.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import sys
@@ -39,12 +38,16 @@ from seri.io import checkpoints, conversations
 from seri.io.codec import message_from_json
 from seri.io.files import atomic_write, project_root
 from seri.io.store import Store
-from seri.pure.errors import EXIT_OK, EXIT_UNFINISHED, SeriError
+from seri.pure.errors import EXIT_OK, EXIT_UNFINISHED, EXIT_USAGE, SeriError
 
 if TYPE_CHECKING:
     from seri.commands.chat_session import ChatSession, LineOutcome
 
 BASH_NOTE = "Changes made by bash are not tracked; only write_file and edit are put back."
+HISTORY_GONE_NOTE = (
+    "The file history of this session is gone (only the 20 most recently touched sessions "
+    "of a project keep it); a rewind can restore its conversation only."
+)
 
 
 @attrs.frozen
@@ -80,21 +83,25 @@ def turns(store: Store, session_id: str) -> list[Turn]:
 
 def _turn(store: Store, session_id: str, n: int) -> Turn:
     listed = turns(store, session_id)
+    compacted = conversations.load_state(store, session_id).compacted_before > 0
+    if n < 1 and compacted:
+        raise SeriError(
+            "cannot rewind to before the recap: compaction replaced the messages before it "
+            "with that one summary, so there is no earlier state to go back to; message 1 is "
+            "the oldest since the last compaction. Nothing was changed."
+        )
     if n < 1:
         raise SeriError(
-            "cannot rewind across a compaction: the messages before the recap were replaced by "
-            "it and are gone; nothing was changed"
+            f"user messages are numbered from 1 (the oldest); there is no message {n}. "
+            "Nothing was changed."
         )
     if n > len(listed):
+        since = " since the last compaction" if compacted else ""
         raise SeriError(
-            f"there is no user message {n}; this session has {len(listed)} "
-            "since the last compaction"
+            f"there is no user message {n}; this session has {len(listed)}{since}. "
+            "Nothing was changed."
         )
     return listed[n - 1]
-
-
-def _sha(data: bytes | None) -> str:
-    return hashlib.sha256(data).hexdigest() if data is not None else ""
 
 
 def plan_rewind(store: Store, session_id: str, project: Path, n: int) -> RewindPlan:
@@ -106,9 +113,9 @@ def plan_rewind(store: Store, session_id: str, project: Path, n: int) -> RewindP
     for path in earliest:
         current = _current_bytes(project / path)
         written = checkpoints.last_written_hash(store, session_id, path)
-        if written and _sha(current) != written:
+        if written and checkpoints.written_digest(current) != written:
             changed.append(path)
-    gone = not earliest and _wrote_files_since(store, session_id, target.seq)
+    gone = not earliest and file_history_gone(store, session_id, target.seq)
     return RewindPlan(target, tuple(earliest.values()), tuple(changed), gone)
 
 
@@ -119,28 +126,38 @@ def _current_bytes(path: Path) -> bytes | None:
         return None
 
 
-def _wrote_files_since(store: Store, session_id: str, seq: int) -> bool:
+def file_history_gone(store: Store, session_id: str, seq: int) -> bool:
+    """seri wrote files from message ``seq`` on, yet none of their checkpoints is left.
+
+    That happens when the session fell out of the 20 most recently touched sessions of its
+    project: its conversation stays, its file history is deleted.
+    """
+    if checkpoints.has_checkpoints(store, session_id):
+        return False
     rows = store.connection.execute(
-        "SELECT body FROM messages WHERE session_id = ? AND role = 'assistant' AND seq >= ?",
+        "SELECT body FROM messages WHERE session_id = ? AND role = 'tool' AND seq >= ?",
         (session_id, seq),
     )
-    return any(
-        call.name in ("write_file", "edit")
-        for (body,) in rows
-        for call in message_from_json(body).tool_calls
-    )
+    for (body,) in rows:
+        message = message_from_json(body)
+        if message.tool_name in ("write_file", "edit") and not message.is_error:
+            return True
+    return False
 
 
-def restore_files(plan: RewindPlan, project: Path) -> list[str]:
+def restore_files(store: Store, session_id: str, plan: RewindPlan, project: Path) -> list[str]:
     root = project_root(project)
     restored = []
     for checkpoint in plan.restore:
         path = root / checkpoint.path
-        if checkpoint.existed and checkpoint.content is not None:
-            atomic_write(root, path, checkpoint.content)
+        content = checkpoint.content if checkpoint.existed else None
+        if content is not None:
+            atomic_write(root, path, content)
         else:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
+        # What seri left there now, so the next rewind does not take it for someone else's.
+        checkpoints.note_written(store, session_id, checkpoint.path, content)
         restored.append(checkpoint.path)
     return restored
 
@@ -165,7 +182,14 @@ def rewind_conversation(store: Store, session_id: str, seq: int) -> int:
 
 
 def perform(
-    store: Store, session_id: str, project: Path, n: int, mode: str, *, confirmed: bool
+    store: Store,
+    session_id: str,
+    project: Path,
+    n: int,
+    mode: str,
+    *,
+    confirmed: bool,
+    confirm_hint: str = "--yes",
 ) -> list[str]:
     """Carry out a rewind; returns lines for the person. Refuses before changing anything."""
     plan = plan_rewind(store, session_id, project, n)
@@ -180,9 +204,9 @@ def perform(
             raise SeriError(
                 "changed outside seri since its checkpoint: "
                 + ", ".join(plan.changed_outside)
-                + "; confirm with --yes (or answer y) to overwrite them. Nothing was changed."
+                + f"; confirm with {confirm_hint} to overwrite them. Nothing was changed."
             )
-        restored = restore_files(plan, project)
+        restored = restore_files(store, session_id, plan, project)
         lines.append(f"Restored {len(restored)} file(s): {', '.join(restored) or '-'}")
     if mode in ("conversation", "both"):
         dropped = rewind_conversation(store, session_id, plan.target.seq)
@@ -195,10 +219,12 @@ def _turn_dict(turn: Turn) -> dict[str, Any]:
     return {"n": turn.n, "seq": turn.seq, "text": turn.text, "files": list(turn.files)}
 
 
-def _listing(listed: list[Turn]) -> str:
+def _listing(listed: list[Turn], *, history_gone: bool = False) -> str:
     if not listed:
         return "No user messages since the last compaction."
     lines = []
+    if history_gone:
+        lines.append(HISTORY_GONE_NOTE)
     for turn in listed:
         text = " ".join(turn.text.split())
         text = text if len(text) <= 70 else text[:69] + "…"
@@ -222,7 +248,8 @@ def run(argv: list[str]) -> int:
             for turn in listed:
                 sys.stdout.write(json.dumps(_turn_dict(turn), ensure_ascii=False) + "\n")
         else:
-            sys.stdout.write(_listing(listed) + "\n")
+            gone = bool(listed) and file_history_gone(store, session_id, listed[0].seq)
+            sys.stdout.write(_listing(listed, history_gone=gone) + "\n")
         return EXIT_OK
     n = _number(options["--to"])
     mode = (
@@ -237,28 +264,42 @@ def _number(text: str) -> int:
     try:
         return int(text)
     except ValueError:
-        raise SeriError(f"--to needs a message number, not {text!r}") from None
+        raise SeriError(f"a user message number is needed, not {text!r}") from None
+
+
+SLASH_USAGE = "usage: /rewind [N [files|conversation|both] [--yes]]"
+YES_WORDS = ("--yes", "yes", "-y")
 
 
 def rewind_slash(chat: ChatSession, rest: str) -> LineOutcome:
-    """/rewind lists; /rewind N [files|conversation|both] restores."""
+    """/rewind lists; /rewind N [files|conversation|both] [--yes] restores.
+
+    Files changed outside seri since its checkpoint are overwritten only once confirmed:
+    asked on a terminal, or with --yes on the line when the lines are scripted (no one
+    can be asked then, just as tools that need approval are denied).
+    """
     if not chat.session_id:
         print("Nothing to rewind yet.", file=sys.stderr)
         return None
     store = chat.store
     words = rest.split()
     if not words:
-        print(_listing(turns(store, chat.session_id)), file=sys.stderr)
+        listed = turns(store, chat.session_id)
+        gone = bool(listed) and file_history_gone(store, chat.session_id, listed[0].seq)
+        print(_listing(listed, history_gone=gone), file=sys.stderr)
         return None
-    mode = words[1] if len(words) > 1 else "both"
-    if mode not in ("files", "conversation", "both"):
-        print("usage: /rewind N [files|conversation|both]", file=sys.stderr)
-        return 2
+    yes = any(word in YES_WORDS for word in words[1:])
+    modes = [word for word in words[1:] if word not in YES_WORDS]
+    mode = modes[0] if modes else "both"
+    if len(modes) > 1 or mode not in ("files", "conversation", "both"):
+        print(SLASH_USAGE, file=sys.stderr)
+        return EXIT_USAGE
+    project = Path(chat.project)
     try:
         n = _number(words[0])
-        plan = plan_rewind(store, chat.session_id, Path(chat.project), n)
-        confirmed = not plan.changed_outside
-        if plan.changed_outside and mode != "conversation" and chat.interactive:
+        plan = plan_rewind(store, chat.session_id, project, n)
+        confirmed = yes or not plan.changed_outside
+        if not confirmed and mode != "conversation" and chat.interactive:
             from seri.commands.repl import confirm
 
             confirmed = confirm(
@@ -266,7 +307,10 @@ def rewind_slash(chat: ChatSession, rest: str) -> LineOutcome:
                 + ", ".join(plan.changed_outside)
                 + ". Overwrite?"
             )
-        lines = perform(store, chat.session_id, Path(chat.project), n, mode, confirmed=confirmed)
+        hint = f"`/rewind {n} {mode} --yes`"
+        lines = perform(
+            store, chat.session_id, project, n, mode, confirmed=confirmed, confirm_hint=hint
+        )
     except SeriError as exc:
         print(f"seri: {exc}", file=sys.stderr)
         return EXIT_UNFINISHED

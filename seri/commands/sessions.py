@@ -179,7 +179,7 @@ def _render_message(seq: int, message: Message) -> str:
 
 def _indent(text: str, width: int = 2000) -> str:
     shown = text if len(text) <= width else text[:width] + f"… ({len(text) - width} more chars)"
-    return "\n".join("    " + line for line in shown.splitlines() or [""])
+    return "\n".join(("    " + line).rstrip() for line in shown.splitlines() or [""])
 
 
 def _import_report(profile: Profile) -> int:

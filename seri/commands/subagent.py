@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from seri.io import conversations
 from seri.pure.effects import AskPerson, ToolRun
+from seri.pure.errors import SeriError
 from seri.pure.prompt import assemble_prompt
 from seri.pure.records import Message
 from seri.pure.settings import DEFAULT_CONTEXT_WINDOW
@@ -65,6 +66,7 @@ def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
         api_key=host.api_key,
         parent_history=lambda: (),
         depth=host.depth + 1,
+        checkpoint_session=host.checkpoint_session,
     )
     tools = child_host.child_tools()
     window = settings.context_window or DEFAULT_CONTEXT_WINDOW
@@ -91,6 +93,10 @@ def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
     )
     try:
         end = driver.run(run_task(setup, Conversation(()), Message(role="user", text=prompt)))
+    except SeriError as exc:
+        # The parent's turn goes on: the child's failure is this tool call's result.
+        host.recorder.record("subagent_end", {"child": child_id, "status": "error"})
+        return ToolRun(f"[subagent {child_id}] failed: {exc}", is_error=True)
     finally:
         if caller._client is not None:
             caller._client.close()

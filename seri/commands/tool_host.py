@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from seri.io import checkpoints, memory_store
 from seri.io.files import PathRefusedError, default_protected, project_root, relative_name
 from seri.io.files import resolve_in_project as confine
@@ -51,6 +53,7 @@ class ToolHost:
         api_key: str,
         parent_history: Callable[[], tuple[Message, ...]],
         depth: int = 0,
+        checkpoint_session: str = "",
     ) -> None:
         self.project = project_root(project)
         self.profile = profile
@@ -62,6 +65,9 @@ class ToolHost:
         self.api_key = api_key
         self.parent_history = parent_history
         self.depth = depth
+        # A subagent's writes are checkpointed in its parent's session, under the parent's
+        # user message that led to them, so the parent's /rewind puts them back too.
+        self.checkpoint_session = checkpoint_session or session_id
         self.context = ToolContext(
             project=self.project,
             protected=default_protected(Path(os.path.realpath(profile.root))),
@@ -82,8 +88,12 @@ class ToolHost:
                 return self._subagent(arguments)
             if call.name == "remember":
                 return self._remember(arguments)
+            taken: _Taken | None = None
             if call.name in WRITING_TOOLS:
-                self._checkpoint(call.name, str(arguments.get("path", "")))
+                kept = self._checkpoint(call.name, str(arguments.get("path", "")))
+                if isinstance(kept, str):
+                    return ToolRun(kept, is_error=True)
+                taken = kept
             result = run_tool(call.name, arguments, self.context)
         except KeyboardInterrupt:
             return ToolRun("", is_error=True, interrupted=True)
@@ -92,24 +102,36 @@ class ToolHost:
         if call.name in WRITING_TOOLS:
             details = result.details_dict()
             self.recorder.record("edit", {"tool": call.name, **details})
-            if not result.is_error and touched:
-                written = snapshot_file(self.project / touched[0])
-                checkpoints.note_written(self.profile.store, self.session_id, touched[0], written)
+            self._after_write(result, taken, touched)
             if not result.is_error and self.settings.check_command:
                 text += self._check()
         return ToolRun(text, result.is_error, False, touched)
 
     # -- checkpoints and checks ----------------------------------------------------------------
 
-    def _checkpoint(self, tool: str, raw: str) -> None:
+    def _checkpoint(self, tool: str, raw: str) -> _Taken | str | None:
+        """Keep the file's prior content before a write.
+
+        Returns what was kept, None when there is nothing to keep (the tool will refuse
+        the path), or why the write must not run: a file whose content cannot be read
+        cannot be put back, so it is not overwritten either.
+        """
         try:
             path = confine(self.project, raw)
         except PathRefusedError:
-            return  # the tool refuses it too; there is nothing to keep
-        prior = snapshot_file(path)
+            return None  # the tool refuses it too; there is nothing to keep
         rel = relative_name(self.project, path)
-        checkpoints.store_checkpoint(
-            self.profile.store, self.session_id, str(self.project), rel, prior, time.time()
+        try:
+            prior = snapshot_file(path)
+        except IsADirectoryError:
+            return None  # the tool says it is a directory; nothing is written
+        except OSError as exc:
+            return (
+                f"not run: {rel} cannot be read ({exc.strerror or exc}), so seri could not "
+                "checkpoint it for /rewind; it was left as it is"
+            )
+        checkpoint_id = checkpoints.store_checkpoint(
+            self.profile.store, self.checkpoint_session, str(self.project), rel, prior, time.time()
         )
         self.recorder.record(
             "checkpoint",
@@ -121,6 +143,22 @@ class ToolHost:
                 "sha256": hashlib.sha256(prior).hexdigest() if prior is not None else None,
             },
         )
+        return _Taken(checkpoint_id, prior, path)
+
+    def _after_write(
+        self, result: ToolOutcome, taken: _Taken | None, touched: tuple[str, ...]
+    ) -> None:
+        """Note what seri left in the file; forget a checkpoint of a write that changed nothing."""
+        store, session = self.profile.store, self.checkpoint_session
+        if result.is_error:
+            unchanged = taken is not None and _readable(taken.path) == taken.prior
+            if taken is not None and taken.checkpoint_id is not None and unchanged:
+                checkpoints.discard_checkpoint(store, taken.checkpoint_id)
+            return
+        if touched:
+            written = _readable(self.project / touched[0])
+            if not isinstance(written, OSError):
+                checkpoints.note_written(store, session, touched[0], written)
 
     def _check(self) -> str:
         from seri.io.shell import run_bash
@@ -167,11 +205,16 @@ class ToolHost:
     # -- subagents -----------------------------------------------------------------------------
 
     def child_tools(self) -> tuple[str, ...]:
-        """Read-only tools, plus what the parent's policy allows outright; never `task`."""
+        """Read-only tools, plus those the parent's policy allows; never `task`.
+
+        A tool allowed only for some paths or commands (``write_file(src/**)``) is offered
+        too: the child runs under the same policy with no one to ask, so every call outside
+        what the rules allow is denied.
+        """
         allowed = [
             name
             for name in ("write_file", "edit", "bash")
-            if any(rule.tool in (name, "*") and rule.pattern is None for rule in self.policy.allow)
+            if any(rule.tool in (name, "*") for rule in self.policy.allow)
         ]
         return (*READ_ONLY, *allowed)
 
@@ -181,6 +224,22 @@ class ToolHost:
         from seri.commands.subagent import run_subagent
 
         return run_subagent(self, str(arguments["description"]), str(arguments["prompt"]))
+
+
+@attrs.frozen
+class _Taken:
+    """A checkpoint just taken: its id (None if the turn had one already), the prior bytes."""
+
+    checkpoint_id: int | None
+    prior: bytes | None
+    path: Path
+
+
+def _readable(path: Path) -> bytes | OSError | None:
+    try:
+        return snapshot_file(path)
+    except OSError as exc:
+        return exc
 
 
 def _touched(result: ToolOutcome) -> tuple[str, ...]:

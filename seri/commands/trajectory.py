@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from seri.commands.running import parse_usage
 from seri.io.store import DB_NAME, Store, open_store, profile_root
 from seri.io.trajectory_store import ExportFilter, export_chunks
-from seri.pure.errors import EXIT_USAGE, SeriError
+from seri.pure.errors import EXIT_UNFINISHED, EXIT_USAGE, SeriError
 from seri.pure.timestamps import parse_since
 
 if TYPE_CHECKING:
@@ -48,6 +48,12 @@ if TYPE_CHECKING:
 
 # Chunks are gathered into writes of about this many bytes.
 WRITE_BYTES = 1 << 18
+
+
+class ExportUnwritten(SeriError):
+    """stdout refused the export (a full disk, say): what was written is incomplete."""
+
+    exit_code = EXIT_UNFINISHED
 
 
 def run(argv: list[str]) -> int:
@@ -95,7 +101,14 @@ def _export(session: str | None, since_text: str | None) -> int:
         from seri.io.conversations import resolve_session_id
 
         session_id = resolve_session_id(store, session)
-    _write_all(sys.stdout.buffer, export_chunks(store, ExportFilter(session_id, since)))
+    try:
+        _write_all(sys.stdout.buffer, export_chunks(store, ExportFilter(session_id, since)))
+    except BrokenPipeError:
+        raise  # the reader is done with us: run_guarded ends quietly
+    except OSError as exc:
+        raise ExportUnwritten(
+            f"cannot write the export: {exc.strerror or exc}; the output is incomplete"
+        ) from None
     return 0
 
 

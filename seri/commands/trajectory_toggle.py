@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from seri.io.config import read_config, set_config_value
+from seri.io.store import ensure_profile
 from seri.pure.errors import SeriError
 from seri.pure.settings import ConfigError, parse_trajectory_env
 
@@ -55,7 +56,7 @@ def toggle_trajectory(root: Path, value: str | None, env: Mapping[str, str]) -> 
     wanted = parse_trajectory_env(value)
     if wanted is None:
         raise SeriError(f"the trajectory toggle is on or off, not {value!r}")
-    set_config_value(root, "trajectory.enabled", wanted)
+    set_config_value(ensure_profile(root), "trajectory.enabled", wanted)
     lines = [f"stored: recording {_word(wanted)}"]
     raw = env.get(ENV_NAME, "")
     if raw:

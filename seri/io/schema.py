@@ -114,9 +114,9 @@ MIGRATIONS: tuple[str, ...] = (
         at REAL NOT NULL
     );
     """,
-    # 2: each run's latest record time, so ageing recordings out at session start
-    # is one indexed query (min(last_at)) instead of a scan of every event.
-    # Existing runs are filled in from their events.
+    # 2: each run's latest record time, so that ageing recordings out at session
+    # start is one lookup in an index (is any run older than the window?) instead
+    # of a scan of every event. Existing runs are filled in from their events.
     """
     ALTER TABLE runs ADD COLUMN last_at REAL NOT NULL DEFAULT 0;
     UPDATE runs SET last_at = max(

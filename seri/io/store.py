@@ -323,11 +323,22 @@ def _with_busy_retry(action: Callable[[], object]) -> None:
 
 
 def _check_identity(conn: apsw.Connection, db: Path, *, readonly: bool = False) -> None:
-    """Ours (our application_id), or new and empty; anything else is refused untouched."""
-    app_id = conn.execute("PRAGMA application_id").fetchall()[0][0]
+    """Ours (our application_id), or new and empty; anything else is refused untouched.
+
+    Both facts are read in one read transaction: read one after the other, another
+    process's first migration could commit in between, and a new database would
+    look like 'no application id, but tables', that is like someone else's.
+    """
+    conn.execute("BEGIN DEFERRED")
+    try:
+        app_id = _pragma(conn, "application_id")
+        tables = conn.execute("SELECT count(*) FROM sqlite_schema").fetchall()[0][0]
+    except BaseException:
+        Store._rollback(conn)
+        raise
+    conn.execute("COMMIT")
     if app_id == APPLICATION_ID:
         return
-    tables = conn.execute("SELECT count(*) FROM sqlite_schema").fetchall()[0][0]
     if app_id != 0 or tables:
         raise StoreError(
             f"{db} is not a seri database; seri will not write to it. Move it aside "

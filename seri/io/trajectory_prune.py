@@ -48,23 +48,31 @@ def _one_row(conn: apsw.Connection, sql: str, *params: object) -> Any:
     return conn.execute(sql, params).fetchall()[0]
 
 
-def _may_have_expired(conn: apsw.Connection, edge: float) -> bool:
-    """One indexed lookup: no run older than the edge means no session can have expired."""
-    (oldest,) = _one_row(conn, "SELECT min(last_at) FROM runs")
-    return oldest is not None and float(oldest) < edge
+def _may_have_expired(conn: apsw.Connection, edge: float, current_session: str) -> bool:
+    """One indexed lookup: if no other session's run is older than the edge, none expired."""
+    rows = conn.execute(
+        "SELECT 1 FROM runs WHERE session_id != ? AND last_at < ? ORDER BY last_at LIMIT 1",
+        (current_session, edge),
+    ).fetchall()
+    return bool(rows)
 
 
-def _recorded_sessions(conn: apsw.Connection, edge: float) -> list[RecordedSession]:
+def _recorded_sessions(
+    conn: apsw.Connection, edge: float, current_session: str
+) -> list[RecordedSession]:
     """Sessions whose recordings may be older than ``edge``, with their exact last record.
 
     ``runs.last_at`` picks the candidates (a run written by other means than
     the recorder may understate it, never overstate); the exact latest event
-    time and run start are then read for those alone.
+    time and run start are then read for those alone. The current session is
+    left out here already: it is never due, and it may be long.
     """
     candidates = [
         str(sid)
         for (sid,) in conn.execute(
-            "SELECT session_id FROM runs GROUP BY session_id HAVING max(last_at) < ?", (edge,)
+            "SELECT session_id FROM runs WHERE session_id != ?"
+            " GROUP BY session_id HAVING max(last_at) < ?",
+            (current_session, edge),
         )
     ]
     found = []
@@ -84,9 +92,10 @@ def expired_recordings(
     conn: apsw.Connection, now: float, window_days: float, current_session: str
 ) -> tuple[RecordedSession, ...]:
     edge = cutoff(now, window_days)
-    if not _may_have_expired(conn, edge):
+    if not _may_have_expired(conn, edge, current_session):
         return ()
-    return expired_sessions(_recorded_sessions(conn, edge), now, window_days, current_session)
+    found = _recorded_sessions(conn, edge, current_session)
+    return expired_sessions(found, now, window_days, current_session)
 
 
 def legacy_recordings(root: Path) -> list[LegacyRecording]:
@@ -128,7 +137,6 @@ def _count_lines(path: str) -> int:
 def expired_legacy_files(
     root: Path, now: float, window_days: float, current_session: str
 ) -> tuple[LegacyRecording, ...]:
-
     chosen = expired_files(legacy_recordings(root), now, window_days, current_session)
     return tuple(attrs.evolve(f, events=_count_lines(f.path)) for f in chosen)
 
@@ -154,7 +162,9 @@ def prune(
     """
     conn = store.connection
     sessions: tuple[RecordedSession, ...] = ()
-    if _may_have_expired(conn, cutoff(now, window_days)):
+    # Looked for without the write lock first: a session that began long ago
+    # but is still in use makes old runs exist without anything being due.
+    if expired_recordings(conn, now, window_days, current_session):
         with store.write():
             sessions = expired_recordings(conn, now, window_days, current_session)
             _delete_sessions(conn, [s.session_id for s in sessions])

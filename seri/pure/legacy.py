@@ -122,6 +122,10 @@ def _reason(exc: Exception) -> str:
         return "invalid UTF-8"
     if isinstance(exc, RecursionError):
         return "nested too deeply"
+    if isinstance(exc, json.JSONDecodeError):
+        # Each line is one document: its own line number is always 1, the column tells.
+        joiner = " " if exc.msg.endswith(" at") else " at "
+        return f"{exc.msg}{joiner}column {exc.colno}"
     return str(exc).split(":")[0]
 
 

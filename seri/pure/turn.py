@@ -131,15 +131,19 @@ class _Loop:
     def end(self, status: EndStatus, answer: str = "", detail: str = "") -> TaskEnd:
         return TaskEnd(status, answer, self.conversation(), self.turns, detail)
 
-    def compaction(self, trigger: str, focus: str = "") -> Generator[Effect, Any, str]:
+    def compaction(
+        self, trigger: str, focus: str = "", keep_tokens: int | None = None
+    ) -> Generator[Effect, Any, str]:
         """Run one compaction; returns '' on success, else why it did not happen."""
         outcome = yield from compact(
             self.history,
             self.recap,
-            keep_tokens=self.setup.keep_tokens,
+            keep_tokens=self.setup.keep_tokens if keep_tokens is None else keep_tokens,
             elide_bytes=self.setup.elide_bytes,
             trigger=trigger,
             focus=focus,
+            # The frozen system prompt fills the window too: both ledger numbers count it.
+            system_chars=len(self.setup.system_prompt),
             estimate_before=self.estimate(),
         )
         if not isinstance(outcome, Compacted):
@@ -195,8 +199,11 @@ def _model_call(loop: _Loop) -> Generator[Effect, Any, ModelReply | TaskEnd]:
             yield Say(f"warning: automatic compaction skipped: {why_not}")
     reply = yield CallModel(tuple(loop.history), "turn", setup.system_prompt)
     if isinstance(reply, ModelFailed) and reply.overflow:
-        yield Record("overflow", {"error": reply.error, "estimate": loop.estimate()})
-        why_not = yield from loop.compaction("overflow")
+        refused = loop.estimate()
+        yield Record("overflow", {"error": reply.error, "estimate": refused})
+        why_not = yield from loop.compaction(
+            "overflow", keep_tokens=overflow_keep_tokens(setup.keep_tokens, refused)
+        )
         if why_not:
             yield Record("turn_end", {"status": "overflow", "turns": loop.turns})
             return loop.end(
@@ -222,6 +229,17 @@ def _model_call(loop: _Loop) -> Generator[Effect, Any, ModelReply | TaskEnd]:
         },
     )
     return reply
+
+
+def overflow_keep_tokens(keep_tokens: int, refused_estimate: int) -> int:
+    """The keep budget of the compaction that answers a provider's "too long".
+
+    The usual budget cannot be trusted here: an automatic compaction may have just chosen the
+    tail that was refused, and cutting the same history by the same budget finds the same tail
+    again (no cut, so the overflow retry could never happen). And the window seri believed in
+    was evidently too large. So this one compaction keeps at most a quarter of what was refused.
+    """
+    return max(1, min(keep_tokens, refused_estimate // 4))
 
 
 def _answer_calls(loop: _Loop, reply: ModelReply) -> Generator[Effect, Any, bool]:

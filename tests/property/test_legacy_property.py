@@ -217,7 +217,8 @@ def test_a_corrupt_line_before_the_last_rejects_the_file_naming_that_line(
 @st.composite
 def broken_files(draw: st.DrawFn) -> tuple[bytes, list[Message]]:
     """A valid file whose tool structure is then mangled: results dropped, repeated,
-    moved after the next user message, or answering calls nobody made."""
+    moved after the next user message, or answering calls nobody made; a call id
+    used twice in one message."""
     conversation = draw(conversations_())
     values: list[Any] = [header("gen-b"), system_line(SYSTEM)]
     for turn in conversation:
@@ -225,7 +226,13 @@ def broken_files(draw: st.DrawFn) -> tuple[bytes, list[Message]]:
         mangled: list[dict[str, Any]] = []
         for line in lines:
             action = draw(st.sampled_from(["keep", "keep", "drop", "repeat", "orphan"]))
-            if line["role"] != "tool" or action == "keep":
+            content = line["content"] if isinstance(line["content"], list) else []
+            calls = [part for part in content if part.get("type") == "tool-call"]
+            if line["role"] == "assistant" and calls and action == "repeat":
+                # A second call with an id already used in this message.
+                twin = {**calls[0], "input": {"twin": True}}
+                mangled.append({**line, "content": [*content, twin]})
+            elif line["role"] != "tool" or action == "keep":
                 mangled.append(line)
             elif action == "repeat":
                 mangled += [line, line]

@@ -1,0 +1,261 @@
+"""Row 3, per model call: seri's own work around one call, at growing history sizes.
+
+Measured in-process on a real store, with the real code paths:
+
+* estimate: ``_Loop.estimate`` (running totals: O(1));
+* decision: ``should_compact`` on that estimate;
+* loop copy: ``tuple(loop.history)``, which ``run_task`` does for every ``CallModel``;
+* build: ``ModelCaller.body`` (``build_request`` over the system prompt and the history);
+* serialize: ``json.dumps(body).encode()`` exactly as httpx does for ``json=body``;
+* store: ``Driver.handle(Persist(...))`` for the assistant message, then for its tool
+  result: redaction, INSERT, counters, one ``BEGIN IMMEDIATE``/``COMMIT`` (fsync) each.
+
+The floor for storing is the same two rows written with bare apsw, one committed
+transaction each, on the same database.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from scripts.bench.common import (
+    LOAD_RUNS,
+    RESULTS,
+    STARTUP_RUNS,
+    Stat,
+    fmt_bytes,
+    fmt_seconds,
+    log,
+    stat,
+)
+from scripts.bench.fixtures import Fixtures
+from scripts.bench.plot import Series, line_chart
+from scripts.bench.table import Row, met
+
+SIZES = (10, 1_000, 10_000, 100_000)
+INNER = 20_000  # repetitions of the sub-microsecond steps inside one timing
+KEY = "sk-or-v1-" + "ab12" * 16
+FLAT_RATIO = 1.5
+
+
+@dataclass
+class Sizes:
+    """component -> size -> Stat (seconds per call)."""
+
+    stats: dict[str, dict[int, Stat]]
+    body_bytes: dict[int, int]
+
+
+def _per_op(action: Callable[[], object], inner: int, rounds: int) -> Stat:
+    samples = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(inner):
+            action()
+        samples.append((time.perf_counter() - start) / inner)
+    return stat(samples)
+
+
+def _measure(fixtures: Fixtures, size: int, sizes: Sizes) -> None:
+    from seri.commands.chat_session import PARENT_TOOLS
+    from seri.commands.driver import Driver, ModelCaller
+    from seri.io import conversations
+    from seri.io.recorder import Recorder
+    from seri.io.store import open_store
+    from seri.pure.effects import CallModel, Persist
+    from seri.pure.permissions import Policy
+    from seri.pure.records import Message, ToolCall
+    from seri.pure.redaction import Redactor
+    from seri.pure.settings import DEFAULT_CONTEXT_WINDOW, Settings
+    from seri.pure.tokens import should_compact
+    from seri.pure.turn import TaskSetup, _Loop, conversation_of
+
+    made = fixtures.history(size)
+    store = open_store(made.home)
+    state = conversations.load_state(store, made.session_id)
+    history = conversations.load_messages(store, made.session_id)
+    setup = TaskSetup(
+        system_prompt=state.system_prompt,
+        max_turns=500,
+        context_window=DEFAULT_CONTEXT_WINDOW,
+        keep_tokens=20_000,
+        elide_bytes=4096,
+        policy=Policy(),
+        interactive=False,
+        tool_names=PARENT_TOOLS,
+    )
+    loop = _Loop(setup, conversation_of(history, None, state.last_input_tokens, state.total_chars))
+    window = DEFAULT_CONTEXT_WINDOW
+    out = sizes.stats
+    out.setdefault("estimate", {})[size] = _per_op(loop.estimate, INNER, LOAD_RUNS)
+    estimate = loop.estimate()
+    out.setdefault("decision", {})[size] = _per_op(
+        lambda: should_compact(estimate, window), INNER, LOAD_RUNS
+    )
+    copies = max(1, min(INNER, 2_000_000 // max(size, 1)))
+    out.setdefault("loop copy", {})[size] = _per_op(lambda: tuple(loop.history), copies, LOAD_RUNS)
+    recorder = Recorder(store, made.session_id, Redactor.of([KEY]), enabled=False)
+    caller = ModelCaller(Settings(), KEY, recorder, PARENT_TOOLS)
+    effect = CallModel(tuple(loop.history), "turn", state.system_prompt)
+    builds = max(1, min(200, 200_000 // max(size, 1)))
+    out.setdefault("build", {})[size] = _per_op(lambda: caller.body(effect), builds, LOAD_RUNS)
+    body = caller.body(effect)
+
+    def serialize() -> bytes:
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+    sizes.body_bytes[size] = len(serialize())
+    out.setdefault("serialize", {})[size] = _per_op(serialize, builds, LOAD_RUNS)
+
+    driver = Driver(
+        store=store,
+        session_id=made.session_id,
+        revision=state.revision,
+        model=caller,
+        tools=None,  # Persist never reaches the tools
+        recorder=recorder,
+        redactor=Redactor.of([KEY]),
+        asker=lambda effect: False,
+    )
+    call = ToolCall("call_bench", "read_file", json.dumps({"path": "src/app.py"}))
+    reply = Message(role="assistant", text="Reading the handler first.", tool_calls=(call,))
+    result = Message(
+        role="tool",
+        text="def handler():\n    return 1\n" * 20,
+        tool_call_id=call.id,
+        tool_name=call.name,
+    )
+    samples, floor = [], []
+    conn = store.connection
+    seq = 10_000_000
+    for _ in range(STARTUP_RUNS):
+        start = time.perf_counter()
+        driver.handle(Persist((reply,)))
+        driver.handle(Persist((result,)))
+        samples.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        for text in (reply.text, result.text):
+            seq += 1
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(
+                "INSERT INTO messages(session_id, seq, role, kind, body, chars, created)"
+                " VALUES (?,?,?,?,?,?,?)",
+                (made.session_id, seq, "user", "", text, len(text), 0.0),
+            )
+            conn.execute("COMMIT")
+        floor.append(time.perf_counter() - start)
+    out.setdefault("store", {})[size] = stat(samples)
+    out.setdefault("store floor", {})[size] = stat(floor)
+    # Leave the shared session as it was for the rows that follow.
+    with store.write() as conn:
+        conn.execute(
+            "DELETE FROM messages WHERE session_id = ? AND seq >= 10000000", (made.session_id,)
+        )
+    store.close()
+
+
+FLAT = ("estimate", "decision", "store")
+LABELS = {
+    "estimate": "estimate (`_Loop.estimate`, running totals)",
+    "decision": "compaction decision (`should_compact`)",
+    "loop copy": "loop: `tuple(history)` for each `CallModel`",
+    "build": "request building (`ModelCaller.body` → `build_request`)",
+    "serialize": "request serialization (`json.dumps(body).encode()`, as httpx)",
+    "store": "storing (`Driver` Persist ×2: assistant + tool result)",
+}
+
+
+def _short(size: int) -> str:
+    return f"{size // 1000}k" if size >= 1000 else str(size)
+
+
+def _by_size(stats: dict[int, Stat]) -> str:
+    return "; ".join(f"{_short(s)}: {st.seconds()}" for s, st in sorted(stats.items()))
+
+
+def run(fixtures: Fixtures) -> list[Row]:
+    sizes = Sizes({}, {})
+    for size in SIZES:
+        log(f"per call: history of {size:,} messages")
+        _measure(fixtures, size, sizes)
+    stats = sizes.stats
+    rows = []
+    for name in ("estimate", "decision", "loop copy", "build", "serialize", "store"):
+        by = stats[name]
+        growth = by[SIZES[-1]].median / by[SIZES[0]].median
+        if name in ("build", "serialize"):
+            target = "grows with the body (it holds the history): O(n) by nature"
+            ok = None
+            peer = "body " + ", ".join(
+                f"{_short(s)}: {fmt_bytes(b)}" for s, b in sorted(sizes.body_bytes.items())
+            )
+        elif name == "store":
+            target = f"flat (100k ≤ {FLAT_RATIO}× 10)"
+            ok = growth <= FLAT_RATIO
+            peer = "floor, bare apsw INSERT+COMMIT ×2: " + _by_size(stats["store floor"])
+        else:
+            target = f"flat (100k ≤ {FLAT_RATIO}× 10)"
+            ok = growth <= FLAT_RATIO
+            peer = "—"
+        rows.append(
+            Row(
+                "3",
+                f"{LABELS[name]} (×{growth:.1f} from 10 to 100k)",
+                _by_size(by),
+                peer,
+                target,
+                met(ok),
+            )
+        )
+    totals = {s: sum(stats[n][s].median for n in LABELS) for s in SIZES}
+    flat_part = {s: sum(stats[n][s].median for n in FLAT) for s in SIZES}
+    growth = flat_part[SIZES[-1]] / flat_part[SIZES[0]]
+    rows.append(
+        Row(
+            "3",
+            "per-call total (sum of medians) / without build+serialize+copy",
+            "; ".join(
+                f"{_short(s)}: {fmt_seconds(totals[s])} / {fmt_seconds(flat_part[s])}"
+                for s in SIZES
+            ),
+            "—",
+            f"O(1) part flat (100k ≤ {FLAT_RATIO}× 10)",
+            met(growth <= FLAT_RATIO),
+        )
+    )
+    _plot(totals, flat_part, stats)
+    return rows
+
+
+def _plot(
+    totals: dict[int, float], flat: dict[int, float], stats: dict[str, dict[int, Stat]]
+) -> None:
+    RESULTS.mkdir(exist_ok=True)
+    ms = 1e3
+    series = [
+        Series("total", (200, 40, 40), tuple((s, totals[s] * ms) for s in SIZES)),
+        Series(
+            "build + serialize",
+            (230, 140, 20),
+            tuple(
+                (s, (stats["build"][s].median + stats["serialize"][s].median) * ms) for s in SIZES
+            ),
+        ),
+        Series(
+            "flat part: estimate + decision + store",
+            (40, 90, 200),
+            tuple((s, flat[s] * ms) for s in SIZES),
+        ),
+    ]
+    renderer = line_chart(
+        Path(RESULTS / "per_call.png"),
+        series,
+        title="seri per-call cost vs history size",
+        x_label="messages in the history (log)",
+        y_label="ms per model call (log)",
+    )
+    log(f"per call: plot drawn with {renderer}")
