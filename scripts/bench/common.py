@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -104,10 +105,16 @@ def fmt_bytes(count: float) -> str:
 
 @dataclass(frozen=True)
 class Timed:
-    seconds: float
+    seconds: float  # wall clock, spawn to exit
     returncode: int
     stdout: bytes
     stderr: bytes
+    cpu: float = 0.0  # the child's user + system time
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def run_timed(
@@ -124,6 +131,7 @@ def run_timed(
     A timeout comes back as return code -9 with the reason in ``stderr``.
     """
     out = subprocess.DEVNULL if stdout_to_devnull else subprocess.PIPE
+    cpu_before = _children_cpu()
     start = time.perf_counter()
     try:
         done = subprocess.run(
@@ -142,7 +150,11 @@ def run_timed(
     except OSError as exc:
         return Timed(time.perf_counter() - start, -1, b"", str(exc).encode())
     seconds = time.perf_counter() - start
-    return Timed(seconds, done.returncode, done.stdout or b"", done.stderr or b"")
+    cpu = _children_cpu() - cpu_before
+    return Timed(seconds, done.returncode, done.stdout or b"", done.stderr or b"", cpu)
+
+
+PYCACHE = CACHE / "pycache"
 
 
 def clean_env(**extra: str) -> dict[str, str]:
@@ -154,6 +166,18 @@ def clean_env(**extra: str) -> dict[str, str]:
     }
     env.update({"TZ": "UTC", "NO_COLOR": "1"})
     env.update(extra)
+    return env
+
+
+def seri_env(**extra: str) -> dict[str, str]:
+    """``clean_env`` for running seri (and the interpreter floor) as an installed program.
+
+    pip compiles an installed package's bytecode; an editable checkout in an environment
+    with PYTHONDONTWRITEBYTECODE=1 recompiles every module on every start instead. The
+    bytecode goes to .cache/bench/pycache (PYTHONPYCACHEPREFIX), never into the source tree.
+    """
+    env = clean_env(PYTHONPYCACHEPREFIX=str(PYCACHE), **extra)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 

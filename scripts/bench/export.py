@@ -14,11 +14,11 @@ from pathlib import Path
 from scripts.bench.common import (
     LOAD_RUNS,
     SERI,
-    clean_env,
     failure_text,
     fmt_bytes,
     log,
     run_timed,
+    seri_env,
     stat,
 )
 from scripts.bench.table import Row, met
@@ -106,7 +106,7 @@ def run(work: Path) -> list[Row]:
     db = home / "seri.db"
     sqlite3 = shutil.which("sqlite3")
     seri_argv = [SERI, "trajectory", "export"]
-    env = clean_env(SERI_HOME=str(home))
+    env = seri_env(SERI_HOME=str(home))
     db_size = fmt_bytes(db.stat().st_size)
     what = f"export {EVENTS:,} events (bodies ~{body_bytes} B, db {db_size}; n={LOAD_RUNS})"
     probe = run_timed(seri_argv, env=env, timeout=300)

@@ -1,6 +1,8 @@
 """Row 3, per model call: seri's own work around one call, at growing history sizes.
 
-Measured in-process on a real store, with the real code paths:
+Measured in-process on a real store, with the real code paths. Every step is timed in CPU
+time (``time.process_time``), which other load on the machine does not inflate, except
+storing, which waits for two fsyncs: it is shown in wall time with its CPU time beside it.
 
 * estimate: ``_Loop.estimate`` (running totals: O(1));
 * decision: ``should_compact`` on that estimate;
@@ -53,10 +55,10 @@ class Sizes:
 def _per_op(action: Callable[[], object], inner: int, rounds: int) -> Stat:
     samples = []
     for _ in range(rounds):
-        start = time.perf_counter()
+        start = time.process_time()
         for _ in range(inner):
             action()
-        samples.append((time.perf_counter() - start) / inner)
+        samples.append((time.process_time() - start) / inner)
     return stat(samples)
 
 
@@ -129,14 +131,16 @@ def _measure(fixtures: Fixtures, size: int, sizes: Sizes) -> None:
         tool_call_id=call.id,
         tool_name=call.name,
     )
-    samples, floor = [], []
+    samples, cpu, floor = [], [], []
     conn = store.connection
     seq = 10_000_000
     for _ in range(STARTUP_RUNS):
+        cpu_start = time.process_time()
         start = time.perf_counter()
         driver.handle(Persist((reply,)))
         driver.handle(Persist((result,)))
         samples.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - cpu_start)
         start = time.perf_counter()
         for text in (reply.text, result.text):
             seq += 1
@@ -149,6 +153,7 @@ def _measure(fixtures: Fixtures, size: int, sizes: Sizes) -> None:
             conn.execute("COMMIT")
         floor.append(time.perf_counter() - start)
     out.setdefault("store", {})[size] = stat(samples)
+    out.setdefault("store cpu", {})[size] = stat(cpu)
     out.setdefault("store floor", {})[size] = stat(floor)
     # Leave the shared session as it was for the rows that follow.
     with store.write() as conn:
@@ -194,9 +199,19 @@ def run(fixtures: Fixtures) -> list[Row]:
                 f"{_short(s)}: {fmt_bytes(b)}" for s, b in sorted(sizes.body_bytes.items())
             )
         elif name == "store":
-            target = f"flat (100k ≤ {FLAT_RATIO}× 10)"
+            # Wall time here is two fsyncs, which the disk decides; the flatness of seri's
+            # own work is judged on CPU time.
+            cpu = stats["store cpu"]
+            growth = cpu[SIZES[-1]].median / cpu[SIZES[0]].median
+            target = f"flat: cpu at 100k ≤ {FLAT_RATIO}× at 10"
             ok = growth <= FLAT_RATIO
-            peer = "floor, bare apsw INSERT+COMMIT ×2: " + _by_size(stats["store floor"])
+            by = stats["store"]
+            peer = (
+                "floor, bare apsw INSERT+COMMIT ×2: "
+                + _by_size(stats["store floor"])
+                + "; seri's cpu: "
+                + "; ".join(f"{_short(s)}: {fmt_seconds(st.median)}" for s, st in cpu.items())
+            )
         else:
             target = f"flat (100k ≤ {FLAT_RATIO}× 10)"
             ok = growth <= FLAT_RATIO
@@ -213,17 +228,22 @@ def run(fixtures: Fixtures) -> list[Row]:
         )
     totals = {s: sum(stats[n][s].median for n in LABELS) for s in SIZES}
     flat_part = {s: sum(stats[n][s].median for n in FLAT) for s in SIZES}
-    growth = flat_part[SIZES[-1]] / flat_part[SIZES[0]]
+    flat_cpu = {
+        s: stats["estimate"][s].median + stats["decision"][s].median + stats["store cpu"][s].median
+        for s in SIZES
+    }
+    growth = flat_cpu[SIZES[-1]] / flat_cpu[SIZES[0]]
     rows.append(
         Row(
             "3",
-            "per-call total (sum of medians) / without build+serialize+copy",
+            "per-call total (sum of medians) / the flat part (estimate + decision + store)",
             "; ".join(
                 f"{_short(s)}: {fmt_seconds(totals[s])} / {fmt_seconds(flat_part[s])}"
                 for s in SIZES
             ),
-            "—",
-            f"O(1) part flat (100k ≤ {FLAT_RATIO}× 10)",
+            "flat part in cpu: "
+            + "; ".join(f"{_short(s)}: {fmt_seconds(flat_cpu[s])}" for s in SIZES),
+            f"flat part flat (cpu at 100k ≤ {FLAT_RATIO}× at 10)",
             met(growth <= FLAT_RATIO),
         )
     )
@@ -256,6 +276,6 @@ def _plot(
         series,
         title="seri per-call cost vs history size",
         x_label="messages in the history (log)",
-        y_label="ms per model call (log)",
+        y_label="ms per call: cpu, storing wall (log)",
     )
     log(f"per call: plot drawn with {renderer}")

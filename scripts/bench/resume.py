@@ -4,7 +4,8 @@ seri's side is ``open_store`` + ``load_state`` + ``load_messages`` (what ``--res
 does before the first model call). The comparison is what Codex and Claude Code do: read
 the session's JSONL file and ``json.loads`` every line, with the same bodies as seri
 stores. Both sides are timed inside the child, after imports, so the interpreter's start
-is not counted; memory is the growth of peak RSS over the baseline after imports.
+is not counted. Memory: the growth of peak RSS over the baseline after imports, and
+the peak of Python allocations under tracemalloc (one extra, untimed run).
 """
 
 from __future__ import annotations
@@ -12,16 +13,25 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from scripts.bench.common import LOAD_RUNS, PYTHON, clean_env, fmt_bytes, log, run_timed, stat
+from scripts.bench.common import (
+    LOAD_RUNS,
+    PYTHON,
+    fmt_bytes,
+    fmt_seconds,
+    log,
+    run_timed,
+    seri_env,
+    stat,
+)
 from scripts.bench.fixtures import Fixtures
-from scripts.bench.table import Row, met
+from scripts.bench.table import Row, met, met_wall
 
 SIZES = (1_000, 10_000, 100_000)
 CHILD = str(Path(__file__).with_name("resume_child.py"))
 
 
 def _child(*args: str) -> dict[str, float]:
-    timed = run_timed([PYTHON, CHILD, *args], env=clean_env(), timeout=120)
+    timed = run_timed([PYTHON, CHILD, *args], env=seri_env(), timeout=120)
     if timed.returncode != 0:
         raise RuntimeError(f"resume child failed: {timed.stderr.decode()[-400:]}")
     result: dict[str, float] = json.loads(timed.stdout)
@@ -45,33 +55,43 @@ def breakdown(fixtures: Fixtures) -> str:
     )
 
 
+def _side(runs: list[dict[str, float]], traced: dict[str, float]) -> str:
+    wall = stat([r["seconds"] for r in runs])
+    cpu = stat([r["cpu"] for r in runs]).median
+    rss = stat([r["rss_bytes"] for r in runs]).median
+    return (
+        f"{wall.seconds()}; cpu {fmt_seconds(cpu)}; peak RSS +{fmt_bytes(rss)}, "
+        f"heap peak {fmt_bytes(traced['heap_peak'])}"
+    )
+
+
 def run(fixtures: Fixtures) -> list[Row]:
     rows = []
     for size in SIZES:
         made = fixtures.history(size)
         log(f"resume: {size:,} messages, {LOAD_RUNS} runs each side")
+        seri_args = ("seri", str(made.home), made.session_id)
+        jsonl_args = ("jsonl", str(made.jsonl))
         seri_runs, jsonl_runs = [], []
         for _ in range(LOAD_RUNS):
-            seri_runs.append(_child("seri", str(made.home), made.session_id))
-            jsonl_runs.append(_child("jsonl", str(made.jsonl)))
+            seri_runs.append(_child(*seri_args))
+            jsonl_runs.append(_child(*jsonl_args))
         assert all(r["messages"] == size for r in seri_runs + jsonl_runs)
-        seri_time = stat([r["seconds"] for r in seri_runs])
-        seri_mem = stat([r["rss_bytes"] for r in seri_runs])
-        jsonl_time = stat([r["seconds"] for r in jsonl_runs])
-        jsonl_mem = stat([r["rss_bytes"] for r in jsonl_runs])
-        ratio = seri_time.median / jsonl_time.median
+        seri_traced, jsonl_traced = _child(*seri_args, "--trace"), _child(*jsonl_args, "--trace")
+        seri_wall = stat([r["seconds"] for r in seri_runs]).median
+        ratio = seri_wall / stat([r["seconds"] for r in jsonl_runs]).median
         target = "< 1 s" if size == 100_000 else "(target is at 100k)"
-        ok = seri_time.median < 1.0 if size == 100_000 else None
+        seri_cpu = stat([r["cpu"] for r in seri_runs]).median
+        verdict = met_wall(seri_wall < 1.0, seri_cpu < 1.0) if size == 100_000 else met(None)
         rows.append(
             Row(
                 "2",
                 f"resume {size:,} messages (db {fmt_bytes(made.db_bytes)}, n={LOAD_RUNS})",
-                f"{seri_time.seconds()}; peak RSS +{fmt_bytes(seri_mem.median)}",
+                _side(seri_runs, seri_traced),
                 f"JSONL {fmt_bytes(made.jsonl_bytes)}, json.loads per line: "
-                f"{jsonl_time.seconds()}; "
-                f"peak RSS +{fmt_bytes(jsonl_mem.median)}; seri {ratio:.1f}× its time",
+                f"{_side(jsonl_runs, jsonl_traced)}; seri {ratio:.1f}× its time",
                 target,
-                met(ok),
+                verdict,
             )
         )
     return rows

@@ -66,10 +66,12 @@ def main() -> int:
         fixtures = Fixtures(work)
         rows += _guarded("1", "start-up", lambda: startup.run(programs, work))
         rows += _guarded("2", "resume", lambda: resume.run(fixtures))
+        # Compaction before per-call: per-call appends a few messages to the shared sessions.
+        compaction_rows = _guarded("6", "compaction", lambda: compaction.run(fixtures))
         rows += _guarded("3", "per model call", lambda: per_call.run(fixtures))
         rows += _guarded("4", "recording", lambda: recording.run(work))
         rows += _guarded("5", "export", lambda: export.run(work))
-        rows += _guarded("6", "compaction", lambda: compaction.run(fixtures))
+        rows += compaction_rows
         try:
             notes.append(resume.breakdown(fixtures))
         except Exception as exc:
@@ -85,7 +87,10 @@ def main() -> int:
         "Cells are median (spread); the spread is p10–p90 with 10 or more runs "
         f"(start-up: n={STARTUP_RUNS}), else min–max (n={LOAD_RUNS} for big loads). "
         "Start-up times are wall clock from spawn to exit, after one warm-up run; peers run "
-        "with HOME and XDG dirs in a fresh temporary directory.",
+        "with HOME and XDG dirs in a fresh temporary directory; seri and the floor run with "
+        "their bytecode cached in .cache/bench/pycache (PYTHONPYCACHEPREFIX), as after a pip "
+        "install. In-process figures (rows 3 and 6) are CPU time, except storing (wall: it "
+        "waits for fsync). 'no (cpu: yes)' means wall time missed the target, CPU time met it.",
         f"Peers: {peers.describe_install() or 'npm peers not installed'}; llm from PyPI in "
         f"{peers.LLM_VENV}." + (f" Unavailable: {'; '.join(unavailable)}." if unavailable else ""),
         "History data: tasks of 10 messages (prompt, 4 × assistant+tool call and result, answer), "

@@ -22,6 +22,16 @@ def met(ok: bool | None) -> str:
     return "n/a" if ok is None else "yes" if ok else "no"
 
 
+def met_wall(wall_ok: bool, cpu_ok: bool) -> str:
+    """The verdict on wall time, saying so when CPU time alone would have met it.
+
+    On a loaded machine wall time includes waiting for a core; CPU time does not.
+    """
+    if wall_ok:
+        return "yes"
+    return "no (cpu: yes)" if cpu_ok else "no"
+
+
 def _cells(row: Row) -> tuple[str, ...]:
     return (row.group, row.what, row.seri, row.peer, row.target, row.met)
 

@@ -203,6 +203,19 @@ class ChatSession:
         )
         self.recorder.start(self.header(), time.time())
 
+    def set_recording(self, on: bool) -> None:
+        """/trajectory on|off also applies to the rest of this run, not only the next ones."""
+        self.settings = attrs.evolve(self.settings, trajectory_enabled=on)
+        recorder = self.recorder
+        if recorder is None:
+            return
+        if not on and recorder.started:
+            recorder.flush()
+            recorder.started = False
+        elif on and not recorder.started:
+            recorder.enabled = True
+            recorder.start(self.header(), time.time())
+
     def header(self) -> dict[str, Any]:
         settings = self.settings
         return {

@@ -10,45 +10,198 @@ Options:
   -h --help      Show this help.
 
 Runs the same compaction as /compact: the newest ~20,000 tokens (compaction.keep_tokens)
-are kept, everything older becomes one recap, written by one extra call to the session's
-model. When no safe cut exists it prints `Not enough history to compact.` and exits 0.
-Safe beside a running `seri chat` on the same session: if the session changes while the
-recap is being written, seri reads it again and retries once, then gives up (exit 1)
-without changing anything.
+are kept, everything older becomes one recap, written by one extra call to the model the
+session last ran with. When no safe cut exists it prints `Not enough history to compact.`
+and exits 0. Safe beside a running `seri chat` on the same session: nothing but the swap
+itself is written, and if the session changes while the recap is being written, seri reads
+it again and retries once, then gives up (exit 1) without changing anything.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import time
+from typing import TYPE_CHECKING, Any, cast
 
-from seri.commands.profile import current_project, open_profile
+import attrs
+
+from seri.commands.profile import Profile, open_profile
 from seri.commands.running import parse_usage
-from seri.pure.compaction import NOT_ENOUGH_HISTORY
+from seri.pure.compaction import NOT_ENOUGH_HISTORY, SESSION_CHANGED
 from seri.pure.errors import EXIT_OK, TaskUnfinished
 
+if TYPE_CHECKING:
+    from seri.commands.driver import ModelCaller
+    from seri.commands.tool_host import ToolHost
+    from seri.io.recorder import Recorder
+    from seri.pure.redaction import Redactor
+    from seri.pure.settings import Settings
+    from seri.pure.turn import TaskSetup
+
 ATTEMPTS = 2
-CHANGED = "the session changed while compacting"
 
 
 def run(argv: list[str]) -> int:
     options = parse_usage(__doc__ or "", argv)
-    from seri.commands.chat_session import ChatOptions, ChatSession
-
     profile = open_profile()
-    chat = ChatSession.open(
-        profile, current_project(), ChatOptions(resume=options["--session"], prompt="")
-    )
+    job = ShellCompaction.open(profile, options["--session"])
     try:
+        why_not = ""
         for _attempt in range(ATTEMPTS):
-            why_not = chat.compact(options["--focus"] or "", trigger="shell")
+            why_not = job.attempt(options["--focus"] or "")
             if not why_not:
-                print(f"Compacted session {chat.session_id}.", file=sys.stderr)
+                print(f"Compacted session {job.session_id}.", file=sys.stderr)
                 return EXIT_OK
             if why_not == NOT_ENOUGH_HISTORY:
                 print(NOT_ENOUGH_HISTORY)
                 return EXIT_OK
-            if not why_not.startswith(CHANGED):
+            if why_not != SESSION_CHANGED:
                 break
-        raise TaskUnfinished(f"compaction of {chat.session_id} failed: {why_not}")
+        raise TaskUnfinished(f"compaction of {job.session_id} failed: {why_not}")
     finally:
-        chat.close()
+        job.close()
+
+
+class _NoTools:
+    """Compaction runs no tools; a driver that asks for one has a bug."""
+
+    def resolve(self, raw: str) -> Any:
+        raise RuntimeError("compaction resolves no paths")
+
+    def run(self, call: Any, arguments: Any) -> Any:
+        raise RuntimeError("compaction runs no tools")
+
+
+class ShellCompaction:
+    """``seri compact``: read the session, compact it, write nothing else.
+
+    Unlike ``seri chat`` it never repairs the session on opening. A tool call without a result
+    may belong to a ``seri chat`` that is running that tool right now; answering it here
+    ("result lost") would give the call two results once the real one arrives. The cut keeps
+    the newest call with its results whole anyway, so compaction needs no repair.
+    """
+
+    def __init__(
+        self,
+        profile: Profile,
+        session_id: str,
+        settings: Settings,
+        api_key: str,
+        redactor: Redactor,
+    ) -> None:
+        self.profile = profile
+        self.store = profile.store
+        self.session_id = session_id
+        self.settings = settings
+        self.api_key = api_key
+        self.redactor = redactor
+        self._recorder: Recorder | None = None
+        self._caller: ModelCaller | None = None
+
+    @classmethod
+    def open(cls, profile: Profile, raw_id: str) -> ShellCompaction:
+        from seri.commands.chat_session import api_key_from
+        from seri.io import conversations
+        from seri.io.config import load_settings
+        from seri.pure.redaction import Redactor, secrets_from_environment
+
+        session_id = conversations.resolve_session_id(profile.store, raw_id)
+        settings = load_settings(profile.root)
+        # The same model as the session's turns, not whatever this shell would start with.
+        model = conversations.get_session(profile.store, session_id).model
+        if model:
+            settings = attrs.evolve(settings, model=model)
+        api_key = api_key_from(os.environ)
+        redactor = Redactor.of((api_key, *secrets_from_environment(os.environ)))
+        print(f"seri: compacting session {session_id}", file=sys.stderr)
+        return cls(profile, session_id, settings, api_key, redactor)
+
+    def attempt(self, focus: str) -> str:
+        """One compaction from a fresh read; '' when done, else why not."""
+        from seri.commands.driver import Driver
+        from seri.io import conversations
+        from seri.pure.recap import recap_from_dict
+        from seri.pure.turn import compact_on_demand, conversation_of
+
+        # Messages and revision from one point in time: the revision is what the swap checks.
+        with self.store.snapshot():
+            state = conversations.load_state(self.store, self.session_id)
+            history = conversations.load_messages(self.store, self.session_id)
+        recap = recap_from_dict(state.recap) if state.recap else None
+        conversation = conversation_of(history, recap, state.last_input_tokens)
+        recorder = self._recording(dict(state.prompt_hashes))
+        caller = self._model(recorder)
+        setup = self._setup(state.system_prompt, caller)
+        driver = Driver(
+            store=self.store,
+            session_id=self.session_id,
+            revision=state.revision,
+            model=caller,
+            tools=cast("ToolHost", _NoTools()),
+            recorder=recorder,
+            redactor=self.redactor,
+            asker=lambda effect: False,
+        )
+        _conversation, why_not = driver.run(compact_on_demand(setup, conversation, focus, "shell"))
+        return why_not
+
+    def _setup(self, system_prompt: str, caller: ModelCaller) -> TaskSetup:
+        from seri.pure.permissions import Policy
+        from seri.pure.settings import DEFAULT_CONTEXT_WINDOW
+        from seri.pure.turn import TaskSetup
+
+        window = self.settings.context_window
+        if window is None:
+            window = caller.client().context_window(self.settings.model)
+        window = window or DEFAULT_CONTEXT_WINDOW
+        return TaskSetup(
+            system_prompt=system_prompt,
+            max_turns=1,
+            context_window=window,
+            # As in seri chat: keeping more than a quarter of a small window evicts nothing.
+            keep_tokens=min(self.settings.keep_tokens, max(window // 4, 1)),
+            elide_bytes=self.settings.elide_bytes,
+            policy=Policy(),
+            interactive=False,
+            tool_names=(),
+        )
+
+    def _recording(self, prompt_hashes: dict[str, Any]) -> Recorder:
+        from seri import __version__
+        from seri.io.recorder import Recorder
+
+        if self._recorder is None:
+            settings = self.settings
+            self._recorder = Recorder(
+                self.store, self.session_id, self.redactor, enabled=settings.trajectory_enabled
+            )
+            header = {
+                "seri_version": __version__,
+                "command": "compact",
+                "model": settings.model,
+                "base_url": settings.base_url,
+                "started": time.time(),
+                "sampling": dict(settings.sampling),
+                "provider": dict(settings.provider),
+                "reasoning_effort": settings.reasoning_effort or None,
+                "prompt_hashes": prompt_hashes,
+                "context_window": settings.context_window,
+                "keep_tokens": settings.keep_tokens,
+                "elide_bytes": settings.elide_bytes,
+            }
+            self._recorder.start(header, time.time())
+        return self._recorder
+
+    def _model(self, recorder: Recorder) -> ModelCaller:
+        from seri.commands.driver import ModelCaller
+
+        if self._caller is None:
+            self._caller = ModelCaller(self.settings, self.api_key, recorder, ())
+        return self._caller
+
+    def close(self) -> None:
+        if self._recorder is not None:
+            self._recorder.flush()
+        if self._caller is not None and self._caller._client is not None:
+            self._caller._client.close()

@@ -17,6 +17,7 @@ from seri.io import conversations
 from seri.io.codec import message_to_json
 from seri.io.recorder import Recorder
 from seri.io.store import Store
+from seri.pure.compaction import SESSION_CHANGED
 from seri.pure.effects import (
     ApplyCompaction,
     AskPerson,
@@ -179,6 +180,9 @@ class Driver:
     # -- effects -------------------------------------------------------------------------------
 
     def _CallModel(self, effect: CallModel) -> ModelReply | ModelFailed:  # noqa: N802
+        if effect.purpose == "summary" and self._session_changed():
+            # The swap would be refused: do not pay for a recap that cannot be stored.
+            return ModelFailed(SESSION_CHANGED)
         reply = self.model.call(effect)
         if isinstance(reply, ModelReply) and effect.purpose == "summary":
             self.recorder.record(
@@ -230,6 +234,13 @@ class Driver:
         return applied
 
     # -- helpers -------------------------------------------------------------------------------
+
+    def _session_changed(self) -> bool:
+        """Whether someone else wrote to the session since this driver's view of it."""
+        rows = self.store.connection.execute(
+            "SELECT revision FROM sessions WHERE id = ?", (self.session_id,)
+        ).fetchall()
+        return not rows or rows[0][0] != self.revision
 
     def _redacted(self, message: Message) -> Message:
         import attrs
@@ -287,6 +298,7 @@ def apply_compaction(
     if not kept:
         return False
     first_kept = kept[0][0]
+    stored_recap = _stored_recap(conn, session_id, first_kept, effect)
     evicted_chars, evicted_count = conn.execute(
         "SELECT coalesce(sum(chars), 0), count(*) FROM messages WHERE session_id = ? AND seq < ?",
         (session_id, first_kept),
@@ -308,7 +320,7 @@ def apply_compaction(
             evicted_chars,
             recap_chars,
             evicted_count,
-            json.dumps(recap_to_dict(effect.recap), ensure_ascii=False),
+            json.dumps(stored_recap, ensure_ascii=False),
             recap_seq,
             now,
             session_id,
@@ -328,3 +340,34 @@ def apply_compaction(
         ),
     )
     return True
+
+
+def _stored_recap(
+    conn: Any, session_id: str, first_kept: int, effect: ApplyCompaction
+) -> dict[str, Any]:
+    """The recap object to store, with the names of the rules whose messages are evicted.
+
+    A rule fires once a session. Its message may be evicted, so the names live on in the
+    stored recap (``RULES_FIRED_KEY``, which ``fired_rule_names`` reads on resume), merged
+    with the names the previous recap carried.
+    """
+    from seri.io.codec import message_from_json
+    from seri.pure.rules import RULES_FIRED_KEY, fired_rule_names
+
+    rows = conn.execute("SELECT recap FROM sessions WHERE id = ?", (session_id,)).fetchall()
+    previous: Any = None
+    if rows and rows[0][0]:
+        try:
+            previous = json.loads(rows[0][0])
+        except ValueError:
+            previous = None
+    rule_rows = conn.execute(
+        "SELECT body FROM messages WHERE session_id = ? AND seq < ? AND kind = 'rule'",
+        (session_id, first_kept),
+    ).fetchall()
+    evicted_rules = [message_from_json(body) for (body,) in rule_rows]
+    names = fired_rule_names(evicted_rules, previous if isinstance(previous, dict) else None)
+    stored = recap_to_dict(effect.recap)
+    if names:
+        stored[RULES_FIRED_KEY] = sorted(names)
+    return stored

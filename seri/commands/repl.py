@@ -76,23 +76,39 @@ def ask_permission(effect: AskPerson) -> bool:
     except (json.JSONDecodeError, AttributeError):
         shown = call.arguments
     prompt = f"\nseri: allow {call.name}: {shown}\n      ({effect.reason}) [y/N] "
-    try:
-        with open("/dev/tty", "r+", encoding="utf-8") as tty:
-            tty.write(prompt)
-            tty.flush()
-            answer = tty.readline()
-    except OSError:
-        return False
-    return answer.strip().lower() in ("y", "yes")
+    return _yes(_ask_terminal(prompt))
 
 
 def confirm(question: str) -> bool:
     """A yes/no question on the terminal; anything but yes is no."""
+    return _yes(_ask_terminal(f"seri: {question} [y/N] "))
+
+
+def _yes(answer: str | None) -> bool:
+    return answer is not None and answer.strip().lower() in ("y", "yes")
+
+
+def _ask_terminal(prompt: str) -> str | None:
+    """Write ``prompt`` to the controlling terminal and read one line back; None if there is
+    no terminal.
+
+    Unbuffered file-descriptor I/O on purpose: ``open("/dev/tty", "r+")`` builds a
+    seekable buffered stream, which a terminal is not, so it always fails.
+    """
     try:
-        with open("/dev/tty", "r+", encoding="utf-8") as tty:
-            tty.write(f"seri: {question} [y/N] ")
-            tty.flush()
-            answer = tty.readline()
+        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
     except OSError:
-        return False
-    return answer.strip().lower() in ("y", "yes")
+        return None
+    try:
+        os.write(fd, prompt.encode("utf-8", "replace"))
+        line = b""
+        while not line.endswith(b"\n"):
+            chunk = os.read(fd, 1024)
+            if not chunk:
+                break
+            line += chunk
+        return line.decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)

@@ -307,6 +307,10 @@ def rewind_slash(chat: ChatSession, rest: str) -> LineOutcome:
                 + ", ".join(plan.changed_outside)
                 + ". Overwrite?"
             )
+            if not confirmed:
+                # The person chose: nothing failed, nothing changed.
+                print("Not overwritten. Nothing was changed.", file=sys.stderr)
+                return None
         hint = f"`/rewind {n} {mode} --yes`"
         lines = perform(
             store, chat.session_id, project, n, mode, confirmed=confirmed, confirm_hint=hint

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from seri.pure.errors import EXIT_INTERRUPTED, EXIT_UNFINISHED, EXIT_USAGE, SeriError
@@ -55,7 +56,7 @@ def _describe_storage(exc: BaseException) -> tuple[str, int] | None:
 
     from seri.io.store import describe_sqlite_error, profile_root
 
-    message = describe_sqlite_error(exc, profile_root() / "seri.db")
+    message = describe_sqlite_error(exc, Path(os.path.realpath(profile_root())) / "seri.db")
     if message is None:
         return None
     damaged = False

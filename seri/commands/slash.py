@@ -16,7 +16,8 @@ HELP = """\
 /compact [focus words]   compact the conversation now; the words steer the recap
 /clear                   start a new session here (the old one stays, resumable)
 /rewind                  list this session's turns since the last compaction
-/rewind N [files|conversation|both]   restore to just before turn N (default both)
+/rewind N [files|conversation|both] [--yes]   restore to just before turn N (default
+                         both); --yes overwrites files changed outside seri without asking
 /max-turns N             change the turn budget for the rest of the session
 /trajectory [on|off]     show or store the recording toggle (SERI_TRAJECTORY wins)
 /memory pending          list staged memory writes
@@ -54,6 +55,8 @@ def run_slash(chat: ChatSession, line: str) -> LineOutcome:
         from seri.commands.trajectory_toggle import toggle_trajectory
 
         _say(toggle_trajectory(chat.profile.root, rest or None, os.environ))
+        if rest in ("on", "off") and not os.environ.get("SERI_TRAJECTORY"):
+            chat.set_recording(rest == "on")
         return None
     if name == "/memory":
         from seri.commands.memory import memory_slash

@@ -20,6 +20,12 @@ from seri.pure.records import Message
 from seri.pure.tokens import estimate_tokens, messages_chars
 
 NOT_ENOUGH_HISTORY = "Not enough history to compact."
+# Why a compaction was refused when the session changed after it was read (another process
+# appended, compacted or rewound). The driver answers with it instead of calling the summarizer
+# when it already knows, and the swap itself answers False.
+SESSION_CHANGED = (
+    "the session changed while compacting (another seri process wrote to it); nothing was replaced"
+)
 
 
 @attrs.frozen
@@ -59,6 +65,8 @@ def compact(
     kept = tuple(history[cut.index_of_first_kept :])
     reply = yield CallModel(summarizer_messages(previous, evicted, focus, elide_bytes), "summary")
     if not isinstance(reply, ModelReply):
+        if reply.error == SESSION_CHANGED:
+            return NotCompacted(SESSION_CHANGED)
         return NotCompacted(f"the summarizer call failed: {reply.error}")
     if not reply.message.text.strip():
         return NotCompacted("the summarizer answered with nothing")
@@ -81,7 +89,7 @@ def compact(
         estimate_after=after,
     )
     if not applied:
-        return NotCompacted("the session changed while compacting; nothing was replaced")
+        return NotCompacted(SESSION_CHANGED)
     yield Record(
         "compaction",
         {

@@ -10,13 +10,16 @@ arrives as a user message, so the frozen system prompt never changes. Without
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import attrs
 
 from seri.pure.glob_match import glob_matches
 
 RULE_MESSAGE_PREFIX = "[rule "
+# The key, in a session's stored recap object, of the rules whose messages compaction evicted.
+RULES_FIRED_KEY = "rules_fired"
 
 
 @attrs.frozen
@@ -99,11 +102,21 @@ def rules_fired_by(
     )
 
 
-def fired_rule_names(history: Iterable[object]) -> frozenset[str]:
-    """Which rules already fired, read back from the rule messages in a resumed history."""
+def fired_rule_names(
+    history: Iterable[object], recap: Mapping[str, Any] | None = None
+) -> frozenset[str]:
+    """Which rules already fired, read back from the rule messages in a resumed history.
+
+    A compaction can evict a rule message; the names it carried then live on in the stored
+    recap under ``RULES_FIRED_KEY`` (the driver writes them there when it applies the
+    compaction), so pass the session's stored recap too, or the rule would fire again.
+    """
     names = set()
     for message in history:
         text = getattr(message, "text", "")
         if getattr(message, "kind", "") == "rule" and text.startswith(RULE_MESSAGE_PREFIX):
             names.add(text[len(RULE_MESSAGE_PREFIX) :].split("]", 1)[0])
+    stored = (recap or {}).get(RULES_FIRED_KEY, ())
+    if isinstance(stored, list | tuple):
+        names.update(name for name in stored if isinstance(name, str))
     return frozenset(names)

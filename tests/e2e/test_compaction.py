@@ -128,7 +128,9 @@ def call(id_: str, name: str, **arguments: Any) -> dict[str, Any]:
     return {"id": id_, "name": name, "arguments": arguments}
 
 
-def tool_step(id_: str, name: str, *, billed: int | None = None, **arguments: Any) -> dict[str, Any]:
+def tool_step(
+    id_: str, name: str, *, billed: int | None = None, **arguments: Any
+) -> dict[str, Any]:
     step: dict[str, Any] = {"tool_calls": [call(id_, name, **arguments)]}
     if billed is not None:
         step["usage"] = {"prompt_tokens": billed}
@@ -192,7 +194,9 @@ def check_requests(requests: Sequence[dict[str, Any]], model: str = "fake/model"
     assert len(systems) <= 1
 
 
-def session_json(run_seri: RunSeri, session_id: str | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def session_json(
+    run_seri: RunSeri, session_id: str | None = None
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     if session_id is None:
         listed = run_seri("sessions", "--json").stdout.splitlines()
         assert len(listed) == 1, listed
@@ -227,7 +231,8 @@ def test_it_compacts_exactly_when_the_estimate_reaches_half_the_window(
     """Before every call: max(last billed, ceil(chars/4)) >= half the window -> compact first.
 
     The script makes the local count decide once (billed is reported as 1 token) and the billed
-    count decide once (a bill of 1500 over a history of a few hundred tokens).
+    count decide once (a bill of 1500 over a history of a few hundred tokens). The local count
+    covers text, thinking and tool arguments and results; some replies carry thinking.
     """
     configure(seri_home)
     big = make_files(project, 3, 1000)
@@ -239,12 +244,15 @@ def test_it_compacts_exactly_when_the_estimate_reaches_half_the_window(
         tool_step("g5", "glob", billed=1500, pattern="*.py"),
         {"text": "all read", "usage": {"prompt_tokens": 1}},
     ]
+    for step in turns[1:5]:
+        step["reasoning"] = "thinking it over, " * 6
     with RoutedModel(turns, fixed_summary) as fake:
         result = run_seri("chat", "-p", "read the big files", env=chat_env(fake))
         requests = list(fake.requests)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "all read\n"
     check_requests(requests)
+    assert sum(1 for body in requests for m in body["messages"] if m.get("reasoning")) > 3
 
     turn_requests = [i for i, body in enumerate(requests) if not is_summary(body)]
     assert len(turn_requests) == len(turns)
@@ -356,8 +364,16 @@ def test_the_recap_quotes_paths_from_the_calls_and_the_summarizer_never_sees_fil
     )
     with RoutedModel(turns, lambda b, n: {"text": answer}) as fake:
         result = run_seri(
-            "chat", "--model", "fake/other", "--allow", "write_file", "--allow", "edit",
-            "-p", "make a.py", env=chat_env(fake),
+            "chat",
+            "--model",
+            "fake/other",
+            "--allow",
+            "write_file",
+            "--allow",
+            "edit",
+            "-p",
+            "make a.py",
+            env=chat_env(fake),
         )
         requests = list(fake.requests)
     assert result.returncode == 0, result.stderr
@@ -626,10 +642,15 @@ def test_slash_compact_uses_its_words_as_focus(run_seri: RunSeri, seri_home: Pat
 def test_slash_compact_with_too_little_history(run_seri: RunSeri, seri_home: Path) -> None:
     configure(seri_home)
     with RoutedModel([{"text": "hi"}, {"text": "still here"}], fixed_summary) as fake:
-        result = run_seri("chat", input="hello\n/compact\n/compact focus\nmore\n", env=chat_env(fake))
+        result = run_seri(
+            "chat", input="hello\n/compact\n/compact focus\nmore\n", env=chat_env(fake)
+        )
         requests = list(fake.requests)
     assert result.returncode == 0, result.stderr
-    assert result.stdout == "hi\nNot enough history to compact.\nNot enough history to compact.\nstill here\n"
+    assert (
+        result.stdout
+        == "hi\nNot enough history to compact.\nNot enough history to compact.\nstill here\n"
+    )
     assert kinds(requests) == "TT"
     check_requests(requests)
 
@@ -648,7 +669,11 @@ def test_seri_compact_from_the_shell(run_seri: RunSeri, seri_home: Path) -> None
     with RoutedModel(turns, fixed_summary) as fake:
         session_id = build_session(run_seri, fake)
         result = run_seri(
-            "compact", "--session", session_id[:7], "--focus", "keep 3.14 exact",
+            "compact",
+            "--session",
+            session_id[:7],
+            "--focus",
+            "keep 3.14 exact",
             env=chat_env(fake),
         )
         after = run_seri("chat", "--resume", session_id, "-p", "and?", env=chat_env(fake))
@@ -660,7 +685,7 @@ def test_seri_compact_from_the_shell(run_seri: RunSeri, seri_home: Path) -> None
     check_requests(requests)
     assert "keep 3.14 exact" in requests[5]["messages"][1]["content"]
     assert is_recap(requests[6]["messages"][1])
-    head, stored = session_json(run_seri, session_id)
+    head, _ = session_json(run_seri, session_id)
     [entry] = head["compactions"]
     assert entry["trigger"] == "shell" and entry["focus"] == "keep 3.14 exact"
     shown = run_seri("sessions", "show", session_id)
@@ -759,7 +784,86 @@ def test_seri_compact_gives_up_cleanly_when_the_session_keeps_changing(
     assert head["compactions"] == []
     texts = [m.get("text") for m in stored]
     assert texts[: len(before)] == [m.get("text") for m in before]
-    assert texts[len(before) :] == ["APPENDED-0", "answer to APPENDED-0", "APPENDED-1", "answer to APPENDED-1"]
+    assert texts[len(before) :] == [
+        "APPENDED-0",
+        "answer to APPENDED-0",
+        "APPENDED-1",
+        "answer to APPENDED-1",
+    ]
+
+
+def stored_pairing_ok(stored: Sequence[Mapping[str, Any]]) -> bool:
+    """``pairing_ok`` over the messages `seri sessions show --json` prints."""
+    wire = [
+        {
+            "role": m["role"],
+            "tool_call_id": m.get("tool_call_id"),
+            "tool_calls": [{"id": c["id"]} for c in m.get("tool_calls") or []],
+        }
+        for m in stored
+    ]
+    return pairing_ok(wire)
+
+
+def test_seri_compact_beside_a_live_chat_that_is_running_a_tool(
+    run_seri: RunSeri, seri_home: Path, project: Path
+) -> None:
+    """`seri compact` while `seri chat` on the same session waits for a command to finish.
+
+    The call in progress has no result yet. Compacting must neither answer it for the live
+    process (which then stores its real result: two results for one call) nor split it off.
+    """
+    import subprocess
+    import time
+
+    from tests.conftest import SERI, seri_env
+
+    configure(seri_home)
+    filler(project)
+    wait = "touch started; until test -e go; do sleep 0.02; done; echo slept"
+    turns = [
+        *globs("g", 4),
+        tool_step("b1", "bash", billed=1, command=wait),
+        # The live chat's next call would compact: its view of the session is out of date, so
+        # it must not pay for a recap that the store would refuse.
+        tool_step("h0", "glob", billed=1500, pattern="*.py"),
+        tool_step("h1", "glob", billed=1, pattern="*.py"),
+        {"text": "A done", "usage": {"prompt_tokens": 1}},
+        {"text": "continued"},
+    ]
+    with RoutedModel(turns, fixed_summary) as fake:
+        live = subprocess.Popen(
+            [SERI, "chat", "--allow", "bash", "-p", "work"],
+            cwd=project,
+            env=seri_env(seri_home, chat_env(fake)),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while not (project / "started").exists() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            head, _ = session_json(run_seri)
+            compacted = run_seri("compact", "--session", head["id"], env=chat_env(fake))
+            (project / "go").touch()
+            out, err = live.communicate(timeout=60)
+        finally:
+            if live.poll() is None:
+                live.kill()
+        _, stored = session_json(run_seri, head["id"])
+        after = run_seri("chat", "--continue", "-p", "and?", env=chat_env(fake))
+        requests = list(fake.requests)
+    assert compacted.returncode == 0, compacted.stderr
+    assert live.returncode == 0, err
+    assert out == "A done\n"
+    assert kinds(requests) == "TTTTT" + "S" + "TTT" + "T"
+    assert "automatic compaction skipped: the session changed" in err
+    assert "result lost" not in json.dumps(stored)
+    assert stored_pairing_ok(stored[1:]), [(m["role"], m.get("tool_call_id")) for m in stored]
+    assert [m.get("kind") for m in stored].count("recap") == 1 and stored[0]["kind"] == "recap"
+    assert after.returncode == 0, after.stderr
+    check_requests(requests)
 
 
 # --- the long run ------------------------------------------------------------------------------
@@ -794,10 +898,23 @@ def test_a_session_driven_past_its_window_several_times_keeps_working(
                     call(f"g{n}", "glob", pattern="f*.py"),
                 ]
             },
-            {"tool_calls": [call(f"e{n}", "edit", path=name, old_string=f"value_{n}_0 =", new_string=f"first_{n} =")]},
+            {
+                "tool_calls": [
+                    call(
+                        f"e{n}",
+                        "edit",
+                        path=name,
+                        old_string=f"value_{n}_0 =",
+                        new_string=f"first_{n} =",
+                    )
+                ]
+            },
             {"text": f"task-{n:02d} done", "reasoning": "the edit went in; " * 8},
         ]
-    lines = "".join(f"task-{n:02d}: write f{n:02d}.py, read it back, then edit it\n" for n in range(1, tasks + 1))
+    lines = "".join(
+        f"task-{n:02d}: write f{n:02d}.py, read it back, then edit it\n"
+        for n in range(1, tasks + 1)
+    )
     with RoutedModel(turns, progress_from_history) as fake:
         result = run_seri(
             "chat", "--allow", "write_file", "--allow", "edit", input=lines, env=chat_env(fake)
@@ -844,7 +961,9 @@ def test_a_session_driven_past_its_window_several_times_keeps_working(
         assert ("The previous recap" in previous) == (number > 0)
         for item in reported:
             assert item in previous
-        reported += [f"finished {t}" for t in re.findall(r"\[user\]\n(task-\d+):", history_section(body))]
+        reported += [
+            f"finished {t}" for t in re.findall(r"\[user\]\n(task-\d+):", history_section(body))
+        ]
     assert len(reported) == len(set(reported)) >= 3
     text = stored[0]["text"]
     progress = text[text.index("## Progress\n") : text.index("## Blockers")].split("\n- ")[1:]
@@ -855,3 +974,25 @@ def test_a_session_driven_past_its_window_several_times_keeps_working(
     assert paths.startswith("Read: (none)\nModified:\n")
     for name in evicted_files:
         assert f"- {name}" in paths
+
+
+def test_the_turn_budget_counts_across_compactions(
+    run_seri: RunSeri, seri_home: Path, project: Path
+) -> None:
+    configure(seri_home)
+    filler(project)
+    turns = [
+        *globs("a", 4, prompt_tokens=1500),
+        *globs("b", 4, prompt_tokens=1500),
+        *globs("c", 10),
+    ]
+    with RoutedModel(turns, fixed_summary) as fake:
+        result = run_seri("chat", "--max-turns", "9", "-p", "loop", env=chat_env(fake))
+        requests = list(fake.requests)
+    assert result.returncode == 1
+    assert "turn budget spent: 9 of 9" in result.stderr
+    # Summarizer calls are not model turns, and compacting does not reset the count.
+    assert kinds(requests) == "TTTT" + "S" + "TTTT" + "S" + "T"
+    check_requests(requests)
+    head, _ = session_json(run_seri)
+    assert len(head["compactions"]) == 2

@@ -36,7 +36,7 @@ def _messages(run_seri: RunSeri, session_id: str) -> list[dict[str, Any]]:
 
 
 def test_clear_keeps_the_previous_session_whole_and_resumable(run_seri: RunSeri) -> None:
-    script = [
+    script: list[dict[str, Any]] = [
         {"tool_calls": [call("g1", "glob", pattern="*")]},
         {"text": "first answer"},
         {"text": "second answer"},
@@ -44,25 +44,22 @@ def test_clear_keeps_the_previous_session_whole_and_resumable(run_seri: RunSeri)
     ]
     with FakeModel(script) as fake:
         result = run_seri("chat", input="first task\n/clear\nsecond task\n", env=chat_env(fake))
+        assert result.returncode == 0, result.stderr
         old_id = SESSION_ID.findall(result.stdout)
-        resumed = run_seri(
-            "chat", "--resume", old_id[0] if old_id else "-", "-p", "back again",
-            env=chat_env(fake),
-        )
+        old_messages = _messages(run_seri, old_id[0])
+        resumed = run_seri("chat", "--resume", old_id[0], "-p", "back again", env=chat_env(fake))
         requests = fake.requests
-    assert result.returncode == 0, result.stderr
     # The old id is printed (data on stdout, between the answers), and how to resume it.
     assert result.stdout.splitlines() == ["first answer", old_id[0], "second answer"]
     assert f"seri chat --resume {old_id[0]}" in result.stderr
     sessions = _sessions(run_seri)
     assert len(sessions) == 2
+    assert old_id[0] in {s["id"] for s in sessions}
     project_dirs = {s["project"] for s in sessions}
     assert len(project_dirs) == 1  # the same project
     new_id = next(s["id"] for s in sessions if s["id"] != old_id[0])
     # Whole: every message of the old session is still there.
-    assert [m["role"] for m in _messages(run_seri, old_id[0])] == [
-        "user", "assistant", "tool", "assistant",
-    ]
+    assert [m["role"] for m in old_messages] == ["user", "assistant", "tool", "assistant"]
     assert [m["role"] for m in _messages(run_seri, new_id)] == ["user", "assistant"]
     # The new session starts empty: the second task's request has no trace of the first.
     second = requests[2]["messages"]
@@ -141,7 +138,7 @@ def _terminal_env(seri_home: Path, fake: FakeModel) -> dict[str, str]:
 def test_the_interactive_loop_on_a_terminal(
     run_seri: RunSeri, project: Path, seri_home: Path
 ) -> None:
-    script = [
+    script: list[dict[str, Any]] = [
         {"tool_calls": [call("w1", "write_file", path="hello.txt", content="hello\n")]},
         {"text": "I wrote hello.txt."},
     ]
@@ -170,11 +167,39 @@ def test_the_interactive_loop_on_a_terminal(
     ]
 
 
+def test_a_tool_that_needs_approval_is_asked_on_the_terminal(
+    project: Path, seri_home: Path
+) -> None:
+    script: list[dict[str, Any]] = [
+        {"tool_calls": [call("w1", "write_file", path="no.txt", content="no\n")]},
+        {"tool_calls": [call("w2", "write_file", path="yes.txt", content="yes\n")]},
+        {"text": "one of two"},
+    ]
+    with FakeModel(script) as fake:
+        term = Terminal(["chat"], project, _terminal_env(seri_home, fake))
+        term.expect(PROMPT)
+        term.type("write two files")
+        first = term.expect("[y/N] ")
+        term.type("n")
+        second = term.expect("[y/N] ")
+        term.type("y")
+        term.expect(PROMPT)
+        term.type("/exit")
+        status = term.wait()
+        denial = fake.requests[1]["messages"][-1]
+    assert status == 0, term.output
+    assert "allow write_file: no.txt" in first
+    assert "allow write_file: yes.txt" in second
+    assert denial["content"] == "denied by user"
+    assert not (project / "no.txt").exists()
+    assert (project / "yes.txt").read_bytes() == b"yes\n"
+
+
 def test_rewind_and_memory_on_a_terminal(
     run_seri: RunSeri, project: Path, seri_home: Path
 ) -> None:
     (project / "a.txt").write_bytes(b"original\n")
-    script = [
+    script: list[dict[str, Any]] = [
         {"tool_calls": [
             call("w1", "write_file", path="a.txt", content="by seri\n"),
             call("m1", "remember", text="Likes short answers.", scope="project"),
@@ -210,7 +235,7 @@ def test_rewind_and_memory_on_a_terminal(
     assert status == 0, term.output
     assert "change a.txt" in listed and "[a.txt]" in listed and "not tracked" in listed
     assert "a.txt" in asked and "Overwrite?" in asked
-    assert "Nothing was changed" in declined
+    assert "Not overwritten. Nothing was changed." in declined
     assert (project / "a.txt").read_bytes() == b"original\n"
     assert "Likes short answers." in pending
     assert "next time seri starts" in approved

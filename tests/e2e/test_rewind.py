@@ -167,11 +167,12 @@ def test_shell_rewind_files_then_conversation(run_seri: RunSeri, project: Path) 
     assert _listing(run_seri, session_id) == []
     assert _roles(run_seri, session_id) == []
     assert (project / "a.txt").read_bytes() == ORIGINAL_A
-    assert sorted(p.name for p in project.iterdir()) == ["a.txt", "c"]
+    # Only files are restored: seri's new c/d.txt is gone (its empty directory c/ may stay).
+    assert sorted(p.name for p in project.rglob("*") if not p.is_dir()) == ["a.txt"]
 
 
 def test_list_shapes(run_seri: RunSeri, project: Path) -> None:
-    script = [
+    script: list[dict[str, Any]] = [
         _write("w1", "x.txt", "x\n"),
         {"tool_calls": [call("b1", "bash", command="echo hi > y.txt")]},
         {"text": "ok"},
@@ -199,7 +200,7 @@ def test_list_shapes(run_seri: RunSeri, project: Path) -> None:
 def _compacted_session(run_seri: RunSeri, seri_home: Path, project: Path) -> str:
     seri_home.mkdir(parents=True, exist_ok=True)
     (seri_home / "config.json").write_text(json.dumps({"compaction": {"keep_tokens": 40}}))
-    script = [
+    script: list[dict[str, Any]] = [
         _write("w1", "a.txt", "one\n"),
         {"text": "first done " + "x" * 400},
         _write("w2", "a.txt", "two\n"),
@@ -330,3 +331,61 @@ def test_only_the_20_most_recent_sessions_keep_checkpoints(
     second = run_seri("rewind", "--session", ids[1], "--to", "1", "--files", "--yes")
     assert second.returncode == 0, second.stderr
     assert (project / "f.txt").read_bytes() == b"version 0\n"
+
+
+def test_writes_that_change_nothing_leave_no_checkpoint(run_seri: RunSeri, project: Path) -> None:
+    (project / "adir").mkdir()
+    (project / "a.txt").write_bytes(b"keep\n")
+    script: list[dict[str, Any]] = [
+        {"tool_calls": [
+            # A directory cannot be checkpointed or written: an error result, not a crash.
+            call("w1", "write_file", path="adir", content="x"),
+            call("e1", "edit", path="a.txt", old_string="missing", new_string="y"),
+        ]},
+        {"text": "neither worked"},
+        {"tool_calls": [
+            call("e2", "edit", path="a.txt", old_string="missing", new_string="y"),
+            call("e3", "edit", path="a.txt", old_string="keep", new_string="kept"),
+        ]},
+        {"text": "the second edit worked"},
+    ]
+    with FakeModel(script) as fake:
+        result = run_seri("chat", *WRITE, input="try\ntry again\n", env=chat_env(fake))
+        requests = fake.requests
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    failed = [m for m in requests[1]["messages"] if m["role"] == "tool"]
+    assert "directory" in failed[0]["content"]
+    session_id = _only_session(run_seri)
+    assert [t["files"] for t in _listing(run_seri, session_id)] == [[], ["a.txt"]]
+    assert (project / "a.txt").read_bytes() == b"kept\n"
+    back = run_seri("rewind", "--session", session_id, "--to", "2", "--files")
+    assert back.returncode == 0, back.stderr
+    assert (project / "a.txt").read_bytes() == b"keep\n"
+
+
+def test_seris_own_writes_are_never_taken_for_someone_elses(
+    run_seri: RunSeri, project: Path
+) -> None:
+    (project / "a.txt").write_bytes(b"0\n")
+    script: list[dict[str, Any]] = []
+    for i in range(1, 4):
+        script += [_write(f"w{i}", "a.txt", f"{i}\n"), {"text": f"wrote {i}"}]
+    with FakeModel(script) as fake:
+        run_seri("chat", *WRITE, input="one\ntwo\nthree\n", env=chat_env(fake))
+    session_id = _only_session(run_seri)
+    # The conversation goes back, the file stays as seri left it in turn three...
+    conv = run_seri("rewind", "--session", session_id, "--to", "3", "--conversation")
+    assert conv.returncode == 0, conv.stderr
+    assert (project / "a.txt").read_bytes() == b"3\n"
+    # ...so a later file rewind needs no confirmation: nobody else changed it.
+    files = run_seri("rewind", "--session", session_id, "--to", "2", "--files")
+    assert files.returncode == 0, files.stderr
+    assert (project / "a.txt").read_bytes() == b"1\n"
+    # Nor after a file rewind, nor after one of both.
+    both = run_seri("rewind", "--session", session_id, "--to", "2")
+    assert both.returncode == 0, both.stderr
+    assert (project / "a.txt").read_bytes() == b"1\n"
+    first = run_seri("rewind", "--session", session_id, "--to", "1", "--files")
+    assert first.returncode == 0, first.stderr
+    assert (project / "a.txt").read_bytes() == b"0\n"
