@@ -30,7 +30,6 @@ from typing import Any
 from seri.commands.profile import Profile, current_project, open_profile
 from seri.commands.running import parse_usage
 from seri.io import conversations
-from seri.io.codec import message_to_dict
 from seri.pure.records import Message, Session
 from seri.pure.text_table import render_table
 from seri.pure.timestamps import iso_utc
@@ -97,6 +96,8 @@ def _list(profile: Profile, *, all_projects: bool, as_json: bool) -> int:
 
 
 def _message_line(session_id: str, seq: int, created: float, message: Message) -> dict[str, Any]:
+    from seri.io.codec import message_to_dict
+
     return {
         "type": "message",
         "session": session_id,

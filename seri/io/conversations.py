@@ -14,7 +14,6 @@ from typing import Any
 import apsw
 import attrs
 
-from seri.io.codec import message_from_json, message_to_json
 from seri.io.store import Store
 from seri.pure.errors import SeriError
 from seri.pure.records import Message, Session
@@ -100,6 +99,8 @@ def insert_messages(
     conn: apsw.Connection, session_id: str, messages: Iterable[Message], now: float
 ) -> int:
     """Append inside the caller's transaction; returns the seq of the last one."""
+    from seri.io.codec import message_to_json  # cattrs loads only when messages move
+
     row = _rows(conn, "SELECT next_seq, title FROM sessions WHERE id = ?", (session_id,))
     if not row:
         raise SeriError(f"session {session_id} no longer exists")
@@ -127,9 +128,7 @@ def insert_messages(
     return int(seq) - 1
 
 
-def append_messages(
-    store: Store, session_id: str, messages: Sequence[Message], now: float
-) -> int:
+def append_messages(store: Store, session_id: str, messages: Sequence[Message], now: float) -> int:
     with store.write() as conn:
         return insert_messages(conn, session_id, messages, now)
 
@@ -177,6 +176,8 @@ def load_state(store: Store, session_id: str) -> SessionState:
 
 
 def load_messages(store: Store, session_id: str) -> tuple[Message, ...]:
+    from seri.io.codec import message_from_json
+
     rows = store.connection.execute(
         "SELECT body FROM messages WHERE session_id = ? ORDER BY seq", (session_id,)
     )
@@ -185,6 +186,8 @@ def load_messages(store: Store, session_id: str) -> tuple[Message, ...]:
 
 def iter_message_rows(store: Store, session_id: str) -> Iterator[tuple[int, float, Message]]:
     """(seq, created, message) in order, for display and export."""
+    from seri.io.codec import message_from_json
+
     rows = store.connection.execute(
         "SELECT seq, created, body FROM messages WHERE session_id = ? ORDER BY seq",
         (session_id,),
