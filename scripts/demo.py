@@ -154,7 +154,8 @@ def main() -> int:
             cwd=project,
         )
         step("Compaction from the shell: older messages become one recap, the ledger says so")
-        seri("compact", "--session", session_id[:8], "--focus", "the greeting", env=env, cwd=project)
+        short = session_id[:8]
+        seri("compact", "--session", short, "--focus", "the greeting", env=env, cwd=project)
         seri("sessions", "show", session_id[:8], env=env, cwd=project)
         step("Sessions of the older release, imported from sessions/*.jsonl on first use")
         seri("sessions", "--all", env=env, cwd=project)

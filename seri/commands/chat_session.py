@@ -103,6 +103,8 @@ class ChatSession:
         self.revision = 0
         self.conversation = Conversation(())
         self.recorder: Recorder | None = None
+        self._repairs: tuple[Message, ...] = ()
+        self._prompt_stored = False
         self.context_window: int | None = settings.context_window
         self._caller: ModelCaller | None = None
         if session_id:
@@ -134,13 +136,17 @@ class ChatSession:
         return chat
 
     def _load(self) -> None:
-        """Read the session back; a kill -9 mid-turn may have left calls without results."""
-        state = conversations.load_state(self.store, self.session_id)
-        history = conversations.load_messages(self.store, self.session_id)
-        tail = _missing_results(history)
-        if tail:
-            conversations.append_messages(self.store, self.session_id, tail, time.time())
-            history = (*history, *tail)
+        """Read the session back, in one snapshot.
+
+        A kill -9 mid-turn may have left tool calls without results: they get synthetic
+        results in memory now, stored only when this process goes on with the session
+        (another live process may still be about to store the real ones).
+        """
+        with self.store.snapshot():
+            state = conversations.load_state(self.store, self.session_id)
+            history = conversations.load_messages(self.store, self.session_id)
+        self._repairs = tuple(_missing_results(history))
+        history = (*history, *self._repairs)
         if state.session.project != self.project:
             print(
                 f"seri: note: session {self.session_id} belongs to {state.session.project}",
@@ -151,19 +157,25 @@ class ChatSession:
             history,
             recap,
             state.last_input_tokens,
-            fired_rules=fired_rule_names(history),
+            fired_rules=fired_rule_names(history, state.recap),
         )
         self.turns_used = state.turns_used
-        self.revision = conversations.load_state(self.store, self.session_id).revision
+        self.revision = state.revision
         if state.max_turns and not self.options.max_turns:
             self.max_turns = state.max_turns
+
+    def _store_repairs(self) -> None:
+        if self._repairs:
+            conversations.append_messages(self.store, self.session_id, self._repairs, time.time())
+            self._repairs = ()
+            self.revision += 1
 
     def reload(self) -> None:
         """Read the session back from the store after something else changed it."""
         if self.session_id:
             self._load()
 
-    def _ensure_session(self) -> None:
+    def _ensure_session(self, *, for_task: bool = True) -> None:
         if not self.session_id:
             self.session_id = uuid.uuid4().hex
             conversations.create_session(
@@ -176,9 +188,11 @@ class ChatSession:
                 prompt_hashes=dict(self.startup.prompt.hashes),
             )
             self.revision = 0
+            self._prompt_stored = True
             if self.interactive:
                 print(f"seri: new session {self.session_id}", file=sys.stderr)
-        else:
+        elif for_task and not self._prompt_stored:
+            # This run's frozen prompt is the session's from now on (see README).
             with self.store.write() as conn:
                 conn.execute(
                     "UPDATE sessions SET system_prompt = ?, prompt_hashes = ?, model = ?,"
@@ -191,6 +205,7 @@ class ChatSession:
                     ),
                 )
             self.revision += 1
+            self._prompt_stored = True
         if self.recorder is None:
             self._start_recording()
 
@@ -300,6 +315,7 @@ class ChatSession:
     def run_task(self, text: str) -> TaskEnd:
         self._ensure_session()
         self._refresh_if_changed()
+        self._store_repairs()
         driver = self._driver()
         try:
             end = driver.run(
@@ -352,7 +368,7 @@ class ChatSession:
         """/compact: '' when done, else why not (e.g. not enough history)."""
         if not self.session_id:
             return NOT_ENOUGH_HISTORY
-        self._ensure_session()
+        self._ensure_session(for_task=False)
         self._refresh_if_changed()
         driver = self._driver()
         conversation, why_not = driver.run(
@@ -373,6 +389,8 @@ class ChatSession:
         if self.recorder is not None:
             self.recorder.flush()
         self.session_id = ""
+        self._prompt_stored = False
+        self._repairs = ()
         self.conversation = Conversation(())
         self.recorder = None
         self.turns_used = 0

@@ -89,7 +89,10 @@ FIXTURES: dict[str, Any] = {
             "match": {"userMessage": "too long please"},
             "response": {
                 "error": {
-                    "message": "This endpoint's maximum context length is 8192 tokens. However, you requested about 9000 tokens.",
+                    "message": (
+                        "This endpoint's maximum context length is 8192 tokens. "
+                        "However, you requested about 9000 tokens."
+                    ),
                     "code": 400,
                 },
                 "status": 400,

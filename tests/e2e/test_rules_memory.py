@@ -12,8 +12,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from scripts.fake_model import FakeModel
 from seri.io.prompt_files import MEMORY_CAP_BYTES, global_memory_file, project_memory_file
 from tests.conftest import RunSeri
@@ -114,12 +112,6 @@ def test_a_glob_rule_fires_once_as_a_message(run_seri: RunSeri, project: Path) -
     assert sorted(text.split("]")[0] for text in fired) == ["[rule docs", "[rule python"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a compaction that evicts the rule message forgets that the rule fired: on resume "
-    "fired_rule_names() reads only the kept history, so the rule fires a second time "
-    "(the fix belongs in compaction / chat_session, not in the rule code)",
-)
 def test_a_rule_does_not_fire_again_after_a_compaction_and_a_resume(
     run_seri: RunSeri, project: Path, seri_home: Path
 ) -> None:
