@@ -24,15 +24,18 @@ from __future__ import annotations
 import io
 import json
 import sys
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from seri.commands.profile import Profile, current_project, open_profile
 from seri.commands.running import parse_usage
-from seri.io import conversations
-from seri.pure.records import Message, Session
+from seri.io.session_index import session_rows
 from seri.pure.text_table import render_table
 from seri.pure.timestamps import iso_utc
+
+if TYPE_CHECKING:
+    from seri.pure.records import Message, Session
 
 
 def run(argv: list[str]) -> int:
@@ -50,48 +53,75 @@ def run(argv: list[str]) -> int:
 
 
 def session_to_dict(session: Session) -> dict[str, Any]:
+    return row_to_dict(
+        (
+            session.id,
+            session.project,
+            session.created,
+            session.updated,
+            session.model,
+            session.title,
+            session.messages,
+            session.parent_id,
+        )
+    )
+
+
+def row_to_dict(row: Sequence[Any]) -> dict[str, Any]:
+    """A session row (see ``session_index``) as the stable JSON object scripts rely on."""
+    session_id, project, created, updated, model, title, messages, parent = row
     return {
         "type": "session",
-        "id": session.id,
-        "project": session.project,
-        "created": iso_utc(session.created),
-        "updated": iso_utc(session.updated),
-        "model": session.model,
-        "messages": session.messages,
-        "title": session.title,
-        "parent": session.parent_id or None,
+        "id": session_id,
+        "project": project,
+        "created": iso_utc(created),
+        "updated": iso_utc(updated),
+        "model": model,
+        "messages": messages,
+        "title": title,
+        "parent": parent or None,
     }
 
 
+def _local_time_formatter() -> Callable[[float], str]:
+    """'2026-12-02 16:04' in the local zone; the zone is looked up once, not per row."""
+    zone = datetime.now(UTC).astimezone().tzinfo
+
+    def short_local(seconds: float) -> str:
+        return datetime.fromtimestamp(seconds, tz=zone).strftime("%Y-%m-%d %H:%M")
+
+    return short_local
+
+
 def _short_local(seconds: float) -> str:
-    return datetime.fromtimestamp(seconds, tz=UTC).astimezone().strftime("%Y-%m-%d %H:%M")
+    return _local_time_formatter()(seconds)
 
 
 def _list(profile: Profile, *, all_projects: bool, as_json: bool) -> int:
     project = None if all_projects else current_project()
-    sessions = conversations.list_sessions(profile.store, project)
+    rows = session_rows(profile.store, project)
     out = sys.stdout
     if as_json:
-        for session in sessions:
-            out.write(json.dumps(session_to_dict(session), ensure_ascii=False) + "\n")
+        out.write("".join(json.dumps(row_to_dict(row), ensure_ascii=False) + "\n" for row in rows))
         return 0
-    if not sessions:
+    if not rows:
         where = "any project" if all_projects else project
         print(f"No sessions in {where}. Start one with `seri chat`.", file=sys.stderr)
         return 0
+    short_local = _local_time_formatter()
     headers = ["ID", "UPDATED", "MSGS", "MODEL", *(["PROJECT"] if all_projects else []), "TITLE"]
-    rows = [
+    table = [
         [
-            s.id,
-            _short_local(s.updated),
-            str(s.messages),
-            s.model or "-",
-            *([s.project] if all_projects else []),
-            s.title or "-",
+            session_id,
+            short_local(updated),
+            str(messages),
+            model or "-",
+            *([project_dir] if all_projects else []),
+            title or "-",
         ]
-        for s in sessions
+        for session_id, project_dir, _created, updated, model, title, messages, _parent in rows
     ]
-    out.write(render_table(headers, rows) + "\n")
+    out.write(render_table(headers, table) + "\n")
     return 0
 
 
@@ -108,6 +138,8 @@ def _message_line(session_id: str, seq: int, created: float, message: Message) -
 
 
 def _show(profile: Profile, raw_id: str, *, as_json: bool) -> int:
+    from seri.io import conversations
+
     store = profile.store
     with store.snapshot():
         session_id = conversations.resolve_session_id(store, raw_id)
@@ -130,6 +162,8 @@ def _show(profile: Profile, raw_id: str, *, as_json: bool) -> int:
 
 
 def _print_human(session: Session, head: dict[str, Any], store: Any, session_id: str) -> None:
+    from seri.io import conversations
+
     out = sys.stdout
     fields = [
         ("session", session.id),
@@ -190,7 +224,7 @@ def _import_report(profile: Profile) -> int:
             "SELECT name, status, detail FROM legacy_imports ORDER BY name"
         )
     ]
-    unreadable = profile.legacy.unreadable
+    unreadable = profile.legacy.unreadable if profile.legacy else ()
     rows += [[detail.split(":", 1)[0], "unreadable", detail] for detail in unreadable]
     if not rows:
         print("No files from the older release were found.", file=sys.stderr)

@@ -46,8 +46,27 @@ def message_to_json(message: Message) -> str:
     return text
 
 
+# Resuming a long session decodes every stored message: the scanner skips
+# json.loads' per-call dispatch, and building the records directly skips cattrs'
+# generic path. Bodies are ours (written by message_to_json), so their shape is
+# known; anything unexpected falls back to the checked cattrs path.
+_scan_once = json.JSONDecoder().scan_once
+
+
 def message_from_json(text: str) -> Message:
-    return message_from_dict(json.loads(text))
+    try:
+        data, end = _scan_once(text, 0)
+    except StopIteration as exc:
+        raise json.JSONDecodeError("Expecting value", text, exc.value) from None
+    if end != len(text) or not isinstance(data, dict):
+        return message_from_dict(json.loads(text))
+    calls = data.get("tool_calls")
+    try:
+        if calls is not None:
+            data["tool_calls"] = tuple(ToolCall(**call) for call in calls)
+        return Message(**data)
+    except TypeError:
+        return message_from_dict(json.loads(text))
 
 
 def usage_to_dict(usage: Usage) -> dict[str, Any]:

@@ -14,13 +14,14 @@ from typing import Any
 import apsw
 import attrs
 
+from seri.io.session_index import SESSION_COLUMNS, session_rows
 from seri.io.store import Store
 from seri.pure.errors import SeriError
 from seri.pure.records import Message, Session
 from seri.pure.session_titles import title_from_prompt
 from seri.pure.tokens import message_chars
 
-_SESSION_COLUMNS = "id, project, created, updated, model, title, message_count, parent_id"
+_SESSION_COLUMNS = SESSION_COLUMNS
 
 
 @attrs.frozen
@@ -198,12 +199,7 @@ def iter_message_rows(store: Store, session_id: str) -> Iterator[tuple[int, floa
 
 def list_sessions(store: Store, project: str | None, *, limit: int | None = None) -> list[Session]:
     """Newest first; subagent sessions are listed under their parent, not here."""
-    where = "parent_id IS NULL" + (" AND project = ?" if project is not None else "")
-    params: tuple[Any, ...] = (project,) if project is not None else ()
-    sql = f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE {where} ORDER BY updated DESC, id"  # noqa: S608
-    if limit is not None:
-        sql += f" LIMIT {int(limit)}"
-    return [_session_from_row(row) for row in store.connection.execute(sql, params)]
+    return [_session_from_row(row) for row in session_rows(store, project, limit=limit)]
 
 
 def most_recent_session(store: Store, project: str) -> Session | None:
