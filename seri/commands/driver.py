@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
+
+import attrs
 
 from seri.io import conversations
 from seri.io.codec import message_to_json
@@ -48,6 +50,37 @@ T = TypeVar("T")
 Asker = Callable[[AskPerson], bool]
 
 
+class WireCache:
+    """Each message's wire JSON, encoded once.
+
+    Between compactions the history only grows, so re-encoding every message for every
+    call would make each call cost more than the last; this keeps seri's own part of a
+    call to encoding the new messages and joining the rest.
+    """
+
+    def __init__(self) -> None:
+        # id() -> (message, json): the message is held so its id cannot be reused.
+        self._entries: dict[int, tuple[Message, str]] = {}
+
+    def join(self, messages: Sequence[Message]) -> str:
+        from seri.pure.wire import to_wire_message
+
+        entries = self._entries
+        parts = []
+        for message in messages:
+            hit = entries.get(id(message))
+            if hit is None or hit[0] is not message:
+                text = json.dumps(
+                    to_wire_message(message), ensure_ascii=False, separators=(",", ":")
+                )
+                hit = entries[id(message)] = (message, text)
+            parts.append(hit[1])
+        if len(entries) > 2 * len(messages) + 64:
+            # After a compaction: forget the evicted messages.
+            self._entries = {id(m): entries[id(m)] for m in messages}
+        return ",".join(parts)
+
+
 class ModelCaller:
     """Builds the request body and calls the provider; the client is created on first use."""
 
@@ -66,6 +99,8 @@ class ModelCaller:
         self.tool_names = tool_names
         self.on_text = on_text
         self._client: Any = None
+        self._wire = WireCache()
+        self._system: Message | None = None
 
     def client(self) -> Any:
         if self._client is None:
@@ -105,12 +140,32 @@ class ModelCaller:
             reasoning_effort=self.settings.reasoning_effort or None,
         )
 
+    def encoded_body(self, effect: CallModel) -> bytes:
+        """The same body as ``body``, with the messages spliced in from the wire cache."""
+        head = self.body(attrs.evolve(effect, messages=(), system_prompt=""))
+        head.pop("messages", None)
+        messages = effect.messages
+        if effect.purpose == "turn" and effect.system_prompt:
+            messages = (self._system_message(effect.system_prompt), *messages)
+        rest = json.dumps(head, ensure_ascii=False, separators=(",", ":"))
+        text = '{"messages":[' + self._wire.join(messages) + "]," + rest[1:]
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError:
+            # A lone surrogate from a tool or model: escaped JSON is still the same value.
+            return json.dumps(json.loads(text), separators=(",", ":")).encode("ascii")
+
+    def _system_message(self, prompt: str) -> Message:
+        if self._system is None or self._system.text != prompt:
+            self._system = Message(role="system", text=prompt)
+        return self._system
+
     def call(self, effect: CallModel) -> ModelReply | ModelFailed:
         from seri.pure.provider_errors import ContextOverflow, ProviderError
 
         on_text = self.on_text if effect.purpose == "turn" else None
         try:
-            result = self.client().stream_chat(self.body(effect), on_text)
+            result = self.client().stream_chat(self.encoded_body(effect), on_text)
         except ContextOverflow as exc:
             return ModelFailed(str(exc), overflow=True)
         except ProviderError as exc:

@@ -7,6 +7,7 @@ Defaults are omitted, so a plain user message is stored as
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import cattrs
@@ -50,7 +51,7 @@ def message_to_json(message: Message) -> str:
 # json.loads' per-call dispatch, and building the records directly skips cattrs'
 # generic path. Bodies are ours (written by message_to_json), so their shape is
 # known; anything unexpected falls back to the checked cattrs path.
-_scan_once = json.JSONDecoder().scan_once
+_scan_once: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 def message_from_json(text: str) -> Message:

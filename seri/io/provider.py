@@ -78,6 +78,9 @@ class _Secret:
     __str__ = __repr__
 
 
+_JSON_HEADERS = {"Content-Type": "application/json"}
+
+
 class ProviderClient:
     """Talks to ``{base_url}/chat/completions`` and ``{base_url}/models``.
 
@@ -160,7 +163,7 @@ class ProviderClient:
 
     def stream_chat(
         self,
-        body: Mapping[str, Any],
+        body: Mapping[str, Any] | bytes,
         on_text: Callable[[str], None] | None = None,
         *,
         on_reasoning: Callable[[str], None] | None = None,
@@ -169,7 +172,8 @@ class ProviderClient:
 
         Raises a ``ProviderError`` subclass (``ContextOverflow``, ``RateLimited``,
         ``InvalidApiKey``...) when no answer started: the request was refused, or retries ran
-        out. Once an answer has started, it is returned whatever happens next; a stream that
+        out. ``body`` may be the JSON already encoded (the agent loop splices cached messages
+        into it). Once an answer has started, it is returned whatever happens next; a stream that
         was cut, stalled or carried an error event comes back with ``complete=False`` and a
         ``failure`` (``result.raise_for_failure()`` turns that into the matching exception).
         """
@@ -194,14 +198,20 @@ class ProviderClient:
 
     def _attempt(
         self,
-        body: Mapping[str, Any],
+        body: Mapping[str, Any] | bytes,
         on_text: Callable[[str], None] | None,
         on_reasoning: Callable[[str], None] | None,
     ) -> StreamResult | ProviderFailure:
         import httpx
 
         try:
-            with self._http.stream("POST", self._url("chat/completions"), json=body) as response:
+            url = self._url("chat/completions")
+            request = (
+                self._http.stream("POST", url, content=body, headers=_JSON_HEADERS)
+                if isinstance(body, bytes)
+                else self._http.stream("POST", url, json=body)
+            )
+            with request as response:
                 if response.status_code != 200:
                     return self._refusal(response)
                 if "text/event-stream" not in response.headers.get("content-type", ""):

@@ -71,15 +71,22 @@ def elide_payloads(messages: Sequence[Message], elide_bytes: int) -> tuple[Messa
     if elide_bytes < 0:
         raise ValueError(f"elide_bytes must not be negative: {elide_bytes}")
 
-    def shrink(payload: str) -> str:
-        size = len(payload.encode("utf-8"))
-        return elided_marker(size) if size > elide_bytes else payload
+    def too_big(payload: str) -> bool:
+        # A UTF-8 character takes at most 4 bytes: short payloads need no encoding.
+        return 4 * len(payload) > elide_bytes and len(payload.encode("utf-8")) > elide_bytes
+
+    def marker(payload: str) -> str:
+        return elided_marker(len(payload.encode("utf-8")))
 
     def elide(m: Message) -> Message:
+        # Records are rebuilt only where something is elided: most messages pass as they are.
         if m.role == "tool":
-            return attrs.evolve(m, text=shrink(m.text))
-        if m.tool_calls:
-            calls = tuple(attrs.evolve(c, arguments=shrink(c.arguments)) for c in m.tool_calls)
+            return attrs.evolve(m, text=marker(m.text)) if too_big(m.text) else m
+        if any(too_big(c.arguments) for c in m.tool_calls):
+            calls = tuple(
+                attrs.evolve(c, arguments=marker(c.arguments)) if too_big(c.arguments) else c
+                for c in m.tool_calls
+            )
             return attrs.evolve(m, tool_calls=calls)
         return m
 
