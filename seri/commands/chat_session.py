@@ -305,6 +305,7 @@ class ChatSession:
             recorder=self.recorder,
             redactor=self.redactor,
             asker=self._ask,
+            show_activity=self.interactive,
         )
 
     def _ask(self, effect: AskPerson) -> bool:

@@ -205,6 +205,7 @@ class Driver:
         redactor: Redactor,
         asker: Asker,
         clock: Callable[[], float] = time.time,
+        show_activity: bool = False,
     ) -> None:
         self.store = store
         self.session_id = session_id
@@ -215,6 +216,7 @@ class Driver:
         self.redactor = redactor
         self.asker = asker
         self.clock = clock
+        self.show_activity = show_activity
         self._counters: UpdateCounters | None = None
 
     def run(self, loop: Generator[Effect, Any, T]) -> T:
@@ -253,6 +255,8 @@ class Driver:
         return self.tools.resolve(effect.raw)
 
     def _RunTool(self, effect: RunTool) -> ToolRun:  # noqa: N802
+        if self.show_activity:
+            print(f"\n  -> {_activity_line(effect)}", file=sys.stderr)
         run: ToolRun = self.tools.run(effect.call, effect.arguments)
         return ToolRun(
             self.redactor.text(run.text), run.is_error, run.interrupted, run.touched_paths
@@ -322,6 +326,17 @@ class Driver:
         if self._counters is not None:
             with self.store.write() as conn:
                 self._write_counters(conn)
+
+
+def _activity_line(effect: RunTool) -> str:
+    """One line a person can follow: the tool and its main argument."""
+    arguments = effect.arguments
+    for key in ("command", "path", "pattern", "description"):
+        value = arguments.get(key)
+        if isinstance(value, str) and value:
+            shown = " ".join(value.split())
+            return f"{effect.call.name} {shown[:100]}{'…' if len(shown) > 100 else ''}"
+    return effect.call.name
 
 
 def _usage(reply: ModelReply) -> dict[str, Any]:
