@@ -46,6 +46,33 @@ class NotCompacted:
 CompactionOutcome = Compacted | NotCompacted
 
 
+# A glob rule arrives as a message when it fires. Evicting that message must not
+# take the rule out of force, so the recap carries the text of every rule that fired.
+RULES_HEADING = "\n\n## Project rules in force\n\n"
+
+
+def rules_in_force(evicted: Sequence[Message]) -> tuple[str, ...]:
+    """Rule texts among the evicted messages, and those an evicted recap carried."""
+    texts: dict[str, str] = {}
+    for message in evicted:
+        if message.kind == "rule":
+            found = [message.text]
+        elif message.kind == "recap" and RULES_HEADING in message.text:
+            section = message.text.split(RULES_HEADING, 1)[1]
+            found = ["[rule " + part for part in section.split("\n[rule ") if part]
+            found[0] = found[0].removeprefix("[rule ")
+        else:
+            continue
+        for text in found:
+            texts.setdefault(text.split("]", 1)[0], text.strip())
+    return tuple(texts.values())
+
+
+def rules_section(evicted: Sequence[Message]) -> str:
+    rules = rules_in_force(evicted)
+    return RULES_HEADING + "\n".join(rules) if rules else ""
+
+
 def compact(
     history: Sequence[Message],
     previous: Recap | None,
@@ -72,7 +99,9 @@ def compact(
         return NotCompacted("the summarizer answered with nothing")
     read, modified = paths_touched(evicted)
     recap = merge_recap(previous, parse_recap_answer(reply.message.text), read, modified)
-    recap_message = Message(role="user", text=render_recap(recap), kind="recap")
+    recap_message = Message(
+        role="user", text=render_recap(recap) + rules_section(evicted), kind="recap"
+    )
     before = (
         estimate_before
         if estimate_before is not None

@@ -139,6 +139,9 @@ def test_a_rule_does_not_fire_again_after_a_compaction_and_a_resume(
         run_seri("chat", "--continue", "--allow", "write_file", "-p", "four", env=chat_env(fake))
         requests = fake.requests
     assert _rule_messages(requests[-1]) == []
+    # The rule's message was evicted, but its text rides along in the recap: still in force.
+    recap = next(m["content"] for m in requests[-1]["messages"] if "Recap" in str(m["content"]))
+    assert "[rule python]" in recap
 
 
 def test_rules_written_mid_session_wait_for_the_next_session(
