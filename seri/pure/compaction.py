@@ -11,9 +11,15 @@ from typing import Any
 
 import attrs
 
-from seri.pure.cuts import cut_messages
+from seri.pure.cuts import cut_messages, message_tokens
 from seri.pure.effects import ApplyCompaction, CallModel, Effect, ModelReply, Record
-from seri.pure.recap import Recap, merge_recap, render_recap, summarizer_messages
+from seri.pure.recap import (
+    Recap,
+    elide_payloads,
+    merge_recap,
+    render_recap,
+    summarizer_messages,
+)
 from seri.pure.recap_answer import parse_recap_answer
 from seri.pure.recap_paths import paths_touched
 from seri.pure.records import Message
@@ -73,6 +79,33 @@ def rules_section(evicted: Sequence[Message]) -> str:
     return RULES_HEADING + "\n".join(rules) if rules else ""
 
 
+def summarizer_input(
+    evicted: Sequence[Message], elide_bytes: int, budget: int | None
+) -> Sequence[Message]:
+    """What the summarizer reads: the evicted messages, newest first up to ``budget`` tokens.
+
+    After elision the evicted part can still be larger than the window (a long session
+    compacted for the first time); then the oldest of it is left out of the summarizer's
+    copy rather than making the compaction request itself overflow. The recap's paths
+    still come from every evicted call.
+    """
+    if budget is None:
+        return evicted
+    sizes = [message_tokens(m) for m in elide_payloads(evicted, elide_bytes)]
+    if sum(sizes) <= budget:
+        return evicted
+    total, start = 0, len(evicted)
+    while start > 0 and total + sizes[start - 1] <= budget:
+        start -= 1
+        total += sizes[start]
+    skipped = start
+    note = Message(
+        role="user",
+        text=f"[{skipped} older messages are not shown here: too long to summarize at once]",
+    )
+    return (note, *evicted[start:])
+
+
 def compact(
     history: Sequence[Message],
     previous: Recap | None,
@@ -83,6 +116,7 @@ def compact(
     focus: str = "",
     system_chars: int = 0,
     estimate_before: int | None = None,
+    summary_budget: int | None = None,
 ) -> Generator[Effect, Any, CompactionOutcome]:
     """Compact ``history``; the driver applies the swap atomically or reports a conflict."""
     cut = cut_messages(history, keep_tokens)
@@ -90,7 +124,8 @@ def compact(
         return NotCompacted(NOT_ENOUGH_HISTORY, no_cut=True)
     evicted = history[: cut.index_of_first_kept]
     kept = tuple(history[cut.index_of_first_kept :])
-    reply = yield CallModel(summarizer_messages(previous, evicted, focus, elide_bytes), "summary")
+    shown = summarizer_input(evicted, elide_bytes, summary_budget)
+    reply = yield CallModel(summarizer_messages(previous, shown, focus, elide_bytes), "summary")
     if not isinstance(reply, ModelReply):
         if reply.error == SESSION_CHANGED:
             return NotCompacted(SESSION_CHANGED)

@@ -145,6 +145,8 @@ class _Loop:
             # The frozen system prompt fills the window too: both ledger numbers count it.
             system_chars=len(self.setup.system_prompt),
             estimate_before=self.estimate(),
+            # Room for the summarizer's own instructions and its answer.
+            summary_budget=self.setup.context_window // 2,
         )
         if not isinstance(outcome, Compacted):
             return outcome.reason
