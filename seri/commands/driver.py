@@ -47,6 +47,10 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+# When only the output budget overflows: keep this much slack, and never go below the floor.
+OUTPUT_MARGIN = 64
+MIN_OUTPUT_TOKENS = 256
+
 Asker = Callable[[AskPerson], bool]
 
 
@@ -165,7 +169,12 @@ class ModelCaller:
 
         on_text = self.on_text if effect.purpose == "turn" else None
         try:
-            result = self.client().stream_chat(self.encoded_body(effect), on_text)
+            try:
+                result = self.client().stream_chat(self.encoded_body(effect), on_text)
+            except ContextOverflow as exc:
+                if not self._lower_output_budget(exc):
+                    raise
+                result = self.client().stream_chat(self.encoded_body(effect), on_text)
         except ContextOverflow as exc:
             return ModelFailed(str(exc), overflow=True)
         except ProviderError as exc:
@@ -188,6 +197,22 @@ class ModelCaller:
             result.tool_calls_runnable,
             result.unrunnable_reason,
         )
+
+    def _lower_output_budget(self, exc: Any) -> bool:
+        """When the input fits and only max_tokens does not, lower it rather than compact."""
+        numbers = exc.failure.overflow
+        sampling = dict(self.settings.sampling)
+        key = next((k for k in ("max_tokens", "max_completion_tokens") if k in sampling), "")
+        if not key or numbers is None or not numbers.input_fits():
+            return False
+        room = numbers.limit - numbers.input_tokens - OUTPUT_MARGIN
+        if room < MIN_OUTPUT_TOKENS or room >= sampling[key]:
+            return False
+        sampling[key] = room
+        self.settings = attrs.evolve(self.settings, sampling=sampling)
+        self.recorder.record("output_budget_lowered", {"key": key, "to": room})
+        print(f"seri: {key} lowered to {room} so that the answer fits the window", file=sys.stderr)
+        return True
 
 
 class Driver:
