@@ -16,6 +16,10 @@ SERI = str(Path(sys.executable).with_name("seri"))
 
 RunSeri = Callable[..., subprocess.CompletedProcess[str]]
 
+# The fault suite's ledger prints its summary from the xdist controller, which loads only
+# this conftest (it never collects, so tests/faults/conftest.py is not loaded there).
+pytest_plugins = ("tests.faults.ledger",)
+
 
 @pytest.fixture
 def seri_home(tmp_path: Path) -> Path:

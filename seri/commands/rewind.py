@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,7 +35,7 @@ from seri.commands.profile import current_project, open_profile
 from seri.commands.running import parse_usage
 from seri.io import checkpoints, conversations
 from seri.io.codec import message_from_json
-from seri.io.files import atomic_write, project_root
+from seri.io.files import atomic_write, project_root, remove_within
 from seri.io.store import Store
 from seri.pure.errors import EXIT_OK, EXIT_UNFINISHED, EXIT_USAGE, SeriError
 
@@ -155,7 +154,7 @@ def restore_files(store: Store, session_id: str, plan: RewindPlan, project: Path
             atomic_write(root, path, content)
         else:
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)
+                remove_within(root, path)
         # What seri left there now, so the next rewind does not take it for someone else's.
         checkpoints.note_written(store, session_id, checkpoint.path, content)
         restored.append(checkpoint.path)

@@ -24,7 +24,7 @@ from seri.io.files import resolve_in_project as confine
 from seri.io.recorder import Recorder
 from seri.io.tools import ToolContext, run_tool, snapshot_file
 from seri.pure.effects import ResolvedPath, ToolRun
-from seri.pure.permissions import Policy
+from seri.pure.permissions import PROTECTED_RULE, Policy, decide
 from seri.pure.records import Message, ToolCall
 from seri.pure.redaction import Redactor
 from seri.pure.settings import Settings
@@ -72,6 +72,7 @@ class ToolHost:
             project=self.project,
             protected=default_protected(Path(os.path.realpath(profile.root))),
             spill_dir=profile.root / "spill",
+            redact=redactor.text,
         )
 
     def resolve(self, raw: str) -> ResolvedPath:
@@ -88,6 +89,10 @@ class ToolHost:
                 return self._subagent(arguments)
             if call.name == "remember":
                 return self._remember(arguments)
+            if call.name == "bash":
+                refused = self._protected_shell_write(call, arguments)
+                if refused:
+                    return ToolRun(refused, is_error=True)
             taken: _Taken | None = None
             if call.name in WRITING_TOOLS:
                 kept = self._checkpoint(call.name, str(arguments.get("path", "")))
@@ -106,6 +111,24 @@ class ToolHost:
             if not result.is_error and self.settings.check_command:
                 text += self._check()
         return ToolRun(text, result.is_error, False, touched)
+
+    def _protected_shell_write(self, call: ToolCall, arguments: Mapping[str, Any]) -> str:
+        """The second lock for the shell, as ``files.refuse_protected`` is for the file tools.
+
+        The policy may have been decided without the project directory, and then a relative
+        target inside a protected path (a profile directory inside the project, written as
+        ``.seri/config.json``) looks harmless; judged from where the command runs, it is not.
+        """
+        policy = attrs.evolve(self.policy, project=str(self.project))
+        decision = decide(policy, "bash", arguments)
+        if decision.action != "deny" or decision.rule != PROTECTED_RULE:
+            return ""
+        self.recorder.record(
+            "denial",
+            {"id": call.id, "name": call.name, "rule": PROTECTED_RULE,
+             "reason": decision.reason, "by": "policy"},
+        )
+        return f"denied by rule {PROTECTED_RULE}: {decision.reason}"
 
     # -- checkpoints and checks ----------------------------------------------------------------
 

@@ -31,6 +31,7 @@ seri does this by itself at the start of each session.
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import time
@@ -121,11 +122,24 @@ def _write_all(out: BinaryIO, chunks: Iterable[bytes]) -> None:
         pending.append(chunk)
         size += len(chunk)
         if size >= WRITE_BYTES:
-            out.write(b"".join(pending))
+            _write_fully(out, b"".join(pending))
             pending, size = [], 0
     if pending:
-        out.write(b"".join(pending))
+        _write_fully(out, b"".join(pending))
     out.flush()
+
+
+def _write_fully(out: BinaryIO, data: bytes) -> None:
+    """Write all of ``data`` or raise. A buffered write larger than the buffer goes to the
+    file in one system call and returns its count: a short one (a file-size limit, a nearly
+    full disk) would otherwise drop the rest without a word. Writing the rest makes the
+    system say why (EFBIG, ENOSPC), which becomes the error the person reads."""
+    view = memoryview(data)
+    while view:
+        written = out.write(view)
+        if not written:
+            raise OSError(errno.EIO, "the output accepted nothing")
+        view = view[written:]
 
 
 def _status() -> int:
@@ -176,8 +190,10 @@ def _prune(*, dry_run: bool) -> int:
     now = time.time()
     # No session is being recorded by this command: every session is judged by its age.
     if dry_run:
-        plan = plan_prune(profile.store, root, now, days, current_session="")
-        _report(plan, days, "would delete")
+        planned = plan_prune(profile.store, root, now, days, current_session="")
+        _report(planned.plan, days, "would delete")
+        for line in prune_warnings(planned):
+            print(f"seri: {line}", file=sys.stderr)
         return 0
     result = prune(profile.store, root, now, days, current_session="")
     _report(result.plan, days, "deleted")

@@ -60,6 +60,11 @@ def describe(result: PruneResult, days: float) -> list[str]:
 
 def prune_warnings(result: PruneResult) -> list[str]:
     lines = [f"warning: could not delete {path}: {why}" for path, why in result.failed]
+    lines += [
+        f"warning: kept the recordings of session {session}: some of its records have a "
+        f"time seri cannot read (see `seri trajectory export --session {session}`)"
+        for session in result.quarantined
+    ]
     if not result.wal_cleared:
         lines.append(
             "warning: another seri process is reading the store, so the deleted "

@@ -8,14 +8,17 @@ would let ``notes.txt -> /etc/passwd`` through.
 
 Between the check and the use, a directory could be swapped for a symlink.
 Reads therefore open with ``O_NOFOLLOW`` and check where the descriptor really
-points; writes go to a temp file in the checked directory, which is then
-renamed over the target with ``os.replace``: a rename never follows a symlink,
-and a full disk leaves the old file whole rather than truncated.
+points; writes walk from the project root to the parent directory one component
+at a time with ``O_NOFOLLOW`` and work through that directory's descriptor: a
+temp file there, then renamed over the target with ``os.replace``. A rename
+never follows a symlink, and a full disk leaves the old file whole rather than
+truncated.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
 import stat
@@ -58,7 +61,14 @@ def resolve_in_project(project: Path, raw: str) -> Path:
         raise PathRefusedError("the path is empty")
     root = project_root(project)
     expanded = os.path.expanduser(raw) if raw.startswith("~") else raw
-    resolved = os.path.realpath(os.path.join(root, expanded))
+    try:
+        resolved = os.path.realpath(os.path.join(root, expanded))
+    except OSError as exc:
+        # A link on the way was replaced while being followed (realpath read it as a
+        # link, then it was gone): what the path means cannot be known right now.
+        raise PathRefusedError(
+            f"path {raw!r} changed while being resolved ({exc.strerror or exc}); try again"
+        ) from exc
     if not is_within(root, resolved):
         raise PathRefusedError(
             f"path {raw!r} resolves to {resolved}, which is outside the project {root}",
@@ -134,36 +144,101 @@ def atomic_write(root: Path, path: Path, data: bytes) -> bool:
     """Write ``data`` to the resolved ``path`` all or nothing; True if it was created.
 
     Missing parent directories are made. An existing file keeps its mode.
+
+    Everything happens relative to a descriptor on the parent directory, reached from the
+    root one component at a time without following a link: a directory on the way that is
+    swapped for a symlink after the path was checked makes the write fail, instead of
+    creating the temp file (or the directories) wherever the link leads.
     """
-    parent = path.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    # A directory on the way may have been replaced by a symlink since the check.
-    real_parent = os.path.realpath(parent)
-    if real_parent != str(parent) or not is_within(root, real_parent):
-        raise PathRefusedError(
-            f"{parent} changed while being written and now leads to {real_parent}", real_parent
-        )
-    mode = _existing_mode(path)
-    tmp = parent / f".seri-{secrets.token_hex(6)}.tmp"
-    fd = os.open(
-        tmp,
-        os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-        0o666 if mode is None else 0o600,
-    )
+    parent = _open_directory_within(root, path.parent)
+    name = path.name
+    temporary = f".seri-{secrets.token_hex(6)}.tmp"
     try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            if mode is not None:
-                os.fchmod(out.fileno(), mode)
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
+        mode = _existing_mode(parent, name, path)
+        fd = os.open(
+            temporary,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o666 if mode is None else 0o600,
+            dir_fd=parent,
+        )
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+                out.flush()
+                if mode is not None:
+                    os.fchmod(out.fileno(), mode)
+                os.fsync(out.fileno())
+            os.replace(temporary, name, src_dir_fd=parent, dst_dir_fd=parent)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary, dir_fd=parent)
+            raise
+        # The rename is only durable once the directory entry is on disk.
         with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_directory(parent)
+            os.fsync(parent)
+    finally:
+        os.close(parent)
     return mode is None
+
+
+def remove_within(root: Path, path: Path) -> None:
+    """Delete the file ``path`` below ``root``, never through a link swapped in on the way.
+
+    FileNotFoundError when it (or a directory on the way) is not there.
+    """
+    parent = _open_directory_within(root, path.parent, create=False)
+    try:
+        os.unlink(path.name, dir_fd=parent)
+    finally:
+        os.close(parent)
+
+
+def _open_directory_within(root: Path, directory: Path, *, create: bool = True) -> int:
+    """A descriptor on ``directory`` (below ``root``), made where missing (with ``create``),
+    reached without following a link."""
+    rel = os.path.relpath(directory, root)
+    if rel == ".." or rel.startswith(".." + os.sep) or os.path.isabs(rel):
+        raise PathRefusedError(f"{directory} is outside the project {root}", str(directory))
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+    fd = os.open(root, flags)
+    try:
+        for part in [] if rel == "." else rel.split(os.sep):
+            try:
+                child = os.open(part, flags | os.O_NOFOLLOW, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o777, dir_fd=fd)
+                child = _open_component(part, fd, directory)
+            except (NotADirectoryError, OSError) as exc:
+                if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+                    raise
+                raise _changed(directory, part) from exc
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _open_component(part: str, fd: int, directory: Path) -> int:
+    try:
+        return os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW,
+                       dir_fd=fd)
+    except OSError as exc:
+        if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+            raise
+        raise _changed(directory, part) from exc
+
+
+def _changed(directory: Path, part: str) -> PathRefusedError:
+    return PathRefusedError(
+        f"{directory} changed while being written: {part} is no longer a directory of the "
+        "project (a link or a file took its place)",
+        str(directory),
+    )
 
 
 def snapshot_file(path: Path) -> bytes | None:
@@ -198,9 +273,9 @@ def iter_lines(f: BinaryIO, max_bytes: int) -> Iterator[tuple[bytes, int]]:
         yield line, length
 
 
-def _existing_mode(path: Path) -> int | None:
+def _existing_mode(parent: int, name: str, path: Path) -> int | None:
     try:
-        st = os.lstat(path)
+        st = os.stat(name, dir_fd=parent, follow_symlinks=False)
     except FileNotFoundError:
         return None
     if stat.S_ISDIR(st.st_mode):
@@ -217,17 +292,3 @@ def _descriptor_path(fd: int) -> str | None:
         return os.readlink(f"/proc/self/fd/{fd}")
     except OSError:
         return None
-
-
-def _fsync_directory(directory: Path) -> None:
-    # The rename is only durable once the directory entry is on disk.
-    try:
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

@@ -8,7 +8,13 @@ On timeout or Ctrl-C the whole group gets SIGKILL, grandchildren included.
 Output is read as a stream. Only the first and last ``HEAD_BYTES`` /
 ``TAIL_BYTES`` are kept in memory, with totals counted, so ``yes`` for an
 hour costs the same memory as ``true``. When a spill directory is given, the
-complete output also goes to a 0600 file there, whose path the model is told.
+complete output also goes to a 0600 file there, whose path the model is told;
+it passes through ``redact`` (seri's secret redaction) a line at a time first,
+since a file on disk is as much storage as the database.
+
+Where the head or the tail is cut out of a longer line, the cut moves to the
+nearest character that cannot be part of a key or token, so that no secret is
+ever shown (or stored) in two halves that redaction cannot recognise.
 """
 
 from __future__ import annotations
@@ -16,13 +22,15 @@ from __future__ import annotations
 import codecs
 import contextlib
 import os
+import re
 import secrets
 import selectors
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 from seri.pure.tool_outcome import ToolOutcome, outcome
 
@@ -35,12 +43,61 @@ SPILL_MAX_BYTES = 64 * 1024 * 1024
 # running in the background before giving up on them.
 BACKGROUND_GRACE_SECONDS = 1.0
 _CHUNK = 65_536
+# A spilled line longer than this is written in pieces (cut between tokens where possible).
+SPILL_LINE_LIMIT = 1 << 20
+# How far a cut may move to avoid splitting a token (a key is far shorter).
+SEAM_REACH = 512
+# Characters a key, a token or an Authorization value can be made of.
+_TOKEN_CHAR = re.compile(r"[A-Za-z0-9_\-.~+/=:]")
+
+
+class _Sink(Protocol):
+    def write(self, data: bytes, /) -> object: ...
+
+
+class _RedactingSpill:
+    """The spill file, written through ``redact`` a line at a time (a secret never spans
+    lines); a line longer than SPILL_LINE_LIMIT goes out in pieces cut between tokens."""
+
+    def __init__(self, out: BinaryIO, redact: Callable[[str], str]) -> None:
+        self.out = out
+        self.redact = redact
+        self.pending = bytearray()
+
+    def write(self, data: bytes) -> None:
+        self.pending += data
+        end = self.pending.rfind(b"\n")
+        if end >= 0:
+            self._emit(bytes(self.pending[: end + 1]))
+            del self.pending[: end + 1]
+        if len(self.pending) > SPILL_LINE_LIMIT:
+            keep = _token_seam_bytes(self.pending, len(self.pending) - SEAM_REACH)
+            self._emit(bytes(self.pending[:keep]))
+            del self.pending[:keep]
+
+    def _emit(self, data: bytes) -> None:
+        text = data.decode("utf-8", "surrogateescape")
+        self.out.write(self.redact(text).encode("utf-8", "surrogateescape"))
+
+    def close(self) -> None:
+        if self.pending:
+            self._emit(bytes(self.pending))
+            self.pending.clear()
+        self.out.close()
+
+
+def _token_seam_bytes(data: bytearray, near: int) -> int:
+    """A cut at or before ``near`` that splits no token (``near`` if none is close)."""
+    for index in range(near, max(near - SEAM_REACH, 0), -1):
+        if not _TOKEN_CHAR.match(chr(data[index - 1])):
+            return index
+    return near
 
 
 class _Capture:
     """Head and tail of a byte stream, with totals, in bounded memory."""
 
-    def __init__(self, spill: BinaryIO | None) -> None:
+    def __init__(self, spill: _Sink | None) -> None:
         self.head = bytearray()
         self.tail = bytearray()
         self.total = 0
@@ -77,9 +134,17 @@ class _Capture:
 
 
 def run_bash(
-    command: str, *, cwd: Path, timeout: float, spill_dir: Path | None = None
+    command: str,
+    *,
+    cwd: Path,
+    timeout: float,
+    spill_dir: Path | None = None,
+    redact: Callable[[str], str] | None = None,
 ) -> ToolOutcome:
     """Run ``command``; the outcome carries the capped output and the exit status.
+
+    ``redact`` is applied to what goes into the spill file (the caller redacts the
+    outcome's text itself).
 
     KeyboardInterrupt while waiting kills the process group and is re-raised,
     so the caller can record the call as interrupted.
@@ -96,9 +161,12 @@ def run_bash(
     )
     assert proc.stdout is not None
     spill_path: Path | None = None
-    spill: BinaryIO | None = None
+    spill: BinaryIO | _RedactingSpill | None = None
     try:
-        spill_path, spill = _open_spill(spill_dir)
+        spill_path, spill_file = _open_spill(spill_dir)
+        spill = spill_file
+        if spill_file is not None and redact is not None:
+            spill = _RedactingSpill(spill_file, redact)
         capture = _Capture(spill)
         timed_out, abandoned = _pump(proc, capture, started + timeout)
         if timed_out:
@@ -235,6 +303,9 @@ def _render(capture: _Capture) -> tuple[str, bool, int, int]:
     head_text, head_bad = _decode(head, final=False)
     tail = _skip_continuation_bytes(tail)
     tail_text, tail_bad = _decode(tail)
+    # ... and between tokens, so no key is shown in halves that redaction cannot see.
+    head_text = head_text[: _head_seam(head_text)]
+    tail_text = tail_text[_tail_seam(tail_text) :]
     ending = "\n" if tail_text.endswith("\n") else ""
     head_lines = head_text.split("\n")
     if head_text.endswith("\n"):
@@ -251,6 +322,24 @@ def _render(capture: _Capture) -> tuple[str, bool, int, int]:
         capture.newlines - head.count(b"\n") - tail.count(b"\n") + extra_head + extra_tail,
     )
     return kept_head + _GAP + kept_tail, head_bad or tail_bad, omitted_bytes, omitted_lines
+
+
+def _head_seam(text: str) -> int:
+    """Where a head cut out of a longer stream should end: not inside a token."""
+    if not text or not _TOKEN_CHAR.match(text[-1]):
+        return len(text)
+    for index in range(len(text) - 1, max(len(text) - SEAM_REACH, 0) - 1, -1):
+        if not _TOKEN_CHAR.match(text[index]):
+            return index + 1
+    return len(text)
+
+
+def _tail_seam(text: str) -> int:
+    """Where a tail cut out of a longer stream should start: not inside a token."""
+    for index in range(min(len(text), SEAM_REACH)):
+        if not _TOKEN_CHAR.match(text[index]):
+            return index
+    return 0
 
 
 def _cap_lines(text: str) -> tuple[str, str, int]:

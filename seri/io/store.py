@@ -10,6 +10,7 @@ written to, recreated or "cleaned up": we stop and say how to keep a backup.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import sys
@@ -21,7 +22,7 @@ from typing import Any
 import apsw
 
 from seri.io.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
-from seri.pure.errors import SeriError
+from seri.pure.errors import EXIT_UNFINISHED, SeriError
 
 BUSY_TIMEOUT_MS = 10_000
 MIN_SQLITE = (3, 51, 3)
@@ -30,6 +31,36 @@ DB_NAME = "seri.db"
 
 class StoreError(SeriError):
     """The database cannot be used as it is; the message says what to do."""
+
+
+class StorageFailed(StoreError):
+    """The disk or the lock failed this time (full, an I/O error, locked too long).
+
+    Nothing is wrong with the profile or with what was asked, so this is not an input error
+    (exit 2): the command did not finish (exit 1), as when the same fault strikes mid-turn.
+    """
+
+    exit_code = EXIT_UNFINISHED
+
+
+# OS errors that say the disk failed this time, not that the path or the profile is wrong.
+_TRANSIENT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
+def _store_error(message: str, exc: BaseException) -> StoreError:
+    """The StoreError for ``exc``: StorageFailed when the disk or the lock failed."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, apsw.NotADBError | apsw.CorruptError):
+            return StoreError(message)
+        if isinstance(current, apsw.FullError | apsw.IOError | apsw.BusyError):
+            return StorageFailed(message)
+        if isinstance(current, OSError) and current.errno in _TRANSIENT_ERRNOS:
+            return StorageFailed(message)
+        current = current.__cause__ or current.__context__
+    return StoreError(message)
 
 
 def _sqlite_version() -> tuple[int, ...]:
@@ -51,7 +82,8 @@ def ensure_profile(root: Path) -> Path:
         elif not root.is_dir():
             raise StoreError(f"{root} is not a directory; set SERI_HOME to a directory for seri")
     except OSError as exc:
-        raise StoreError(f"cannot create the profile directory {root}: {exc.strerror}") from exc
+        message = f"cannot create the profile directory {root}: {exc.strerror}"
+        raise _store_error(message, exc) from exc
     return root
 
 
@@ -66,7 +98,7 @@ def _precreate_private(db: Path) -> bool:
     except FileExistsError:
         return False
     except OSError as exc:
-        raise StoreError(f"cannot create {db}: {exc.strerror}") from exc
+        raise _store_error(f"cannot create {db}: {exc.strerror}", exc) from exc
     try:
         # Whatever the umask: 0600, never less (a 0400 db could not be written).
         os.fchmod(fd, 0o600)
@@ -242,13 +274,24 @@ def open_store(root: Path | None = None, *, readonly: bool = False) -> Store:
         _precreate_private(db)
         flags = apsw.SQLITE_OPEN_READWRITE
     connection: apsw.Connection | None = None
+    immutable = False
     try:
         connection = apsw.Connection(str(db), flags=flags)
         connection.set_busy_timeout(BUSY_TIMEOUT_MS)
-        _check_identity(connection, db, readonly=readonly)
+        try:
+            _check_identity(connection, db, readonly=readonly)
+        except (apsw.CantOpenError, apsw.ReadOnlyError):
+            if not readonly or os.access(root, os.W_OK):
+                raise
+            # A read-only filesystem: SQLite cannot create the -shm index a WAL reader
+            # needs. Nothing can write the file there either, so it is read as immutable.
+            connection.close()
+            connection = _open_immutable(db)
+            immutable = True
+            _check_identity(connection, db, readonly=True)
         _tighten(db)
         store = Store(connection, db)
-        _configure(connection, readonly=readonly)
+        _configure(connection, readonly=readonly, immutable=immutable)
         if not readonly:
             _migrate(store)
     except BaseException as exc:
@@ -256,17 +299,41 @@ def open_store(root: Path | None = None, *, readonly: bool = False) -> Store:
             with contextlib.suppress(apsw.Error):
                 connection.close()
         if isinstance(exc, apsw.Error):
-            raise StoreError(describe_sqlite_error(exc, db) or f"{db}: {exc}") from exc
+            message = describe_sqlite_error(exc, db) or f"{db}: {exc}"
+            raise _store_error(message, exc) from exc
         raise
     return store
 
 
-def check_connection(conn: apsw.Connection) -> None:
-    """Assert what every connection must be (S9); raises StoreError if one is not."""
+def _open_immutable(db: Path) -> apsw.Connection:
+    """A read-only connection to a database on a read-only filesystem (``immutable=1``)."""
+    from urllib.parse import quote
+
+    wal = Path(f"{db}-wal")
+    with contextlib.suppress(OSError):
+        if wal.stat().st_size:
+            print(
+                f"seri: warning: {db} is on a read-only filesystem; what is still only in "
+                f"{wal} cannot be read",
+                file=sys.stderr,
+            )
+    uri = f"file:{quote(str(db))}?immutable=1"
+    connection = apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+    connection.set_busy_timeout(BUSY_TIMEOUT_MS)
+    return connection
+
+
+def check_connection(conn: apsw.Connection, *, immutable: bool = False) -> None:
+    """Assert what every connection must be (S9); raises StoreError if one is not.
+
+    An immutable connection (a read-only filesystem) reads no WAL and takes no lock, so its
+    journal mode is not WAL; everything else holds for it too.
+    """
     version = _sqlite_version()
+    mode = _pragma(conn, "journal_mode")
     checks = {
         "SQLite version": (version >= MIN_SQLITE, apsw.sqlite_lib_version()),
-        "journal_mode": (_pragma(conn, "journal_mode") == "wal", _pragma(conn, "journal_mode")),
+        "journal_mode": (immutable or mode == "wal", mode),
         "synchronous": (_pragma(conn, "synchronous") == 2, _pragma(conn, "synchronous")),
         "foreign_keys": (_pragma(conn, "foreign_keys") == 1, _pragma(conn, "foreign_keys")),
         "busy_timeout": (
@@ -285,7 +352,7 @@ def _pragma(conn: apsw.Connection, name: str) -> Any:
     return rows[0][0] if rows else None
 
 
-def _configure(conn: apsw.Connection, *, readonly: bool) -> None:
+def _configure(conn: apsw.Connection, *, readonly: bool, immutable: bool = False) -> None:
     conn.set_busy_timeout(BUSY_TIMEOUT_MS)
     # A safety net for anyone who uses `with conn:` instead of Store.write().
     conn.transaction_mode = "IMMEDIATE"
@@ -296,7 +363,7 @@ def _configure(conn: apsw.Connection, *, readonly: bool) -> None:
     conn.execute("PRAGMA mmap_size=0")
     # Deleted rows (compacted or pruned history) are zeroed, not left readable.
     conn.execute("PRAGMA secure_delete=ON")
-    check_connection(conn)
+    check_connection(conn, immutable=immutable)
 
 
 def _enter_wal(conn: apsw.Connection) -> None:

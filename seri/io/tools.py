@@ -55,12 +55,13 @@ class ToolContext:
 
     ``protected`` are absolute paths never written (see ``files.default_protected``);
     ``spill_dir``, when set, receives the full output of a bash command too large
-    to show (0600 files).
+    to show (0600 files), passed through ``redact`` (seri's secret redaction) first.
     """
 
     project: Path
     protected: tuple[Path, ...] = ()
     spill_dir: Path | None = None
+    redact: Callable[[str], str] | None = None
 
 
 def run_tool(name: str, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
@@ -273,7 +274,10 @@ def _grep(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
 def _bash(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
     timeout = float(args.get("timeout") or BASH_DEFAULT_TIMEOUT)
     timeout = min(max(timeout, 1.0), float(BASH_MAX_TIMEOUT))
-    return run_bash(str(args["command"]), cwd=root, timeout=timeout, spill_dir=ctx.spill_dir)
+    return run_bash(
+        str(args["command"]), cwd=root, timeout=timeout, spill_dir=ctx.spill_dir,
+        redact=ctx.redact,
+    )
 
 
 def _os_error_text(exc: OSError) -> str:

@@ -41,11 +41,15 @@ class PruneResult:
     failed: tuple[tuple[str, str], ...] = ()
     # False when a reader kept the WAL from being emptied after the delete.
     wal_cleared: bool = True
+    # Sessions kept although old enough, because a record's time cannot be read (a text
+    # where a number belongs): quarantined for a person to look at, never deleted blind.
+    quarantined: tuple[str, ...] = ()
 
 
 def _one_row(conn: apsw.Connection, sql: str, *params: object) -> Any:
     """The first row, as Any: apsw's stubs type each cell as a union."""
-    return conn.execute(sql, params).fetchall()[0]
+    bindings = params[0] if len(params) == 1 and isinstance(params[0], dict) else params
+    return conn.execute(sql, bindings).fetchall()[0]
 
 
 def _may_have_expired(conn: apsw.Connection, edge: float, current_session: str) -> bool:
@@ -57,15 +61,27 @@ def _may_have_expired(conn: apsw.Connection, edge: float, current_session: str) 
     return bool(rows)
 
 
+# A stored time seri can compare: anything else (text from a damaged or foreign row) is not.
+_UNREADABLE_TIMES = (
+    "SELECT (SELECT count(*) FROM events WHERE session_id = :sid"
+    "         AND typeof(at) NOT IN ('integer', 'real'))"
+    "     + (SELECT count(*) FROM runs WHERE session_id = :sid"
+    "         AND (typeof(started) NOT IN ('integer', 'real')"
+    "              OR typeof(last_at) NOT IN ('integer', 'real')))"
+)
+
+
 def _recorded_sessions(
-    conn: apsw.Connection, edge: float, current_session: str
+    conn: apsw.Connection, edge: float, current_session: str, quarantined: list[str]
 ) -> list[RecordedSession]:
     """Sessions whose recordings may be older than ``edge``, with their exact last record.
 
     ``runs.last_at`` picks the candidates (a run written by other means than
     the recorder may understate it, never overstate); the exact latest event
     time and run start are then read for those alone. The current session is
-    left out here already: it is never due, and it may be long.
+    left out here already: it is never due, and it may be long. A candidate
+    with a record whose time is not a number cannot be judged: it is kept and
+    its id added to ``quarantined``.
     """
     candidates = [
         str(sid)
@@ -77,6 +93,9 @@ def _recorded_sessions(
     ]
     found = []
     for session_id in candidates:
+        if _one_row(conn, _UNREADABLE_TIMES, {"sid": session_id})[0]:
+            quarantined.append(session_id)
+            continue
         runs, started = _one_row(
             conn, "SELECT count(*), max(started) FROM runs WHERE session_id = ?", session_id
         )
@@ -89,12 +108,18 @@ def _recorded_sessions(
 
 
 def expired_recordings(
-    conn: apsw.Connection, now: float, window_days: float, current_session: str
+    conn: apsw.Connection,
+    now: float,
+    window_days: float,
+    current_session: str,
+    quarantined: list[str] | None = None,
 ) -> tuple[RecordedSession, ...]:
     edge = cutoff(now, window_days)
     if not _may_have_expired(conn, edge, current_session):
         return ()
-    found = _recorded_sessions(conn, edge, current_session)
+    found = _recorded_sessions(
+        conn, edge, current_session, [] if quarantined is None else quarantined
+    )
     return expired_sessions(found, now, window_days, current_session)
 
 
@@ -143,11 +168,13 @@ def expired_legacy_files(
 
 def plan_prune(
     store: Store, root: Path, now: float, window_days: float, current_session: str
-) -> PrunePlan:
+) -> PruneResult:
     """What a prune at ``now`` would delete (``--dry-run``), read in one short snapshot."""
+    quarantined: list[str] = []
     with store.snapshot() as conn:
-        sessions = expired_recordings(conn, now, window_days, current_session)
-    return PrunePlan(sessions, expired_legacy_files(root, now, window_days, current_session))
+        sessions = expired_recordings(conn, now, window_days, current_session, quarantined)
+    files = expired_legacy_files(root, now, window_days, current_session)
+    return PruneResult(PrunePlan(sessions, files), quarantined=tuple(quarantined))
 
 
 def prune(
@@ -162,11 +189,13 @@ def prune(
     """
     conn = store.connection
     sessions: tuple[RecordedSession, ...] = ()
+    quarantined: list[str] = []
     # Looked for without the write lock first: a session that began long ago
     # but is still in use makes old runs exist without anything being due.
-    if expired_recordings(conn, now, window_days, current_session):
+    if expired_recordings(conn, now, window_days, current_session, quarantined):
+        quarantined.clear()
         with store.write():
-            sessions = expired_recordings(conn, now, window_days, current_session)
+            sessions = expired_recordings(conn, now, window_days, current_session, quarantined)
             _delete_sessions(conn, [s.session_id for s in sessions])
     wal_cleared = _truncate_wal(conn) if sessions else True
     files = expired_legacy_files(root, now, window_days, current_session)
@@ -180,7 +209,9 @@ def prune(
             failed.append((legacy.path, exc.strerror or str(exc)))
     kept = {path for path, _ in failed}
     gone = tuple(f for f in files if f.path not in kept)
-    return PruneResult(PrunePlan(sessions, gone), tuple(failed), wal_cleared)
+    return PruneResult(
+        PrunePlan(sessions, gone), tuple(failed), wal_cleared, tuple(sorted(set(quarantined)))
+    )
 
 
 def _delete_sessions(conn: apsw.Connection, session_ids: Sequence[str]) -> None:

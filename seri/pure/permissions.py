@@ -81,7 +81,8 @@ class Policy:
 
     ``protected`` holds absolute paths (the profile directory, the home rc
     files; see ``protected_paths``), which the caller computes from the
-    environment. ``home`` expands ``~`` and ``$HOME`` in shell write targets.
+    environment. ``home`` expands ``~`` and ``$HOME`` in shell write targets,
+    ``project`` anchors relative ones.
     """
 
     allow: tuple[Rule, ...] = ()
@@ -89,6 +90,9 @@ class Policy:
     deny: tuple[Rule, ...] = ()
     protected: tuple[str, ...] = ()
     home: str = ""
+    # The project directory (where tools run), when the caller knows it: relative shell
+    # write targets are then checked against ``protected`` too.
+    project: str = ""
 
 
 @attrs.frozen
@@ -134,6 +138,7 @@ def parse_policy(
     *,
     protected: Iterable[str] = (),
     home: str = "",
+    project: str = "",
 ) -> Policy:
     """Build a Policy from the ``permissions`` object of config.json.
 
@@ -157,7 +162,7 @@ def parse_policy(
         lists[key] = tuple(_parse_listed_rule(key, item) for item in value)
     return Policy(
         allow=lists["allow"], ask=lists["ask"], deny=lists["deny"],
-        protected=tuple(protected), home=home,
+        protected=tuple(protected), home=home, project=project,
     )
 
 
@@ -215,7 +220,7 @@ def decide(
     if tool_name not in SPEC_BY_NAME:
         return Decision("deny", "", f"{tool_name!r} is not a tool")
     if tool_name == "bash":
-        return _decide_bash(policy, str(args.get("command", "")))
+        return _decide_bash(policy, str(args.get("command", "")), project or policy.project)
 
     raw = args.get(SUBJECT_ARGUMENT.get(tool_name, ""))
     raw_text = raw if isinstance(raw, str) else ("." if tool_name == "grep" else None)
@@ -341,19 +346,23 @@ def _is_within(path: str, root: str) -> bool:
 # -- bash -----------------------------------------------------------------
 
 
-def _decide_bash(policy: Policy, command: str) -> Decision:
+def _decide_bash(policy: Policy, command: str, project: str = "") -> Decision:
+    """``project`` (the directory the command runs in) lets relative write targets be
+    checked against the protected absolute paths too: a profile directory inside the
+    project is written as ``.seri/config.json``, not by its absolute name."""
     parsed = split_command(command)
     if parsed.error:
         return _decide_unparseable(policy, command, parsed.error)
+    start = posixpath.normpath(project) if project else ""
     if not parsed.segments:
         # Only assignments or comments: still judged, as one piece of text.
         segment = Segment((command.strip(),))
-        return _decide_segment(policy, segment, cwd="")
+        return _decide_segment(policy, segment, cwd=start, root=start)
 
     decisions: list[tuple[Segment, Decision]] = []
-    cwd: str | None = ""  # where relative write targets land; None once unknown
+    cwd: str | None = start  # where relative write targets land; None once unknown
     for segment in parsed.segments:
-        decisions.append((segment, _decide_segment(policy, segment, cwd=cwd)))
+        decisions.append((segment, _decide_segment(policy, segment, cwd=cwd, root=start)))
         cwd = _next_cwd(cwd, segment, policy.home)
 
     for _, decision in decisions:
@@ -373,7 +382,9 @@ def _decide_bash(policy: Policy, command: str) -> Decision:
                     f"every part of the command is allowed ({', '.join(rules)})")
 
 
-def _decide_segment(policy: Policy, segment: Segment, *, cwd: str | None) -> Decision:
+def _decide_segment(
+    policy: Policy, segment: Segment, *, cwd: str | None, root: str = ""
+) -> Decision:
     texts = segment.texts
     shown = f"bash({segment.written_text})" if segment.words else "bash(redirection)"
 
@@ -386,7 +397,7 @@ def _decide_segment(policy: Policy, segment: Segment, *, cwd: str | None) -> Dec
     for rule in policy.deny:
         if rule.tool in ("bash", ANY_TOOL) and any_form(rule):
             return Decision("deny", rule.text, f"{shown} denied by rule {rule.text}")
-    why = _protected_write(policy, segment, cwd)
+    why = _protected_write(policy, segment, cwd, root)
     if why:
         return Decision("deny", PROTECTED_RULE, why)
     unsure = _unknowable(segment, cwd)
@@ -415,14 +426,22 @@ def _unknowable(segment: Segment, cwd: str | None) -> str:
     return ""
 
 
-def _protected_write(policy: Policy, segment: Segment, cwd: str | None) -> str:
-    """Why a write target of this segment is protected, or ""."""
+def _protected_write(policy: Policy, segment: Segment, cwd: str | None, root: str = "") -> str:
+    """Why a write target of this segment is protected, or "".
+
+    ``root`` is the absolute directory the command starts in, when known: the names
+    (``.git``, rc files) are judged on the path below it, the protected absolute paths on
+    the whole path.
+    """
     for target in (*segment.writes, *segment.computed_writes):
         path = _expand_home(target, policy.home)
         if cwd and not path.startswith(("/", "~", "$")):
             path = posixpath.join(cwd, path)
         norm = posixpath.normpath(path)
-        parts = norm.split("/")
+        named = norm
+        if root and _is_within(norm, root):
+            named = posixpath.relpath(norm, root)
+        parts = named.split("/")
         for part in parts:
             why = _PROTECTED_DIR_NAMES.get(part.lower())
             if why:
@@ -430,9 +449,9 @@ def _protected_write(policy: Policy, segment: Segment, cwd: str | None) -> str:
         if parts[-1] in RC_FILES:
             return f"bash writes {target}, a shell start-up file, which is never allowed"
         if norm.startswith("/"):
-            for root in policy.protected:
-                if _is_within(norm, root):
-                    return f"bash writes {target}, which is protected ({root})"
+            for guarded in policy.protected:
+                if _is_within(norm, guarded):
+                    return f"bash writes {target}, which is protected ({guarded})"
     return ""
 
 

@@ -63,6 +63,12 @@ _GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--names
 
 # Commands whose file arguments they write, for the protected-path check.
 _LAST_ARG_WRITERS = frozenset({"cp", "mv", "ln", "install", "rsync"})
+# Commands that create, change, or remove every file they are given.
+_ALL_ARGS_WRITERS = frozenset({"touch", "truncate", "rm", "rmdir", "unlink", "shred", "mkdir"})
+# ... after a first operand that is not a file (a mode, an owner).
+_AFTER_FIRST_WRITERS = frozenset({"chmod", "chown", "chgrp"})
+# Editors in place: with -i they rewrite the files after their script.
+_IN_PLACE_EDITORS = frozenset({"sed", "perl"})
 
 
 @attrs.frozen
@@ -647,7 +653,29 @@ def _written_arguments(words: tuple[str, ...]) -> tuple[str, ...]:
         return (args[-1],)
     if name == "dd":
         return tuple(w[3:] for w in words[1:] if w.startswith("of="))
+    if name in _ALL_ARGS_WRITERS:
+        return tuple(args)
+    if name in _AFTER_FIRST_WRITERS:
+        return tuple(args[1:])
+    if name in _IN_PLACE_EDITORS:
+        return _edited_in_place(words[1:], args)
     return ()
+
+
+def _edited_in_place(options_and_args: tuple[str, ...], args: list[str]) -> tuple[str, ...]:
+    """``sed -i 's/a/b/' F`` and ``perl -pi -e '...' F`` rewrite F."""
+    flags = [w for w in options_and_args if w.startswith("-") and not w.startswith("--")]
+    in_place = any(w.startswith("--in-place") for w in options_and_args) or any(
+        "i" in w[1:].split(".", 1)[0] for w in flags
+    )
+    if not in_place:
+        return ()
+    scripted = any(w in ("-e", "-f", "--expression", "--file") or w.startswith(("-e", "-f"))
+                   for w in flags) or any(w.startswith(("--expression", "--file"))
+                                          for w in options_and_args)
+    # Without -e the first operand is the script; the values of -e and -f are operands too,
+    # so whatever they are, every operand after them is one of the files.
+    return tuple(args if scripted else args[1:])
 
 
 def _basename(word: str) -> str:

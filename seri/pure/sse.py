@@ -396,11 +396,33 @@ class StreamAssembler:
             self._failure = failure
 
     def tool_calls(self) -> tuple[ToolCall, ...]:
+        """The calls, each with an id of its own.
+
+        A provider that gives two calls one id would make every later request invalid (each
+        result must answer exactly one call), so a repeated id is renamed (``id~2``); the
+        repeat itself is noted in ``duplicate_ids`` and makes the calls unrunnable.
+        """
         calls: list[ToolCall] = []
+        used: set[str] = set()
         for number, parts in enumerate(self._calls.values()):
             call_id = parts.id or f"{self._id_prefix}{number}"
-            calls.append(ToolCall(id=call_id, name=parts.name, arguments="".join(parts.arguments)))
+            unique, copy = call_id, 1
+            while unique in used:
+                copy += 1
+                unique = f"{call_id}~{copy}"
+            used.add(unique)
+            calls.append(ToolCall(id=unique, name=parts.name, arguments="".join(parts.arguments)))
         return tuple(calls)
+
+    def duplicate_ids(self) -> tuple[str, ...]:
+        """Call ids the provider used for more than one call, in order of first repeat."""
+        seen: set[str] = set()
+        repeated: list[str] = []
+        for parts in self._calls.values():
+            if parts.id and parts.id in seen and parts.id not in repeated:
+                repeated.append(parts.id)
+            seen.add(parts.id)
+        return tuple(repeated)
 
     def result(self, failure: ProviderFailure | None = None) -> StreamResult:
         """The answer so far. ``failure`` is how the transport ended it, if it did not end well
@@ -445,6 +467,13 @@ class StreamAssembler:
             return False, (
                 f"the response stopped with finish_reason {self._finish!r}, "
                 "so its tool calls may be cut off"
+            )
+        repeated = self.duplicate_ids()
+        if repeated:
+            shown = ", ".join(repr(call_id) for call_id in repeated)
+            return False, (
+                f"the response gave more than one tool call the id {shown}, so which result "
+                "answers which call cannot be told; ask again with one id per call"
             )
         return True, ""
 
