@@ -87,9 +87,28 @@ def scripted(chat: Any) -> int:
         line = raw.rstrip("\n")
         if not line.strip():
             continue
-        outcome = chat.handle_line(line)
+        outcome = line_outcome(chat, line)
         if outcome == "exit":
             break
         if isinstance(outcome, int):
             status = outcome
     return status
+
+
+def line_outcome(chat: Any, line: str) -> Any:
+    """Run one line; a failure ends that line (with its message), not the session.
+
+    A full disk or a refused command is reported like any expected error, and the next
+    line runs in the same process once the cause is gone.
+    """
+    from seri.commands.running import describe_failure
+
+    try:
+        return chat.handle_line(line)
+    except Exception as exc:
+        described = describe_failure(exc)
+        if described is None:
+            raise
+        message, status = described
+        print(f"seri: {message}", file=sys.stderr)
+        return status

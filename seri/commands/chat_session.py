@@ -63,12 +63,17 @@ def api_key_from(env: os._Environ[str] | dict[str, str]) -> str:
     )
 
 
-def build_policy(settings: Settings, root: Path, allow: tuple[str, ...]) -> Policy:
+def build_policy(
+    settings: Settings, root: Path, allow: tuple[str, ...], project: str = ""
+) -> Policy:
     home = os.path.expanduser("~")
     profile = os.path.realpath(root)
     try:
         policy = parse_policy(
-            dict(settings.permissions), protected=protected_paths(profile, home), home=home
+            dict(settings.permissions),
+            protected=protected_paths(profile, home),
+            home=home,
+            project=project,
         )
         return with_allowed(policy, allow)
     except ValueError as exc:
@@ -96,7 +101,7 @@ class ChatSession:
         self.session_id = session_id
         self.interactive = sys.stdin.isatty() and options.prompt is None
         self.redactor = Redactor.of((api_key, *secrets_from_environment(os.environ)))
-        self.policy = build_policy(settings, profile.root, options.allow)
+        self.policy = build_policy(settings, profile.root, options.allow, project)
         self.startup: StartupFiles = load_startup_files(profile.root, Path(project))
         self.max_turns = options.max_turns or settings.max_turns
         self.turns_used = 0
@@ -169,6 +174,13 @@ class ChatSession:
             conversations.append_messages(self.store, self.session_id, self._repairs, time.time())
             self._repairs = ()
             self.revision += 1
+
+    def _reload_quietly(self) -> None:
+        try:
+            self._load()
+        except Exception:  # noqa: BLE001 - the original failure is what the person needs
+            self.conversation = Conversation(())
+            self.revision = -1  # forces a reload before the next task
 
     def reload(self) -> None:
         """Read the session back from the store after something else changed it."""
@@ -322,9 +334,10 @@ class ChatSession:
             end = driver.run(
                 run_task(self.setup(), self.conversation, Message(role="user", text=text))
             )
-        except KeyboardInterrupt:
-            # Interrupted between effects: the store is the truth; read it back whole.
-            self._load()
+        except BaseException:
+            # Interrupted or failed between effects (Ctrl-C, a full disk): part of the turn
+            # may be stored. The store is the truth; read it back whole before going on.
+            self._reload_quietly()
             raise
         finally:
             self.revision = driver.revision

@@ -189,7 +189,12 @@ class ModelCaller:
             kind = getattr(failure, "kind", "")
             if kind == "context_overflow":
                 return ModelFailed(text, overflow=True)
-            return ModelFailed(text, interrupted=kind in ("interrupted", "stalled"))
+            return ModelFailed(
+                text,
+                interrupted=kind in ("interrupted", "stalled"),
+                partial=_partial(result.message),
+                usage=result.usage,
+            )
         return ModelReply(
             result.message,
             result.usage,
@@ -351,6 +356,13 @@ class Driver:
         if self._counters is not None:
             with self.store.write() as conn:
                 self._write_counters(conn)
+
+
+def _partial(message: Message) -> Message | None:
+    """The text of a failed answer, flagged; its tool calls are dropped, never run."""
+    if not message.text:
+        return None
+    return attrs.evolve(message, tool_calls=(), kind="partial")
 
 
 def _activity_line(effect: RunTool) -> str:

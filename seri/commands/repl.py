@@ -41,6 +41,8 @@ def _setup_readline(root: str) -> None:
 
 
 def interactive(chat: ChatSession) -> int:
+    from seri.commands.chat import line_outcome
+
     _setup_readline(str(chat.profile.root))
     print("seri: type a task, /help for commands, Ctrl-D to leave", file=sys.stderr)
     status = EXIT_OK
@@ -56,7 +58,7 @@ def interactive(chat: ChatSession) -> int:
         if not line.strip():
             continue
         try:
-            outcome = chat.handle_line(line)
+            outcome = line_outcome(chat, line)
         except KeyboardInterrupt:
             print("\nseri: turn cancelled", file=sys.stderr)
             continue

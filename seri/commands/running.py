@@ -44,6 +44,13 @@ def run_guarded(action: Callable[[], int]) -> int:
         return EXIT_UNFINISHED
 
 
+def describe_failure(exc: BaseException) -> tuple[str, int] | None:
+    """An expected failure (a SeriError, a storage fault) as one line and a status."""
+    if isinstance(exc, SeriError):
+        return str(exc), exc.exit_code
+    return _describe_storage(exc)
+
+
 def _describe_storage(exc: BaseException) -> tuple[str, int] | None:
     """A storage error met after opening: one line, and the exit status it deserves.
 

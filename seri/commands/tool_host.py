@@ -125,8 +125,13 @@ class ToolHost:
             return ""
         self.recorder.record(
             "denial",
-            {"id": call.id, "name": call.name, "rule": PROTECTED_RULE,
-             "reason": decision.reason, "by": "policy"},
+            {
+                "id": call.id,
+                "name": call.name,
+                "rule": PROTECTED_RULE,
+                "reason": decision.reason,
+                "by": "policy",
+            },
         )
         return f"denied by rule {PROTECTED_RULE}: {decision.reason}"
 

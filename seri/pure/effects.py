@@ -48,6 +48,9 @@ class ModelFailed:
     error: str
     overflow: bool = False
     interrupted: bool = False
+    # What arrived before the failure: its text (no tool calls, which never run) and usage.
+    partial: Message | None = None
+    usage: Usage | None = None
 
 
 @attrs.frozen

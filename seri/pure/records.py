@@ -15,8 +15,10 @@ Role = Literal["system", "user", "assistant", "tool"]
 
 # What a message is for, beyond its role. A recap and a fired rule are user
 # messages to the model but are not things the person typed: /rewind must not
-# offer them and compaction treats the recap specially.
-MessageKind = Literal["", "recap", "rule", "synthetic"]
+# offer them and compaction treats the recap specially. "partial" marks the text
+# of an answer whose stream was cut or failed: kept, so nothing the person saw is
+# lost, and flagged as incomplete.
+MessageKind = Literal["", "recap", "rule", "synthetic", "partial"]
 
 
 @attrs.frozen

@@ -32,6 +32,16 @@ _SECRET_SHAPES = re.compile(
 )
 
 
+# Dotenv and shell assignments (`DB_PASSWORD=hunter2`, `export API_TOKEN='x'`): the name says
+# the value is secret. Only the tight NAME=value form, so that source code the model reads
+# (`SECRET_KEY = os.environ[...]`) stays as it is and its edits still match.
+_SECRET_ASSIGNMENT = re.compile(
+    r"(?m)(?<![\w.])((?:[A-Z][A-Z0-9]*_)*"
+    r"(?:APIKEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PWD|CREDENTIALS?|AUTH)"
+    r"(?:_[A-Z0-9]+)*=)([\"']?)([^\s\"'#]{4,})\2"
+)
+
+
 def secrets_from_environment(env: Mapping[str, str]) -> tuple[str, ...]:
     """Values of variables whose names say they are secret, longest first."""
     values = {
@@ -55,6 +65,7 @@ class Redactor:
         for secret in self.secrets:
             if secret in text:
                 text = text.replace(secret, REDACTED)
+        text = _SECRET_ASSIGNMENT.sub(lambda m: m[1] + m[2] + REDACTED + m[2], text)
         return _SECRET_SHAPES.sub(REDACTED, text)
 
     def value(self, value: Any) -> Any:

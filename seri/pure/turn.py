@@ -219,6 +219,17 @@ def _model_call(loop: _Loop) -> Generator[Effect, Any, ModelReply | TaskEnd]:
             )
     if isinstance(reply, ModelFailed):
         status: EndStatus = "interrupted" if reply.interrupted else "error"
+        if reply.usage is not None or reply.partial is not None:
+            yield Record(
+                "model_call",
+                {
+                    "finish_reason": "incomplete",
+                    "usage": usage_record(reply.usage),
+                    "tool_calls": 0,
+                },
+            )
+        if reply.partial is not None:
+            yield loop.add((reply.partial,))
         yield Record("turn_end", {"status": status, "turns": loop.turns, "error": reply.error})
         return loop.end(status, detail=reply.error)
     assert isinstance(reply, ModelReply)

@@ -167,8 +167,10 @@ def test_a_cut_stream_is_not_saved_as_complete(run_seri: RunSeri) -> None:
         result = run_seri("chat", "-p", "go", env=chat_env(fake))
     assert result.returncode == 1
     shown = run_seri("sessions", "show", _only_session(run_seri), "--json").stdout.splitlines()
-    roles = [json.loads(line).get("role") for line in shown[1:]]
-    assert roles == ["user"]
+    stored = [json.loads(line) for line in shown[1:]]
+    assert [m["role"] for m in stored] == ["user", "assistant"]
+    # What arrived is kept for the person, flagged incomplete, never as a finished answer.
+    assert stored[1]["kind"] == "partial"
 
 
 def test_a_kill_during_a_tool_leaves_a_resumable_session(

@@ -308,6 +308,13 @@ def test_P2_a_reset_before_the_headers_is_retried(
 CUT_CONTENT = "x" * 200
 
 
+def _only_flagged_partials(messages: Any) -> bool:
+    """Nothing but the prompt, and what arrived of the answer flagged partial, no tool calls."""
+    return messages[0].role == "user" and all(
+        m.role == "assistant" and m.kind == "partial" and not m.tool_calls for m in messages[1:]
+    )
+
+
 def _cut_step() -> dict[str, Any]:
     """Text, a tool call's head and part of its arguments, then the socket closes: no finish
     reason, no [DONE]. (1 role chunk + 4 text pieces + 1 call head + 10 argument pieces.)"""
@@ -334,7 +341,7 @@ def test_P3_stream_cut_mid_response(
     assert sent == 1, "a stream that had started was sent again"
     assert not (project / "cut.txt").exists(), "the half-received tool call ran"
     _session, messages = next(iter(check_store(seri_home).items()))
-    assert [m.role for m in messages] == ["user"], "the cut answer was stored as complete"
+    assert _only_flagged_partials(messages), "the cut answer was stored as complete"
     ends = events(export(seri_home, project), "turn_end")
     assert ends[-1]["status"] == "interrupted"
     with FakeModel([{"text": "next"}]) as fake:
@@ -353,12 +360,6 @@ def test_P3_stream_cut_mid_response(
     fault_ledger.survived("P3")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a failed stream's partial text is dropped: ModelCaller.call (seri/commands/"
-    "driver.py) returns ModelFailed without result.message, and run_task (seri/pure/turn.py) "
-    "stores nothing of it; see the report for the fix",
-)
 def test_P3_the_partial_text_is_kept_and_flagged(
     project: Path, seri_home: Path, fault_ledger: FaultLedger
 ) -> None:
@@ -403,7 +404,7 @@ def test_P4_error_event_inside_a_200_stream(
     one_line_error(result.stderr)
     assert sent == 1
     messages = next(iter(check_store(seri_home).values()))
-    assert [m.role for m in messages] == ["user"]
+    assert _only_flagged_partials(messages)
     ends = events(export(seri_home, project), "turn_end")
     assert ends[-1]["status"] in ("error", "interrupted") and words in ends[-1]["error"]
     with FakeModel([{"text": "next"}]) as fake:
@@ -414,12 +415,6 @@ def test_P4_error_event_inside_a_200_stream(
     fault_ledger.survived("P4")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a failed stream's partial text and the usage its error chunk carried are "
-    "dropped: ModelFailed (seri/pure/effects.py) has no room for them and ModelCaller.call "
-    "(seri/commands/driver.py) does not record them; see the report for the fix",
-)
 def test_P4_partial_text_and_usage_of_an_errored_stream_are_kept(
     project: Path, seri_home: Path, fault_ledger: FaultLedger
 ) -> None:
@@ -485,7 +480,7 @@ def test_P5_stalls_hit_the_watchdog_and_the_deadline(
     assert elapsed < 12, f"{case}: took {elapsed:.1f} s"
     assert sent == 1
     messages = next(iter(check_store(seri_home).values()))
-    assert [m.role for m in messages] == ["user"]
+    assert _only_flagged_partials(messages)
     fault_ledger.survived("P5")
 
 

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import apsw
-import pytest
 
 from scripts.fake_model import FakeModel
 from seri.io import conversations
@@ -314,12 +313,6 @@ def test_S3_disk_full_and_io_errors_on_the_db(
     assert unanswered_tail_only(stored) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a storage error ends `seri chat` at the line that met it (scripted() and "
-    "interactive() in seri/commands/chat.py and repl.py let it escape to run_guarded), so "
-    "the next line never runs; see the report for the fix",
-)
 def test_S3_the_next_line_runs_after_a_full_disk_without_a_restart(
     project: Path, seri_home: Path, fault_ledger: FaultLedger
 ) -> None:

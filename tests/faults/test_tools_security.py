@@ -415,12 +415,6 @@ def test_T5_secrets_never_reach_disk(
     assert header.findall(on_disk) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a secret in a NAME=value line whose value has no known key shape (DB_PASSWORD="
-    "...) is stored as it was read: seri/pure/redaction.py redacts only known key shapes and "
-    "seri's own environment; see the report for the fix",
-)
 def test_T5_a_password_in_a_dotenv_file_is_not_stored(
     project: Path, seri_home: Path, fault_ledger: FaultLedger
 ) -> None:
