@@ -23,7 +23,7 @@ as if typed, so a session can be scripted: printf '/compact\\n' | seri chat --re
 Slash commands:
   /compact [focus words]  compact now; the words steer the recap
   /clear                  start a new session (the old one stays, resumable)
-  /rewind [N [files|conversation|both]]  list turns, or restore to just before turn N
+  /rewind [N [files|conversation|both] [--yes]]  list turns, or restore to before turn N
   /max-turns N            change the turn budget for the rest of the session
   /trajectory [on|off]    show or store the recording toggle (SERI_TRAJECTORY wins)
   /memory pending | approve N | reject N   review staged memory writes
