@@ -14,7 +14,7 @@ import pytest
 
 from scripts.fake_model import FakeModel
 from tests.conftest import SERI, RunSeri, seri_env
-from tests.request_schema import assert_valid_request
+from tests.request_schema import assert_valid_request, pairing_ok
 
 KEY = "sk-or-v1-" + "ab12" * 16
 
@@ -25,21 +25,6 @@ def chat_env(fake: FakeModel, **extra: str) -> dict[str, str]:
 
 def call(id_: str, name: str, **arguments: Any) -> dict[str, Any]:
     return {"id": id_, "name": name, "arguments": arguments}
-
-
-def pairing_ok(messages: list[dict[str, Any]]) -> bool:
-    """Every assistant tool call is answered right after it, exactly once; no orphan results."""
-    pending: set[str] = set()
-    for message in messages:
-        if message["role"] == "tool":
-            if message["tool_call_id"] not in pending:
-                return False
-            pending.discard(message["tool_call_id"])
-            continue
-        if pending:
-            return False
-        pending = {c["id"] for c in message.get("tool_calls") or []}
-    return not pending
 
 
 def test_a_task_writes_edits_runs_and_answers(run_seri: RunSeri, project: Path) -> None:

@@ -21,7 +21,7 @@ import pytest
 from scripts.fake_model import FakeModel, _State, estimate_tokens
 from seri.pure.recap import RECAP_HEADER, SUMMARIZER_PROMPT
 from tests.conftest import RunSeri
-from tests.request_schema import assert_valid_request
+from tests.request_schema import assert_valid_request, pairing_ok
 
 KEY = "sk-or-v1-" + "cd34" * 16
 WINDOW = 2000
@@ -153,21 +153,6 @@ def local_chars(messages: Sequence[Mapping[str, Any]]) -> int:
 
 def ceil4(chars: int) -> int:
     return -(-chars // 4)
-
-
-def pairing_ok(messages: Sequence[Mapping[str, Any]]) -> bool:
-    """Every assistant tool call is answered right after it, exactly once; no orphan results."""
-    pending: set[str] = set()
-    for message in messages:
-        if message["role"] == "tool":
-            if message["tool_call_id"] not in pending:
-                return False
-            pending.discard(message["tool_call_id"])
-            continue
-        if pending:
-            return False
-        pending = {c["id"] for c in message.get("tool_calls") or []}
-    return not pending
 
 
 def is_recap(message: Mapping[str, Any]) -> bool:
