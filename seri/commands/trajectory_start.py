@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import apsw
 
-from seri.io.trajectory_prune import PruneResult, prune
+from seri.io.trajectory_prune import PruneResult, age_out_spill, prune
 
 if TYPE_CHECKING:
     # Only the type: importing profile would pull in the legacy importer.
@@ -34,6 +34,10 @@ def prune_at_session_start(profile: Profile, settings: Settings, current_session
         return
     for line in describe(result, settings.retention_days):
         print(f"seri: {line}", file=sys.stderr)
+    try:
+        age_out_spill(profile.root, time.time(), settings.retention_days)
+    except OSError as exc:
+        print(f"seri: warning: could not age old command output out: {exc}", file=sys.stderr)
 
 
 def window_words(days: float) -> str:

@@ -231,3 +231,32 @@ def _truncate_wal(conn: apsw.Connection) -> bool:
     finally:
         conn.set_busy_timeout(BUSY_TIMEOUT_MS)
     return not busy
+
+
+SPILL_DIR = "spill"
+
+
+def age_out_spill(root: Path, now: float, days: float) -> int:
+    """Delete full-output spill files of long commands older than the window, by mtime.
+
+    They hold (redacted) tool output a session pointed the model at; like recordings,
+    they age out rather than pile up. Links are never followed.
+    """
+    directory = root / SPILL_DIR
+    cutoff = now - days * 86_400
+    removed = 0
+    try:
+        entries = list(os.scandir(directory))
+    except (FileNotFoundError, NotADirectoryError):
+        return 0
+    for entry in entries:
+        try:
+            if (
+                entry.is_file(follow_symlinks=False)
+                and entry.stat(follow_symlinks=False).st_mtime < cutoff
+            ):
+                os.unlink(entry.path)
+                removed += 1
+        except FileNotFoundError:
+            continue
+    return removed
