@@ -28,6 +28,7 @@ from seri.pure.records import Message
 from seri.pure.redaction import Redactor, secrets_from_environment
 from seri.pure.rules import fired_rule_names
 from seri.pure.settings import DEFAULT_CONTEXT_WINDOW, Settings
+from seri.pure.tokens import messages_chars
 from seri.pure.turn import (
     Conversation,
     TaskEnd,
@@ -104,7 +105,6 @@ class ChatSession:
         self.policy = build_policy(settings, profile.root, options.allow, project)
         self.startup: StartupFiles = load_startup_files(profile.root, Path(project))
         self.max_turns = options.max_turns or settings.max_turns
-        self.turns_used = 0
         self.revision = 0
         self.conversation = Conversation(())
         self.recorder: Recorder | None = None
@@ -162,9 +162,10 @@ class ChatSession:
             history,
             recap,
             state.last_input_tokens,
+            # The store keeps the running count: no recount of the whole history on resume.
+            total_chars=state.total_chars + messages_chars(self._repairs),
             fired_rules=fired_rule_names(history, state.recap),
         )
-        self.turns_used = state.turns_used
         self.revision = state.revision
         if state.max_turns and not self.options.max_turns:
             self.max_turns = state.max_turns
@@ -306,7 +307,7 @@ class ChatSession:
             redactor=self.redactor,
             policy=self.policy,
             api_key=self.api_key,
-            parent_history=lambda: self.conversation.history,
+            context_window=self._window(),
         )
         return Driver(
             store=self.store,
@@ -336,14 +337,13 @@ class ChatSession:
             )
         except BaseException:
             # Interrupted or failed between effects (Ctrl-C, a full disk): part of the turn
-            # may be stored. The store is the truth; read it back whole before going on.
+            # may be stored. The store is the truth; read it back whole before going on
+            # (a reload that fails itself marks the view stale, see _reload_quietly).
+            self.revision = driver.revision
             self._reload_quietly()
             raise
-        finally:
-            self.revision = driver.revision
+        self.revision = driver.revision
         self.conversation = end.conversation
-        # The budget is per task: the next prompt starts a new count.
-        self.turns_used = 0
         return end
 
     def _refresh_if_changed(self) -> None:
@@ -363,11 +363,7 @@ class ChatSession:
                 sys.stdout.flush()
             return EXIT_OK
         print(f"seri: task not finished ({end.status}): {end.detail}", file=sys.stderr)
-        return (
-            EXIT_INTERRUPTED
-            if end.status == "interrupted" and self.interactive
-            else EXIT_UNFINISHED
-        )
+        return EXIT_INTERRUPTED if end.by_user else EXIT_UNFINISHED
 
     def handle_line(self, line: str) -> LineOutcome:
         """A line typed (or piped): a slash command or a task."""
@@ -407,16 +403,19 @@ class ChatSession:
         self._repairs = ()
         self.conversation = Conversation(())
         self.recorder = None
-        self.turns_used = 0
         self.revision = 0
+        self._close_client()
         self._caller = None
         return old
 
     def close(self) -> None:
         if self.recorder is not None:
             self.recorder.flush()
-        if self._caller is not None and self._caller._client is not None:
-            self._caller._client.close()
+        self._close_client()
+
+    def _close_client(self) -> None:
+        if self._caller is not None:
+            self._caller.close()
 
 
 def _missing_results(history: tuple[Message, ...]) -> list[Message]:

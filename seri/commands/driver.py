@@ -36,7 +36,7 @@ from seri.pure.effects import (
     ToolRun,
     UpdateCounters,
 )
-from seri.pure.recap import recap_to_dict
+from seri.pure.recap import recap_from_dict, recap_to_dict
 from seri.pure.records import Message
 from seri.pure.redaction import Redactor
 from seri.pure.settings import Settings
@@ -118,6 +118,11 @@ class ModelCaller:
             )
         return self._client
 
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
     def _on_retry(self, attempt: int, status: int | None, delay: float, reason: str) -> None:
         self.recorder.record(
             "retry",
@@ -146,6 +151,9 @@ class ModelCaller:
 
     def encoded_body(self, effect: CallModel) -> bytes:
         """The same body as ``body``, with the messages spliced in from the wire cache."""
+        if effect.purpose == "summary":
+            # A one-off request: caching its two messages would only evict the turn's.
+            return json.dumps(self.body(effect), separators=(",", ":")).encode("ascii")
         head = self.body(attrs.evolve(effect, messages=(), system_prompt=""))
         head.pop("messages", None)
         messages = effect.messages
@@ -181,7 +189,7 @@ class ModelCaller:
             return ModelFailed(str(exc))
         except KeyboardInterrupt:
             return ModelFailed(
-                "interrupted by user while the model was answering", interrupted=True
+                "interrupted by user while the model was answering", interrupted=True, by_user=True
             )
         if not result.complete:
             failure = result.failure
@@ -191,6 +199,8 @@ class ModelCaller:
                 return ModelFailed(text, overflow=True)
             return ModelFailed(
                 text,
+                # A cut or stalled stream interrupts the turn, but nobody pressed Ctrl-C:
+                # by_user stays False (exit 1, and a subagent's parent goes on).
                 interrupted=kind in ("interrupted", "stalled"),
                 partial=_partial(result.message),
                 usage=result.usage,
@@ -312,6 +322,10 @@ class Driver:
 
     def _ApplyCompaction(self, effect: ApplyCompaction) -> bool:  # noqa: N802
         recap_message = self._redacted(effect.recap_message)
+        # The summarizer quotes literals: a secret in the history may be in the recap too.
+        effect = attrs.evolve(
+            effect, recap=recap_from_dict(self.redactor.value(recap_to_dict(effect.recap)))
+        )
         with self.store.write() as conn:
             applied = apply_compaction(
                 conn, self.session_id, self.revision, effect, recap_message, self.clock()
@@ -332,12 +346,13 @@ class Driver:
         return not rows or rows[0][0] != self.revision
 
     def _redacted(self, message: Message) -> Message:
-        import attrs
-
+        # reasoning_details go back to the provider byte for byte; a secret in them is
+        # still replaced in the stored copy (a resumed session then sends the redacted form).
         return attrs.evolve(
             message,
             text=self.redactor.text(message.text),
             reasoning=self.redactor.text(message.reasoning),
+            reasoning_details=self.redactor.text(message.reasoning_details),
             tool_calls=tuple(
                 attrs.evolve(call, arguments=self.redactor.text(call.arguments))
                 for call in message.tool_calls

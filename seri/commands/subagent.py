@@ -19,7 +19,6 @@ from seri.pure.effects import AskPerson, ToolRun
 from seri.pure.errors import SeriError
 from seri.pure.prompt import assemble_prompt
 from seri.pure.records import Message
-from seri.pure.settings import DEFAULT_CONTEXT_WINDOW
 from seri.pure.turn import Conversation, TaskSetup, run_task
 
 if TYPE_CHECKING:
@@ -64,12 +63,12 @@ def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
         redactor=host.redactor,
         policy=host.policy,
         api_key=host.api_key,
-        parent_history=lambda: (),
+        context_window=host.context_window,
         depth=host.depth + 1,
         checkpoint_session=host.checkpoint_session,
     )
     tools = child_host.child_tools()
-    window = settings.context_window or DEFAULT_CONTEXT_WINDOW
+    window = host.context_window
     setup = TaskSetup(
         system_prompt=system_prompt,
         max_turns=settings.subagent_max_turns,
@@ -98,8 +97,7 @@ def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
         host.recorder.record("subagent_end", {"child": child_id, "status": "error"})
         return ToolRun(f"[subagent {child_id}] failed: {exc}", is_error=True)
     finally:
-        if caller._client is not None:
-            caller._client.close()
+        caller.close()
     host.recorder.record(
         "subagent_end", {"child": child_id, "status": end.status, "turns": end.turns}
     )
@@ -113,11 +111,13 @@ def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
         "max_turns": (
             f"the subagent used all {settings.subagent_max_turns} of its turns before finishing"
         ),
-        "interrupted": "the subagent was interrupted",
+        "interrupted": (
+            "the subagent was interrupted"
+            if end.by_user
+            else f"the subagent's answer was cut off ({end.detail})"
+        ),
     }.get(end.status, f"the subagent stopped: {end.detail}")
     text = f"[subagent {child_id}] Not finished: {note}."
     if last:
         text += f" What it had so far:\n{last}"
-    return ToolRun(
-        text, is_error=end.status != "max_turns", interrupted=end.status == "interrupted"
-    )
+    return ToolRun(text, is_error=end.status != "max_turns", interrupted=end.by_user)

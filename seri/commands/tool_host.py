@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +25,7 @@ from seri.io.recorder import Recorder
 from seri.io.tools import ToolContext, run_tool, snapshot_file
 from seri.pure.effects import ResolvedPath, ToolRun
 from seri.pure.permissions import PROTECTED_RULE, Policy, decide
-from seri.pure.records import Message, ToolCall
+from seri.pure.records import ToolCall
 from seri.pure.redaction import Redactor
 from seri.pure.settings import Settings
 from seri.pure.tool_outcome import ToolOutcome
@@ -51,7 +51,7 @@ class ToolHost:
         redactor: Redactor,
         policy: Policy,
         api_key: str,
-        parent_history: Callable[[], tuple[Message, ...]],
+        context_window: int,
         depth: int = 0,
         checkpoint_session: str = "",
     ) -> None:
@@ -63,7 +63,8 @@ class ToolHost:
         self.redactor = redactor
         self.policy = policy
         self.api_key = api_key
-        self.parent_history = parent_history
+        # The model's window as the parent learned it; a subagent works within it too.
+        self.context_window = context_window
         self.depth = depth
         # A subagent's writes are checkpointed in its parent's session, under the parent's
         # user message that led to them, so the parent's /rewind puts them back too.

@@ -225,8 +225,7 @@ def _open_directory_within(root: Path, directory: Path, *, create: bool = True) 
 
 def _open_component(part: str, fd: int, directory: Path) -> int:
     try:
-        return os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW,
-                       dir_fd=fd)
+        return os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW, dir_fd=fd)
     except OSError as exc:
         if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
             raise

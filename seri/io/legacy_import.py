@@ -147,9 +147,7 @@ def _import_one(store: Store, path: Path) -> tuple[str, str, tuple[str, ...]]:
     return "imported", "", parsed.warnings
 
 
-def _insert_session(
-    conn: apsw.Connection, name: str, parsed: LegacySession, mtime: float
-) -> None:
+def _insert_session(conn: apsw.Connection, name: str, parsed: LegacySession, mtime: float) -> None:
     header = parsed.header
     first_user = next((m.text for m in parsed.messages if m.role == "user"), "")
     conn.execute(

@@ -59,11 +59,11 @@ def glob_files(root: Path, pattern: str) -> ToolOutcome:
     if not found:
         lines.append(f"No files match {pattern!r}.")
     if len(found) > len(shown):
-        lines.append(f"[… {len(found) - len(shown)} more matches not shown; "
-                     "narrow the pattern …]")
+        lines.append(f"[… {len(found) - len(shown)} more matches not shown; narrow the pattern …]")
     if walked > MAX_WALK_ENTRIES:
-        lines.append(f"[stopped after scanning {MAX_WALK_ENTRIES} entries; "
-                     "results may be incomplete]")
+        lines.append(
+            f"[stopped after scanning {MAX_WALK_ENTRIES} entries; results may be incomplete]"
+        )
     return outcome(
         "\n".join(lines),
         matches=len(found),
@@ -105,8 +105,7 @@ def grep_files(root: Path, pattern: str, raw_path: str = ".") -> ToolOutcome:
         lines.append(f"[… stopped after {matches} matches; narrow the pattern or the path …]")
     elif not lines:
         lines.append(f"No matches for {pattern!r} in {raw_path}.")
-    return outcome("\n".join(lines), matches=matches, files_searched=searched,
-                   truncated=truncated)
+    return outcome("\n".join(lines), matches=matches, files_searched=searched, truncated=truncated)
 
 
 def _walk(root: Path) -> Iterator[tuple[str, bool]]:

@@ -186,8 +186,13 @@ def run_bash(
         spill_path.unlink(missing_ok=True)  # the model saw all of it
         spill_path = None
     return _outcome(
-        capture, proc.returncode, timed_out=timed_out, abandoned=abandoned, timeout=timeout,
-        spill_path=spill_path, seconds=time.monotonic() - started,
+        capture,
+        proc.returncode,
+        timed_out=timed_out,
+        abandoned=abandoned,
+        timeout=timeout,
+        spill_path=spill_path,
+        seconds=time.monotonic() - started,
     )
 
 
@@ -255,13 +260,19 @@ def _outcome(
         notes.append("[the output is not valid UTF-8; undecodable bytes are shown as �]")
     where = f"; the full output is in {spill_path}" if spill_path else ""
     marker = (
-        f"\n[… {omitted_bytes} bytes / {omitted_lines} lines omitted of {capture.total} "
-        f"bytes / {capture.lines} lines{where} …]\n"
-    ) if omitted_bytes or omitted_lines else "\n"
+        (
+            f"\n[… {omitted_bytes} bytes / {omitted_lines} lines omitted of {capture.total} "
+            f"bytes / {capture.lines} lines{where} …]\n"
+        )
+        if omitted_bytes or omitted_lines
+        else "\n"
+    )
     body = body.replace(_GAP, marker)
     if abandoned:
-        notes.append("[processes left running in the background still hold the output open; "
-                     "seri stopped reading. Redirect their output to a file.]")
+        notes.append(
+            "[processes left running in the background still hold the output open; "
+            "seri stopped reading. Redirect their output to a file.]"
+        )
     if timed_out:
         status = f"[timed out after {timeout:g} s; the command and its children were killed]"
     elif returncode < 0:

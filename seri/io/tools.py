@@ -118,13 +118,18 @@ def _read_file(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOut
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
         if stat.S_ISDIR(st.st_mode):
-            return failure(f"{rel} is a directory; use glob to list it",
-                           outcome="is_directory", path=rel)
+            return failure(
+                f"{rel} is a directory; use glob to list it", outcome="is_directory", path=rel
+            )
         return failure(f"{rel} is not a regular file", outcome="not_regular", path=rel)
     with os.fdopen(fd, "rb") as f:
         if b"\0" in f.read(_SNIFF_BYTES):
-            return outcome(f"{rel} is a binary file ({st.st_size} bytes); not shown.",
-                           path=rel, bytes=st.st_size, binary=True)
+            return outcome(
+                f"{rel} is a binary file ({st.st_size} bytes); not shown.",
+                path=rel,
+                bytes=st.st_size,
+                binary=True,
+            )
         f.seek(0)
         return _numbered_lines(f, rel, st.st_size, offset, limit)
 
@@ -149,23 +154,41 @@ def _numbered_lines(f: BinaryIO, rel: str, size: int, offset: int, limit: int) -
         used += len(line.encode()) + 1
         last = total
     if total == 0:
-        return outcome(f"{rel} is empty.", path=rel, bytes=size, total_lines=0,
-                       first_line=0, last_line=0, truncated=False)
+        return outcome(
+            f"{rel} is empty.",
+            path=rel,
+            bytes=size,
+            total_lines=0,
+            first_line=0,
+            last_line=0,
+            truncated=False,
+        )
     if offset > total:
-        return failure(f"offset {offset} is past the end of {rel}, which has {total} lines",
-                       outcome="past_end", path=rel, total_lines=total)
+        return failure(
+            f"offset {offset} is past the end of {rel}, which has {total} lines",
+            outcome="past_end",
+            path=rel,
+            total_lines=total,
+        )
     notes: list[str] = []
     if invalid:
         notes.append("[not valid UTF-8; undecodable bytes are shown as �]")
     more = last < total
     if more:
         why = f"the {READ_MAX_BYTES // 1000} KB output cap" if cut_by_size else "the line limit"
-        notes.append(f"[… showing lines {offset}–{last} of {total} ({why}); "
-                     f"continue with offset={last + 1} …]")
+        notes.append(
+            f"[… showing lines {offset}–{last} of {total} ({why}); "
+            f"continue with offset={last + 1} …]"
+        )
     return outcome(
         "\n".join([*shown, *notes]),
-        path=rel, bytes=size, total_lines=total, first_line=offset, last_line=last,
-        truncated=more, invalid_utf8=invalid,
+        path=rel,
+        bytes=size,
+        total_lines=total,
+        first_line=offset,
+        last_line=last,
+        truncated=more,
+        invalid_utf8=invalid,
     )
 
 
@@ -191,14 +214,22 @@ def _write_file(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOu
     try:
         data = str(args["content"]).encode("utf-8")
     except UnicodeEncodeError:
-        return failure("content is not valid Unicode (it holds a lone surrogate)",
-                       outcome="bad_content", path=rel)
+        return failure(
+            "content is not valid Unicode (it holds a lone surrogate)",
+            outcome="bad_content",
+            path=rel,
+        )
     if path.is_dir():
         return failure(f"{rel} is a directory", outcome="is_directory", path=rel)
     created = atomic_write(root, path, data)
     verb = "Created" if created else "Overwrote"
-    return outcome(f"{verb} {rel} ({len(data)} bytes).",
-                   outcome="applied", path=rel, bytes=len(data), created=created)
+    return outcome(
+        f"{verb} {rel} ({len(data)} bytes).",
+        outcome="applied",
+        path=rel,
+        bytes=len(data),
+        created=created,
+    )
 
 
 def _edit(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
@@ -211,8 +242,12 @@ def _edit(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
     if isinstance(original, ToolOutcome):
         return original
     if old == new:
-        return failure("old_string and new_string are the same; nothing to change",
-                       outcome="unchanged", path=rel, replacements=0)
+        return failure(
+            "old_string and new_string are the same; nothing to change",
+            outcome="unchanged",
+            path=rel,
+            replacements=0,
+        )
     if old not in original and "\r\n" in original and "\n" in old:
         # The model writes "\n"; a CRLF file needs "\r\n" for the match to hold.
         old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
@@ -221,43 +256,59 @@ def _edit(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
         return failure(
             f"old_string not found in {rel}. It must match the file exactly, whitespace and "
             "indentation included, without read_file's line numbers; read the file again.",
-            outcome="not_found", path=rel, replacements=0,
+            outcome="not_found",
+            path=rel,
+            replacements=0,
         )
     if count > 1 and not replace_all:
         return failure(
             f"old_string occurs {count} times in {rel}; include more surrounding lines to "
             "make it unique, or set replace_all to true to replace every one.",
-            outcome="ambiguous", path=rel, replacements=0, occurrences=count,
+            outcome="ambiguous",
+            path=rel,
+            replacements=0,
+            occurrences=count,
         )
     updated = original.replace(old, new) if replace_all else original.replace(old, new, 1)
     data = updated.encode("utf-8")
     atomic_write(root, path, data)
     replaced = count if replace_all else 1
     plural = "s" if replaced != 1 else ""
-    return outcome(f"Edited {rel}: {replaced} replacement{plural}.",
-                   outcome="applied", path=rel, replacements=replaced, bytes=len(data))
+    return outcome(
+        f"Edited {rel}: {replaced} replacement{plural}.",
+        outcome="applied",
+        path=rel,
+        replacements=replaced,
+        bytes=len(data),
+    )
 
 
 def _read_text_for_edit(root: Path, path: Path, rel: str) -> str | ToolOutcome:
     try:
         fd = open_confined(root, path, os.O_RDONLY)
     except FileNotFoundError:
-        return failure(f"{rel} does not exist; use write_file to create it",
-                       outcome="not_found", path=rel, replacements=0)
+        return failure(
+            f"{rel} does not exist; use write_file to create it",
+            outcome="not_found",
+            path=rel,
+            replacements=0,
+        )
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
         return failure(f"{rel} is not a regular file", outcome="not_regular", path=rel)
     with os.fdopen(fd, "rb") as f:
         if st.st_size > EDIT_MAX_BYTES:
-            return failure(f"{rel} is too large to edit ({st.st_size} bytes)",
-                           outcome="too_large", path=rel)
+            return failure(
+                f"{rel} is too large to edit ({st.st_size} bytes)", outcome="too_large", path=rel
+            )
         data = f.read()
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        return failure(f"{rel} is not UTF-8 text; edit works on text files only",
-                       outcome="not_text", path=rel)
+        return failure(
+            f"{rel} is not UTF-8 text; edit works on text files only", outcome="not_text", path=rel
+        )
 
 
 # -- glob, grep, bash -----------------------------------------------------
@@ -275,7 +326,10 @@ def _bash(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
     timeout = float(args.get("timeout") or BASH_DEFAULT_TIMEOUT)
     timeout = min(max(timeout, 1.0), float(BASH_MAX_TIMEOUT))
     return run_bash(
-        str(args["command"]), cwd=root, timeout=timeout, spill_dir=ctx.spill_dir,
+        str(args["command"]),
+        cwd=root,
+        timeout=timeout,
+        spill_dir=ctx.spill_dir,
         redact=ctx.redact,
     )
 

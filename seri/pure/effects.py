@@ -48,6 +48,8 @@ class ModelFailed:
     error: str
     overflow: bool = False
     interrupted: bool = False
+    # The person pressed Ctrl-C (rather than the stream being cut): exit 130, not 1.
+    by_user: bool = False
     # What arrived before the failure: its text (no tool calls, which never run) and usage.
     partial: Message | None = None
     usage: Usage | None = None

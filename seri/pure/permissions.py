@@ -49,13 +49,28 @@ WRITE_TOOLS = frozenset({"write_file", "edit"})
 
 # Shell start-up files: writing one runs code in every later shell.
 RC_FILES = (
-    ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
-    ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout",
-    ".kshrc", ".mkshrc", ".cshrc", ".tcshrc", ".login", "config.fish",
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".kshrc",
+    ".mkshrc",
+    ".cshrc",
+    ".tcshrc",
+    ".login",
+    "config.fish",
 )
 # Directories no tool may write into, by name, wherever they are.
-_PROTECTED_DIR_NAMES = {".git": "it holds git's hooks and config, which run code",
-                        ".ssh": "it holds SSH keys and authorized_keys"}
+_PROTECTED_DIR_NAMES = {
+    ".git": "it holds git's hooks and config, which run code",
+    ".ssh": "it holds SSH keys and authorized_keys",
+}
 # Under the home directory, besides the rc files.
 _HOME_PROTECTED = (".ssh", ".gitconfig", ".config/git", ".config/fish")
 
@@ -161,8 +176,12 @@ def parse_policy(
             raise PolicyError(f"permissions.{key} must be a list of rules, not {value!r}")
         lists[key] = tuple(_parse_listed_rule(key, item) for item in value)
     return Policy(
-        allow=lists["allow"], ask=lists["ask"], deny=lists["deny"],
-        protected=tuple(protected), home=home, project=project,
+        allow=lists["allow"],
+        ask=lists["ask"],
+        deny=lists["deny"],
+        protected=tuple(protected),
+        home=home,
+        project=project,
     )
 
 
@@ -370,7 +389,8 @@ def _decide_bash(policy: Policy, command: str, project: str = "") -> Decision:
             return decision
     if len(parsed.segments) > MAX_SEGMENTS:
         return Decision(
-            "ask", "",
+            "ask",
+            "",
             f"the command has {len(parsed.segments)} parts, more than seri checks "
             f"({MAX_SEGMENTS}); it needs approval, and is denied when no one can approve",
         )
@@ -378,8 +398,9 @@ def _decide_bash(policy: Policy, command: str, project: str = "") -> Decision:
         if decision.action == "ask":
             return decision
     rules = list(dict.fromkeys(d.rule for _, d in decisions if d.rule))
-    return Decision("allow", ", ".join(rules),
-                    f"every part of the command is allowed ({', '.join(rules)})")
+    return Decision(
+        "allow", ", ".join(rules), f"every part of the command is allowed ({', '.join(rules)})"
+    )
 
 
 def _decide_segment(
@@ -402,8 +423,11 @@ def _decide_segment(
         return Decision("deny", PROTECTED_RULE, why)
     unsure = _unknowable(segment, cwd)
     if unsure:
-        return Decision("ask", "", f"{shown}: {unsure}; it needs approval, "
-                                   "and is denied when no one can approve")
+        return Decision(
+            "ask",
+            "",
+            f"{shown}: {unsure}; it needs approval, and is denied when no one can approve",
+        )
     return _by_rules(policy, "bash", shown, any_form, as_written)
 
 
@@ -495,7 +519,8 @@ def _decide_unparseable(policy: Policy, command: str, error: str) -> Decision:
             if rule.tool in ("bash", ANY_TOOL) and _command_matches(rule, piece):
                 return Decision("deny", rule.text, f"bash({piece}) denied by rule {rule.text}")
     return Decision(
-        "ask", "",
+        "ask",
+        "",
         f"seri cannot analyse this command ({error}); it needs approval, "
         "and is denied when no one can approve",
     )

@@ -24,8 +24,24 @@ MAX_DEPTH = 8
 MAX_COMMAND_CHARS = 100_000
 
 # Words that open or close compound commands; the command proper follows them.
-_RESERVED = frozenset({"{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done",
-                       "while", "until", "time", "coproc"})
+_RESERVED = frozenset(
+    {
+        "{",
+        "}",
+        "!",
+        "if",
+        "then",
+        "else",
+        "elif",
+        "fi",
+        "do",
+        "done",
+        "while",
+        "until",
+        "time",
+        "coproc",
+    }
+)
 # Segments that run nothing themselves (their bodies are separate segments).
 _HEADERS = frozenset({"for", "select", "function"})
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "ash", "mksh", "busybox"})
@@ -42,24 +58,74 @@ _WRAPPERS: dict[str, frozenset[str]] = {
     "nohup": frozenset(),
     "nice": frozenset({"-n", "--adjustment"}),
     "time": frozenset({"-f", "--format", "-o", "--output"}),
-    "sudo": frozenset({"-u", "--user", "-g", "--group", "-C", "-h", "--host", "-p",
-                       "--prompt", "-r", "--role", "-t", "--type", "-U", "--other-user",
-                       "-D", "--chdir", "-T", "--command-timeout"}),
+    "sudo": frozenset(
+        {
+            "-u",
+            "--user",
+            "-g",
+            "--group",
+            "-C",
+            "-h",
+            "--host",
+            "-p",
+            "--prompt",
+            "-r",
+            "--role",
+            "-t",
+            "--type",
+            "-U",
+            "--other-user",
+            "-D",
+            "--chdir",
+            "-T",
+            "--command-timeout",
+        }
+    ),
     "doas": frozenset({"-u", "-C"}),
     "setsid": frozenset(),
     "stdbuf": frozenset({"-i", "-o", "-e"}),
     "ionice": frozenset({"-c", "-n", "-p"}),
-    "xargs": frozenset({"-I", "-i", "-n", "-P", "-d", "-L", "-l", "-s", "-E", "-e", "-a",
-                        "--max-args", "--max-procs", "--delimiter", "--max-lines",
-                        "--max-chars", "--arg-file", "--replace", "--eof"}),
+    "xargs": frozenset(
+        {
+            "-I",
+            "-i",
+            "-n",
+            "-P",
+            "-d",
+            "-L",
+            "-l",
+            "-s",
+            "-E",
+            "-e",
+            "-a",
+            "--max-args",
+            "--max-procs",
+            "--delimiter",
+            "--max-lines",
+            "--max-chars",
+            "--arg-file",
+            "--replace",
+            "--eof",
+        }
+    ),
     "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
 }
 # Wrappers whose first plain argument is not the command but a value (a duration).
 _WRAPPERS_WITH_LEADING_VALUE = frozenset({"timeout"})
 
 # git's global options (before the subcommand) that take a separate value.
-_GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
-                                "--config-env", "--exec-path", "--super-prefix"})
+_GIT_VALUE_OPTIONS = frozenset(
+    {
+        "-C",
+        "-c",
+        "--git-dir",
+        "--work-tree",
+        "--namespace",
+        "--config-env",
+        "--exec-path",
+        "--super-prefix",
+    }
+)
 
 # Commands whose file arguments they write, for the protected-path check.
 _LAST_ARG_WRITERS = frozenset({"cp", "mv", "ln", "install", "rsync"})
@@ -670,9 +736,9 @@ def _edited_in_place(options_and_args: tuple[str, ...], args: list[str]) -> tupl
     )
     if not in_place:
         return ()
-    scripted = any(w in ("-e", "-f", "--expression", "--file") or w.startswith(("-e", "-f"))
-                   for w in flags) or any(w.startswith(("--expression", "--file"))
-                                          for w in options_and_args)
+    scripted = any(
+        w in ("-e", "-f", "--expression", "--file") or w.startswith(("-e", "-f")) for w in flags
+    ) or any(w.startswith(("--expression", "--file")) for w in options_and_args)
     # Without -e the first operand is the script; the values of -e and -f are operands too,
     # so whatever they are, every operand after them is one of the files.
     return tuple(args if scripted else args[1:])

@@ -54,10 +54,20 @@ SPECS: tuple[ToolSpec, ...] = (
         "use offset and limit to page through them.",
         (
             Param("path", "string", "File path, relative to the project root.", non_empty=True),
-            Param("offset", "integer", "1-based line number to start at (default 1).",
-                  required=False, minimum=1),
-            Param("limit", "integer", "How many lines to read (default 2000).",
-                  required=False, minimum=1),
+            Param(
+                "offset",
+                "integer",
+                "1-based line number to start at (default 1).",
+                required=False,
+                minimum=1,
+            ),
+            Param(
+                "limit",
+                "integer",
+                "How many lines to read (default 2000).",
+                required=False,
+                minimum=1,
+            ),
         ),
     ),
     ToolSpec(
@@ -78,8 +88,12 @@ SPECS: tuple[ToolSpec, ...] = (
             Param("path", "string", "File path, relative to the project root.", non_empty=True),
             Param("old_string", "string", "The exact text to replace.", non_empty=True),
             Param("new_string", "string", "The text to put in its place."),
-            Param("replace_all", "boolean", "Replace every occurrence (default false).",
-                  required=False),
+            Param(
+                "replace_all",
+                "boolean",
+                "Replace every occurrence (default false).",
+                required=False,
+            ),
         ),
     ),
     ToolSpec(
@@ -87,8 +101,7 @@ SPECS: tuple[ToolSpec, ...] = (
         "List files and directories in the project matching a glob pattern, sorted. "
         "`*` stays within one directory, `**` spans directories: `**/*.py` finds Python "
         "files at any depth. Directories end with `/`. `.git` is skipped.",
-        (Param("pattern", "string", "Glob pattern relative to the project root.",
-               non_empty=True),),
+        (Param("pattern", "string", "Glob pattern relative to the project root.", non_empty=True),),
     ),
     ToolSpec(
         "grep",
@@ -96,9 +109,13 @@ SPECS: tuple[ToolSpec, ...] = (
         "Prints `path:line:text` for each matching line; binary files and `.git` are skipped.",
         (
             Param("pattern", "string", "Python `re` regular expression.", non_empty=True),
-            Param("path", "string",
-                  "File or directory to search, relative to the project root (default: all).",
-                  required=False, non_empty=True),
+            Param(
+                "path",
+                "string",
+                "File or directory to search, relative to the project root (default: all).",
+                required=False,
+                non_empty=True,
+            ),
         ),
     ),
     ToolSpec(
@@ -108,10 +125,15 @@ SPECS: tuple[ToolSpec, ...] = (
         "the exit code is reported.",
         (
             Param("command", "string", "The command to run.", non_empty=True),
-            Param("timeout", "number",
-                  f"Seconds before the command is killed (default {BASH_DEFAULT_TIMEOUT}, "
-                  f"at most {BASH_MAX_TIMEOUT}).",
-                  required=False, minimum=1, maximum=BASH_MAX_TIMEOUT),
+            Param(
+                "timeout",
+                "number",
+                f"Seconds before the command is killed (default {BASH_DEFAULT_TIMEOUT}, "
+                f"at most {BASH_MAX_TIMEOUT}).",
+                required=False,
+                minimum=1,
+                maximum=BASH_MAX_TIMEOUT,
+            ),
         ),
     ),
     ToolSpec(
@@ -121,8 +143,7 @@ SPECS: tuple[ToolSpec, ...] = (
         "comes back as this tool's result.",
         (
             Param("description", "string", "A few words naming the task.", non_empty=True),
-            Param("prompt", "string", "Complete instructions for the subagent.",
-                  non_empty=True),
+            Param("prompt", "string", "Complete instructions for the subagent.", non_empty=True),
         ),
     ),
     ToolSpec(
@@ -130,8 +151,7 @@ SPECS: tuple[ToolSpec, ...] = (
         "Save a short fact or preference for future sessions: scope `project` for this "
         "project only, `global` for every project.",
         (
-            Param("text", "string", "What to remember, in one or two sentences.",
-                  non_empty=True),
+            Param("text", "string", "What to remember, in one or two sentences.", non_empty=True),
             Param("scope", "string", "Where the memory applies.", enum=("project", "global")),
         ),
     ),
@@ -203,8 +223,7 @@ def parse_arguments(call: ToolCall) -> dict[str, Any] | str:
     except (json.JSONDecodeError, RecursionError) as exc:
         return f"Arguments for {call.name} are not valid JSON ({exc}). Send a JSON object."
     if not isinstance(value, dict):
-        return (f"Arguments for {call.name} must be a JSON object, "
-                f"not {_json_type_name(value)}.")
+        return f"Arguments for {call.name} must be a JSON object, not {_json_type_name(value)}."
     return _check_object(spec, value)
 
 
@@ -212,8 +231,10 @@ def _check_object(spec: ToolSpec, value: dict[str, Any]) -> dict[str, Any] | str
     known = {p.name: p for p in spec.params}
     unknown = sorted(set(value) - set(known))
     if unknown:
-        return (f"{spec.name} got unknown parameter(s) {', '.join(unknown)}; "
-                f"its parameters are {', '.join(known)}.")
+        return (
+            f"{spec.name} got unknown parameter(s) {', '.join(unknown)}; "
+            f"its parameters are {', '.join(known)}."
+        )
     args = {k: v for k, v in value.items() if not (v is None and not known[k].required)}
     missing = [p.name for p in spec.params if p.required and p.name not in args]
     if missing:

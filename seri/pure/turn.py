@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import attrs
 
-from seri.pure.compaction import Compacted, compact
+from seri.pure.compaction import NOT_ENOUGH_HISTORY, Compacted, compact
 from seri.pure.effects import (
     AskPerson,
     CallModel,
@@ -77,6 +77,8 @@ class TaskEnd:
     conversation: Conversation
     turns: int
     detail: str = ""
+    # Ended by the person's Ctrl-C, not by a cut stream: the exit status is then 130.
+    by_user: bool = False
 
 
 def conversation_of(
@@ -128,8 +130,10 @@ class _Loop:
             tuple(self.history), self.recap, self.chars, self.billed, frozenset(self.fired)
         )
 
-    def end(self, status: EndStatus, answer: str = "", detail: str = "") -> TaskEnd:
-        return TaskEnd(status, answer, self.conversation(), self.turns, detail)
+    def end(
+        self, status: EndStatus, answer: str = "", detail: str = "", *, by_user: bool = False
+    ) -> TaskEnd:
+        return TaskEnd(status, answer, self.conversation(), self.turns, detail, by_user)
 
     def compaction(
         self, trigger: str, focus: str = "", keep_tokens: int | None = None
@@ -187,7 +191,7 @@ def run_task(
         interrupted = yield from _answer_calls(loop, reply)
         if interrupted:
             yield Record("turn_end", {"status": "interrupted", "turns": loop.turns})
-            return loop.end("interrupted", detail="interrupted by user")
+            return loop.end("interrupted", detail="interrupted by user", by_user=True)
 
 
 def _model_call(loop: _Loop) -> Generator[Effect, Any, ModelReply | TaskEnd]:
@@ -196,8 +200,9 @@ def _model_call(loop: _Loop) -> Generator[Effect, Any, ModelReply | TaskEnd]:
     estimate = loop.estimate()
     if should_compact(estimate, setup.context_window):
         why_not = yield from loop.compaction("auto")
-        if why_not:
-            # Fail-soft: the turn goes on with the uncompacted history.
+        if why_not and why_not != NOT_ENOUGH_HISTORY:
+            # Fail-soft: the turn goes on with the uncompacted history. (No safe cut yet is
+            # not a failure: it would only repeat before every call until one exists.)
             yield Say(f"warning: automatic compaction skipped: {why_not}")
     reply = yield CallModel(tuple(loop.history), "turn", setup.system_prompt)
     if isinstance(reply, ModelFailed) and reply.overflow:
@@ -231,7 +236,7 @@ def _model_call(loop: _Loop) -> Generator[Effect, Any, ModelReply | TaskEnd]:
         if reply.partial is not None:
             yield loop.add((reply.partial,))
         yield Record("turn_end", {"status": status, "turns": loop.turns, "error": reply.error})
-        return loop.end(status, detail=reply.error)
+        return loop.end(status, detail=reply.error, by_user=reply.by_user)
     assert isinstance(reply, ModelReply)
     yield Record(
         "model_call",
@@ -366,6 +371,8 @@ def _one_call(
             "ok": not run.is_error,
             "interrupted": run.interrupted,
             "bytes": len(run.text.encode("utf-8", "replace")),
+            # The recorder stores a large result as {"elided": true, "originalBytes": N}.
+            "text": run.text,
         },
     )
     return run
