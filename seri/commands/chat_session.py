@@ -308,6 +308,7 @@ class ChatSession:
             policy=self.policy,
             api_key=self.api_key,
             context_window=self._window(),
+            startup=self.startup,
         )
         return Driver(
             store=self.store,

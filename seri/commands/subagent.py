@@ -40,7 +40,8 @@ def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
 
     settings = host.settings
     child_id = uuid.uuid4().hex
-    frozen = assemble_prompt(str(host.project), ())
+    frozen = host.startup.prompt if host.startup else assemble_prompt(str(host.project), ())
+    glob_rules = host.startup.glob_rules if host.startup else ()
     system_prompt = f"{frozen.text}\n{CHILD_PREAMBLE}\n"
     store = host.profile.store
     conversations.create_session(
@@ -64,6 +65,7 @@ def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
         policy=host.policy,
         api_key=host.api_key,
         context_window=host.context_window,
+        startup=host.startup,
         depth=host.depth + 1,
         checkpoint_session=host.checkpoint_session,
     )
@@ -78,6 +80,7 @@ def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
         policy=host.policy,
         interactive=False,
         tool_names=tools,
+        glob_rules=glob_rules,
     )
     caller = ModelCaller(settings, host.api_key, host.recorder, tools)
     driver = Driver(

@@ -33,6 +33,7 @@ from seri.pure.tool_specs import READ_ONLY
 
 if TYPE_CHECKING:
     from seri.commands.profile import Profile
+    from seri.io.prompt_files import StartupFiles
 
 WRITING_TOOLS = frozenset({"write_file", "edit"})
 CHECK_TIMEOUT = 300
@@ -52,6 +53,7 @@ class ToolHost:
         policy: Policy,
         api_key: str,
         context_window: int,
+        startup: StartupFiles | None = None,
         depth: int = 0,
         checkpoint_session: str = "",
     ) -> None:
@@ -65,6 +67,9 @@ class ToolHost:
         self.api_key = api_key
         # The model's window as the parent learned it; a subagent works within it too.
         self.context_window = context_window
+        # The frozen prompt and glob rules of the parent's run: a subagent works under the
+        # same project instructions (AGENTS.md, rules, memory) as its parent.
+        self.startup = startup
         self.depth = depth
         # A subagent's writes are checkpointed in its parent's session, under the parent's
         # user message that led to them, so the parent's /rewind puts them back too.

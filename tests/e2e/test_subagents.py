@@ -56,7 +56,13 @@ def test_the_child_has_its_own_budget_not_the_parents(run_seri: RunSeri) -> None
     ]
     with FakeModel(script) as fake:
         result = run_seri(
-            "chat", "--max-turns", "2", "--allow", "task", "-p", "count files",
+            "chat",
+            "--max-turns",
+            "2",
+            "--allow",
+            "task",
+            "-p",
+            "count files",
             env=chat_env(fake),
         )
         requests = fake.requests
@@ -103,11 +109,13 @@ def test_a_child_out_of_turns_returns_what_it_has_with_a_note(
 def test_no_grandchildren_and_read_only_tools(run_seri: RunSeri, project: Path) -> None:
     script = [
         _task("t1", "Try to delegate and to write."),
-        {"tool_calls": [
-            call("c1", "task", description="deeper", prompt="grandchild"),
-            call("c2", "write_file", path="x.txt", content="no"),
-            call("c3", "bash", command="touch y.txt"),
-        ]},
+        {
+            "tool_calls": [
+                call("c1", "task", description="deeper", prompt="grandchild"),
+                call("c2", "write_file", path="x.txt", content="no"),
+                call("c3", "bash", command="touch y.txt"),
+            ]
+        },
         {"text": "I could do neither."},
         {"text": "done"},
     ]
@@ -120,8 +128,9 @@ def test_no_grandchildren_and_read_only_tools(run_seri: RunSeri, project: Path) 
     assert "task" in _tools(parent)
     # The child is not even offered the task tool, nor anything that writes.
     assert _tools(child) == {"read_file", "glob", "grep"}
-    results = {m["tool_call_id"]: m["content"] for m in requests[2]["messages"]
-               if m["role"] == "tool"}
+    results = {
+        m["tool_call_id"]: m["content"] for m in requests[2]["messages"] if m["role"] == "tool"
+    }
     assert results["c1"].startswith("not run: unknown tool 'task'")
     assert results["c2"].startswith("not run: unknown tool 'write_file'")
     assert results["c3"].startswith("not run: unknown tool 'bash'")
@@ -141,7 +150,13 @@ def test_the_parents_policy_can_give_the_child_more(run_seri: RunSeri, project: 
     ]
     with FakeModel(script) as fake:
         result = run_seri(
-            "chat", "--allow", "task", "--allow", "write_file(notes.txt)", "-p", "go",
+            "chat",
+            "--allow",
+            "task",
+            "--allow",
+            "write_file(notes.txt)",
+            "-p",
+            "go",
             env=chat_env(fake),
         )
         requests = fake.requests
@@ -198,3 +213,15 @@ def test_the_child_is_stored_and_counted_in_the_parents_run(run_seri: RunSeri) -
     inputs = sorted(e["usage"]["input_tokens"] for e in model_calls)
     assert inputs[-2:] == [1000, 2000]
     assert any(e["type"] == "subagent_start" and e["child"] == child_id for e in events)
+
+
+def test_the_child_works_under_the_projects_instructions(run_seri: RunSeri, project: Path) -> None:
+    (project / "AGENTS.md").write_text("Never touch the vendor directory.\n")
+    script = [_task("t1", "Summarize."), {"text": "child done"}, {"text": "parent done"}]
+    with FakeModel(script) as fake:
+        result = run_seri("chat", "--allow", "task", "-p", "go", env=chat_env(fake))
+        requests = fake.requests
+    assert result.returncode == 0, result.stderr
+    child = [body for body in requests if _is_child(body)]
+    assert child
+    assert "Never touch the vendor directory." in child[0]["messages"][0]["content"]
