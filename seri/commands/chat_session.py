@@ -20,6 +20,7 @@ from seri.io.config import load_settings
 from seri.io.prompt_files import StartupFiles, load_startup_files
 from seri.io.recorder import Recorder
 from seri.pure.compaction import NOT_ENOUGH_HISTORY
+from seri.pure.cuts import keep_budget
 from seri.pure.effects import AskPerson
 from seri.pure.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNFINISHED, SeriError
 from seri.pure.permissions import Policy, parse_policy, protected_paths, with_allowed
@@ -287,8 +288,7 @@ class ChatSession:
             system_prompt=self.startup.prompt.text,
             max_turns=self.max_turns,
             context_window=window,
-            # Keeping more than a quarter of a small window would leave nothing to evict.
-            keep_tokens=min(self.settings.keep_tokens, max(window // 4, 1)),
+            keep_tokens=keep_budget(self.settings.keep_tokens, window),
             elide_bytes=self.settings.elide_bytes,
             policy=self.policy,
             interactive=self.interactive,

@@ -29,6 +29,7 @@ import attrs
 from seri.commands.profile import Profile, open_profile
 from seri.commands.running import parse_usage
 from seri.pure.compaction import NOT_ENOUGH_HISTORY, SESSION_CHANGED
+from seri.pure.cuts import keep_budget
 from seri.pure.errors import EXIT_OK, TaskUnfinished
 
 if TYPE_CHECKING:
@@ -159,8 +160,7 @@ class ShellCompaction:
             system_prompt=system_prompt,
             max_turns=1,
             context_window=window,
-            # As in seri chat: keeping more than a quarter of a small window evicts nothing.
-            keep_tokens=min(self.settings.keep_tokens, max(window // 4, 1)),
+            keep_tokens=keep_budget(self.settings.keep_tokens, window),
             elide_bytes=self.settings.elide_bytes,
             policy=Policy(),
             interactive=False,

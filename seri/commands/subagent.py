@@ -15,6 +15,7 @@ import uuid
 from typing import TYPE_CHECKING
 
 from seri.io import conversations
+from seri.pure.cuts import keep_budget
 from seri.pure.effects import AskPerson, ToolRun
 from seri.pure.errors import SeriError
 from seri.pure.prompt import assemble_prompt
@@ -36,7 +37,6 @@ def _never(_: AskPerson) -> bool:
 
 def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
     from seri.commands.driver import Driver, ModelCaller
-    from seri.commands.tool_host import ToolHost
 
     settings = host.settings
     child_id = uuid.uuid4().hex
@@ -55,27 +55,14 @@ def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
         parent_id=host.session_id,
     )
     host.recorder.record("subagent_start", {"child": child_id, "description": description})
-    child_host = ToolHost(
-        project=host.project,
-        profile=host.profile,
-        settings=settings,
-        session_id=child_id,
-        recorder=host.recorder,
-        redactor=host.redactor,
-        policy=host.policy,
-        api_key=host.api_key,
-        context_window=host.context_window,
-        startup=host.startup,
-        depth=host.depth + 1,
-        checkpoint_session=host.checkpoint_session,
-    )
+    child_host = host.for_child(child_id)
     tools = child_host.child_tools()
     window = host.context_window
     setup = TaskSetup(
         system_prompt=system_prompt,
         max_turns=settings.subagent_max_turns,
         context_window=window,
-        keep_tokens=min(settings.keep_tokens, max(window // 4, 1)),
+        keep_tokens=keep_budget(settings.keep_tokens, window),
         elide_bytes=settings.elide_bytes,
         policy=host.policy,
         interactive=False,

@@ -238,6 +238,24 @@ class ToolHost:
 
     # -- subagents -----------------------------------------------------------------------------
 
+    def for_child(self, child_id: str) -> ToolHost:
+        """The host a subagent's calls run in: the same project, policy and recording, its
+        own session, one level deeper; file checkpoints stay with the parent's turn."""
+        return ToolHost(
+            project=self.project,
+            profile=self.profile,
+            settings=self.settings,
+            session_id=child_id,
+            recorder=self.recorder,
+            redactor=self.redactor,
+            policy=self.policy,
+            api_key=self.api_key,
+            context_window=self.context_window,
+            startup=self.startup,
+            depth=self.depth + 1,
+            checkpoint_session=self.checkpoint_session,
+        )
+
     def child_tools(self) -> tuple[str, ...]:
         """Read-only tools, plus those the parent's policy allows; never `task`.
 

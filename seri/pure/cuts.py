@@ -54,6 +54,15 @@ class Cut:
     kept_tokens: int
 
 
+def keep_budget(keep_tokens: int, context_window: int) -> int:
+    """The keep budget for a window: ``keep_tokens``, at most a quarter of the window.
+
+    Keeping more than that in a small window would leave nothing to evict when the 50%
+    trigger fires.
+    """
+    return min(keep_tokens, max(context_window // 4, 1))
+
+
 def find_cut(
     count: int,
     newest_first: Iterable[tuple[Role, int]],
