@@ -23,7 +23,7 @@ sys.path.insert(0, str(REPO))
 from scripts.fake_model import FakeModel  # noqa: E402
 
 SERI = str(Path(sys.executable).with_name("seri"))
-LEGACY = REPO.parent / "shared" / "fixtures" / "legacy-sessions"
+LEGACY = REPO / "tests" / "fixtures" / "legacy-sessions"
 
 PROGRAM = 'def greet(name):\n    return f"hello, {name}"\n\nprint(greet("world"))\n'
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-FIXTURES = REPO.parent / "shared" / "fixtures"
+# The older release's example sessions, vendored from shared/fixtures.
+FIXTURES = REPO / "tests" / "fixtures"
 SERI = str(Path(sys.executable).with_name("seri"))
 
 RunSeri = Callable[..., subprocess.CompletedProcess[str]]

@@ -13,7 +13,7 @@ from typing import Any
 
 from seri.pure.records import Message
 
-FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 LEGACY_FIXTURES = FIXTURES / "legacy-sessions"
 FIXTURE_NAMES = ("a1b2c3d4-hello.jsonl", "c9d0e1f2-torn.jsonl", "e5f6a7b8-tools.jsonl")
 SYSTEM = "You are seri, a coding agent working in the user's repository."

@@ -11,7 +11,8 @@ from jsonschema import Draft202012Validator
 
 from tests.conftest import REPO
 
-SCHEMA_PATH = REPO.parent / "shared" / "reference" / "openrouter-chat-request.schema.json"
+# OpenRouter's ChatRequest schema, vendored from shared/reference so the tests stand alone.
+SCHEMA_PATH = REPO / "tests" / "schemas" / "openrouter-chat-request.schema.json"
 
 
 @functools.cache
