@@ -184,7 +184,7 @@ class ModelCaller:
                     raise
                 result = self.client().stream_chat(self.encoded_body(effect), on_text)
         except ContextOverflow as exc:
-            return ModelFailed(str(exc), overflow=True)
+            return ModelFailed(str(exc), overflow=True, overflow_numbers=exc.failure.overflow)
         except ProviderError as exc:
             return ModelFailed(str(exc))
         except KeyboardInterrupt:
@@ -196,7 +196,9 @@ class ModelCaller:
             text = failure.message if failure is not None else "the answer stopped before its end"
             kind = getattr(failure, "kind", "")
             if kind == "context_overflow":
-                return ModelFailed(text, overflow=True)
+                return ModelFailed(
+                    text, overflow=True, overflow_numbers=getattr(failure, "overflow", None)
+                )
             return ModelFailed(
                 text,
                 # A cut or stalled stream interrupts the turn, but nobody pressed Ctrl-C:

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 import attrs
 
+from seri.pure.provider_errors import OverflowNumbers
 from seri.pure.recap import Recap
 from seri.pure.records import Message, ToolCall, Usage
 
@@ -53,6 +54,8 @@ class ModelFailed:
     # What arrived before the failure: its text (no tool calls, which never run) and usage.
     partial: Message | None = None
     usage: Usage | None = None
+    # With ``overflow``: the token counts the provider's message stated (sizes the retry).
+    overflow_numbers: OverflowNumbers | None = None
 
 
 @attrs.frozen
