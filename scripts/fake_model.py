@@ -6,7 +6,7 @@ As a program::
 
     python scripts/fake_model.py --script steps.json [--port 0] [--port-file PATH]
         [--log-requests requests.jsonl] [--context-length 200000] [--model ID]...
-        [--enforce-context]
+        [--enforce-context] [--token-ratio R] [--overflow-style STYLE] [--auto-recap]
 
 As a library::
 
@@ -62,6 +62,35 @@ A step is a JSON object; every key is optional:
     Serve this step that many times (default 1).
 
 With ``stream: false`` in the request the same step is answered as one JSON body.
+
+Counting tokens like a real provider
+------------------------------------
+
+By default a prompt counts ``len(json.dumps(messages)) // 4`` tokens. With ``token_ratio`` R
+(``--token-ratio``) the fake counts like a tokenizer R times denser than four characters a
+token, the way a real server counts the whole prompt: ``ceil(R * ceil(chars / 4))`` over the
+message texts, reasoning, tool-call names and arguments and the JSON of the tool definitions,
+plus 3 tokens a message and 3 for the reply (the chat template's framing). That count is what
+``usage.prompt_tokens`` reports, and with ``enforce_context`` a request whose count plus its
+``max_tokens`` is over ``context_length`` is refused, whatever the step, in the words of
+``overflow_style``:
+
+``openrouter`` (default)
+    OpenRouter's 400: "This endpoint's maximum context length is L tokens. However, you
+    requested about N tokens (P of text input, O in the output). ..."
+``llamacpp``
+    llama-server's 400 (ggml-org/llama.cpp, tools/server/server-context.cpp):
+    ``{"error": {"code": 400, "message": "request (P tokens) exceeds the available context size
+    (L tokens), try increasing it", "type": "exceed_context_size_error", "n_prompt_tokens": P,
+    "n_ctx": L}}``
+``openai``
+    OpenAI's 400 ``context_length_exceeded``: "This model's maximum context length is L tokens.
+    However, your messages resulted in P tokens. Please reduce the length of the messages."
+
+``auto_recap`` (``--auto-recap``): a request without ``tools`` (compaction's summarizer) is
+answered with a recap without consuming a step: the previous recap's goal if the request
+carries one, else the first line of the first user message in the transcript; one progress
+item naming how many messages it read. Turns keep the script to themselves.
 """
 
 from __future__ import annotations
@@ -70,6 +99,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import sys
@@ -151,6 +181,111 @@ def estimate_tokens(value: object) -> int:
     return max(1, len(json.dumps(value, ensure_ascii=False)) // 4)
 
 
+OVERFLOW_STYLES = ("openrouter", "llamacpp", "openai")
+# A chat template's framing: tokens around every message, and those that prime the reply.
+TOKENS_PER_MESSAGE = 3
+TOKENS_FOR_REPLY = 3
+
+
+def _content_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+    return ""
+
+
+def prompt_chars(body: Mapping[str, Any]) -> int:
+    """The characters a tokenizer reads in a request: texts, calls and the tool definitions."""
+    chars = 0
+    messages = body.get("messages") or []
+    for message in messages:
+        if not isinstance(message, Mapping):
+            continue
+        chars += len(_content_text(message.get("content")))
+        chars += len(str(message.get("reasoning") or message.get("reasoning_content") or ""))
+        for call in message.get("tool_calls") or []:
+            function = (call.get("function") or {}) if isinstance(call, Mapping) else {}
+            name, arguments = function.get("name") or "", function.get("arguments") or ""
+            chars += len(str(name)) + len(str(arguments))
+    tools = body.get("tools")
+    if tools:
+        chars += len(json.dumps(tools, ensure_ascii=False))
+    return chars
+
+
+def count_prompt_tokens(body: Mapping[str, Any], ratio: float | None) -> int:
+    """The prompt's tokens as this fake's tokenizer counts them (see "Counting tokens")."""
+    if ratio is None:
+        return estimate_tokens(body.get("messages"))
+    base = -(-prompt_chars(body) // 4)
+    messages = body.get("messages") or []
+    framing = TOKENS_PER_MESSAGE * len(messages) + TOKENS_FOR_REPLY
+    return int(-(-(ratio * base) // 1)) + framing
+
+
+def overflow_body(style: str, limit: int, prompt: int, output: int) -> dict[str, Any]:
+    """A provider's refusal of a prompt of ``prompt`` tokens for a window of ``limit``."""
+    if style == "llamacpp":
+        message = (
+            f"request ({prompt} tokens) exceeds the available context size ({limit} tokens), "
+            "try increasing it"
+        )
+        error: dict[str, Any] = {
+            "code": 400,
+            "message": message,
+            "type": "exceed_context_size_error",
+            "n_prompt_tokens": prompt,
+            "n_ctx": limit,
+        }
+        return {"error": error}
+    if style == "openai":
+        message = (
+            f"This model's maximum context length is {limit} tokens. However, your messages "
+            f"resulted in {prompt} tokens. Please reduce the length of the messages."
+        )
+        return {
+            "error": {
+                "message": message,
+                "type": "invalid_request_error",
+                "param": "messages",
+                "code": "context_length_exceeded",
+            }
+        }
+    message = (
+        f"This endpoint's maximum context length is {limit} tokens. However, you requested "
+        f"about {prompt + output} tokens ({prompt} of text input, {output} in the output). "
+        'Please reduce the length of either one, or use the "middle-out" transform to '
+        "compress your prompt automatically."
+    )
+    return {"error": {"code": 400, "message": message, "metadata": {"provider_name": None}}}
+
+
+_HISTORY_COUNT = re.compile(r"The history to summarize \((\d+) messages\)")
+_PREVIOUS_GOAL = re.compile(r'The previous recap, to update[^{]*\{\s*"goal": (".*?(?<!\\)")', re.S)
+_FIRST_USER = re.compile(r"<history>\n(?:.*?\n\n)??\[user\]\n(.*?)(?:\n|$)", re.S)
+
+
+def recap_answer(body: Mapping[str, Any]) -> str:
+    """What ``auto_recap`` answers a summarizer request with (a plain recap JSON)."""
+    text = _last_user_text(body)
+    previous = _PREVIOUS_GOAL.search(text)
+    if previous is not None:
+        goal = json.loads(previous.group(1))
+    else:
+        first = _FIRST_USER.search(text)
+        goal = first.group(1).strip()[:200] if first is not None else ""
+    count = _HISTORY_COUNT.search(text)
+    read = count.group(1) if count is not None else "some"
+    answer = {
+        "goal": goal,
+        "progress": [f"read {read} messages"],
+        "blockers": [],
+        "next_steps": ["carry on with the goal"],
+    }
+    return json.dumps(answer)
+
+
 def _pieces(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)] or []
 
@@ -181,7 +316,12 @@ class _State:
         models: Sequence[str],
         log_path: Path | None,
         enforce_context: bool,
+        token_ratio: float | None = None,
+        overflow_style: str = "openrouter",
+        auto_recap: bool = False,
     ) -> None:
+        if overflow_style not in OVERFLOW_STYLES:
+            raise ValueError(f"overflow_style must be one of {OVERFLOW_STYLES}: {overflow_style}")
         self.lock = threading.Lock()
         self.steps = check_steps(steps)
         self.requests: list[dict[str, Any]] = []
@@ -190,8 +330,12 @@ class _State:
         self.models = tuple(models)
         self.log_path = log_path
         self.enforce_context = enforce_context
+        self.token_ratio = token_ratio
+        self.overflow_style = overflow_style
+        self.auto_recap = auto_recap
         self.stopping = threading.Event()
         self.served = 0
+        self.refused = 0
 
     def record(self, body: dict[str, Any], headers: dict[str, str]) -> int:
         with self.lock:
@@ -270,10 +414,15 @@ class _Handler(BaseHTTPRequestHandler):
             return
         state = self.server.state
         number = state.record(body, {k.lower(): v for k, v in self.headers.items()})
-        if state.enforce_context and estimate_tokens(body.get("messages")) > state.context_length:
+        if state.enforce_context and self._over_window(body):
+            with state.lock:
+                state.refused += 1
             self._overflow(body, {}, number)
             return
-        step = state.next_step()
+        if state.auto_recap and "tools" not in body:
+            step: dict[str, Any] = {"text": recap_answer(body)}
+        else:
+            step = state.next_step()
         try:
             self._answer(step, body, number)
         except _ClientGoneError:
@@ -318,19 +467,18 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._json(status, body, step.get("headers"))
 
-    def _overflow(self, body: Mapping[str, Any], step: Mapping[str, Any], number: int) -> None:
-        limit = int(step.get("context_length") or self.server.state.context_length)
-        prompt = max(estimate_tokens(body.get("messages")), limit + 1)
+    def _over_window(self, body: Mapping[str, Any]) -> bool:
+        state = self.server.state
+        prompt = count_prompt_tokens(body, state.token_ratio)
         output = int(body.get("max_tokens") or body.get("max_completion_tokens") or 0)
-        message = (
-            f"This endpoint's maximum context length is {limit} tokens. However, you requested "
-            f"about {prompt + output} tokens ({prompt} of text input, {output} in the output). "
-            'Please reduce the length of either one, or use the "middle-out" transform to '
-            "compress your prompt automatically."
-        )
-        self._json(
-            400, {"error": {"code": 400, "message": message, "metadata": {"provider_name": None}}}
-        )
+        return prompt + output > state.context_length
+
+    def _overflow(self, body: Mapping[str, Any], step: Mapping[str, Any], number: int) -> None:
+        state = self.server.state
+        limit = int(step.get("context_length") or state.context_length)
+        prompt = max(count_prompt_tokens(body, state.token_ratio), limit + 1)
+        output = int(body.get("max_tokens") or body.get("max_completion_tokens") or 0)
+        self._json(400, overflow_body(state.overflow_style, limit, prompt, output))
 
     def _complete(self, step: Mapping[str, Any], body: Mapping[str, Any], number: int) -> None:
         if "cut_after_chunks" in step:
@@ -340,7 +488,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._wait(float(step["stall_seconds"]))
             self._hang_up()
             return
-        answer = _Answer(step, body, number)
+        answer = _Answer(step, body, number, self.server.state.token_ratio)
         choice: dict[str, Any] = {
             "index": 0,
             "finish_reason": answer.finish_reason,
@@ -396,7 +544,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(step, str(step["raw_sse"]).encode())
             self._end_stream()
             return
-        answer = _Answer(step, body, number)
+        answer = _Answer(step, body, number, self.server.state.token_ratio)
         ending = str(step.get("line_ending", "\n"))
         events = answer.events()
         cut = step.get("cut_after_chunks")
@@ -435,9 +583,16 @@ class _Handler(BaseHTTPRequestHandler):
 class _Answer:
     """One scripted answer, rendered as stream chunks or as a whole completion."""
 
-    def __init__(self, step: Mapping[str, Any], body: Mapping[str, Any], number: int) -> None:
+    def __init__(
+        self,
+        step: Mapping[str, Any],
+        body: Mapping[str, Any],
+        number: int,
+        token_ratio: float | None = None,
+    ) -> None:
         self.step = step
         self.body = body
+        self.token_ratio = token_ratio
         self.id = f"gen-fake-{number}"
         self.model = str(body.get("model") or DEFAULT_MODELS[0])
         self.provider = str(step.get("provider", "FakeProvider"))
@@ -470,7 +625,7 @@ class _Answer:
     def usage(self) -> dict[str, Any]:
         completion = (len(self.text) + sum(len(c["arguments"]) for c in self.calls)) // 4 + 1
         reasoning = len(self.reasoning) // 4
-        prompt = estimate_tokens(self.body.get("messages"))
+        prompt = count_prompt_tokens(self.body, self.token_ratio)
         usage: dict[str, Any] = {
             "prompt_tokens": prompt,
             "completion_tokens": completion + reasoning,
@@ -565,6 +720,9 @@ class FakeModel:
         log_path: str | Path | None = None,
         enforce_context: bool = False,
         port: int = 0,
+        token_ratio: float | None = None,
+        overflow_style: str = "openrouter",
+        auto_recap: bool = False,
     ) -> None:
         self._state = _State(
             script,
@@ -572,6 +730,9 @@ class FakeModel:
             models=models,
             log_path=Path(log_path) if log_path is not None else None,
             enforce_context=enforce_context,
+            token_ratio=token_ratio,
+            overflow_style=overflow_style,
+            auto_recap=auto_recap,
         )
         self._server = _Server(("127.0.0.1", port), _Handler)
         self._server.state = self._state
@@ -594,6 +755,16 @@ class FakeModel:
     def request_headers(self) -> list[dict[str, str]]:
         """The headers (names lower-cased) of the chat requests received, in order."""
         return self._state.headers
+
+    @property
+    def refused(self) -> int:
+        """Requests refused as over the window (``enforce_context``)."""
+        with self._state.lock:
+            return self._state.refused
+
+    def prompt_tokens(self, body: Mapping[str, Any]) -> int:
+        """A request's prompt tokens as this fake counts them."""
+        return count_prompt_tokens(body, self._state.token_ratio)
 
     @property
     def remaining(self) -> int:
@@ -658,6 +829,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--context-length", type=int, default=DEFAULT_CONTEXT_LENGTH)
     parser.add_argument("--model", action="append", dest="models")
     parser.add_argument("--enforce-context", action="store_true")
+    parser.add_argument("--token-ratio", type=float)
+    parser.add_argument("--overflow-style", choices=OVERFLOW_STYLES, default="openrouter")
+    parser.add_argument("--auto-recap", action="store_true")
     args = parser.parse_args(argv)
     steps = _load_script(args.script) if args.script else []
     fake = FakeModel(
@@ -667,6 +841,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         log_path=args.log_requests,
         enforce_context=args.enforce_context,
         port=args.port,
+        token_ratio=args.token_ratio,
+        overflow_style=args.overflow_style,
+        auto_recap=args.auto_recap,
     )
 
     def stop(signum: int, frame: FrameType | None) -> None:
