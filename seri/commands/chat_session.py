@@ -17,8 +17,10 @@ from seri.commands.profile import Profile
 from seri.commands.tool_host import ToolHost
 from seri.io import conversations
 from seri.io.config import load_settings
+from seri.io.pins import list_pins
 from seri.io.prompt_files import StartupFiles, load_startup_files
 from seri.io.recorder import Recorder
+from seri.io.spill import SPILL_DIR
 from seri.pure.compaction import NOT_ENOUGH_HISTORY
 from seri.pure.cuts import keep_budget
 from seri.pure.effects import AskPerson
@@ -28,8 +30,9 @@ from seri.pure.recap import recap_from_dict
 from seri.pure.records import Message
 from seri.pure.redaction import Redactor, secrets_from_environment
 from seri.pure.rules import fired_rule_names
-from seri.pure.settings import DEFAULT_CONTEXT_WINDOW, Settings
+from seri.pure.settings import DEFAULT_CONTEXT_WINDOW, Settings, configured_max_tokens
 from seri.pure.tokens import messages_chars
+from seri.pure.tool_specs import tool_definition_chars
 from seri.pure.turn import (
     Conversation,
     TaskEnd,
@@ -112,6 +115,8 @@ class ChatSession:
         self._repairs: tuple[Message, ...] = ()
         self._prompt_stored = False
         self.context_window: int | None = settings.context_window
+        # The session's own project (an imported session's cwd): recap paths are relative to it.
+        self.session_project = project
         self._caller: ModelCaller | None = None
         if session_id:
             self._load()
@@ -159,6 +164,7 @@ class ChatSession:
                 file=sys.stderr,
             )
         recap = recap_from_dict(state.recap) if state.recap else None
+        self.session_project = state.session.project
         self.conversation = conversation_of(
             history,
             recap,
@@ -166,6 +172,8 @@ class ChatSession:
             # The store keeps the running count: no recount of the whole history on resume.
             total_chars=state.total_chars + messages_chars(self._repairs),
             fired_rules=fired_rule_names(history, state.recap),
+            token_scale=state.token_scale,
+            pins=list_pins(self.store, self.session_id),
         )
         self.revision = state.revision
         if state.max_turns and not self.options.max_turns:
@@ -294,6 +302,9 @@ class ChatSession:
             interactive=self.interactive,
             tool_names=PARENT_TOOLS,
             glob_rules=self.startup.glob_rules,
+            tool_chars=tool_definition_chars(PARENT_TOOLS),
+            project=self.session_project,
+            max_tokens=configured_max_tokens(self.settings),
         )
 
     def _driver(self) -> Driver:
@@ -320,6 +331,7 @@ class ChatSession:
             redactor=self.redactor,
             asker=self._ask,
             show_activity=self.interactive,
+            spill_dir=self.profile.root / SPILL_DIR,
         )
 
     def _ask(self, effect: AskPerson) -> bool:
@@ -375,6 +387,10 @@ class ChatSession:
         end = self.run_task(line)
         return self._report(end, print_answer=not self.interactive)
 
+    def ensure_session(self) -> None:
+        """Create the session now if this run has none yet (a pin needs one to belong to)."""
+        self._ensure_session(for_task=False)
+
     def compact(self, focus: str, trigger: str = "manual") -> str:
         """/compact: '' when done, else why not (e.g. not enough history)."""
         if not self.session_id:
@@ -403,6 +419,7 @@ class ChatSession:
         self._prompt_stored = False
         self._repairs = ()
         self.conversation = Conversation(())
+        self.session_project = self.project
         self.recorder = None
         self.revision = 0
         self._close_client()

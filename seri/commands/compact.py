@@ -2,19 +2,34 @@
 
 Usage:
   seri compact --session ID [--focus TEXT]
+  seri compact --session ID --dry-run [--json] [--focus TEXT]
   seri compact (-h | --help)
 
 Options:
   --session ID   The session (an id or a unique prefix of one).
   --focus TEXT   Focus instructions for the recap, like the words after /compact.
+  --dry-run      Show what a compaction would do: the cut, tokens before and after, the
+                 summarizer's chunks and its exact first request. Calls no model (the
+                 window may still be asked of GET /models) and changes nothing.
+  --json         With --dry-run: one JSON object on stdout.
   -h --help      Show this help.
 
-Runs the same compaction as /compact: the newest ~20,000 tokens (compaction.keep_tokens)
-are kept, everything older becomes one recap, written by one extra call to the model the
-session last ran with. When no safe cut exists it prints `Not enough history to compact.`
-and exits 0. Safe beside a running `seri chat` on the same session: nothing but the swap
-itself is written, and if the session changes while the recap is being written, seri reads
-it again and retries once, then gives up (exit 1) without changing anything.
+Runs the same compaction as /compact: the newest ~20,000 tokens (compaction.keep_tokens,
+in the provider's tokens as far as seri has learned its tokenizer) are kept, everything
+older becomes one recap, written by the model the session last ran with. When the older
+part does not fit one summarizer request, it is summarized chunk by chunk, oldest first,
+each call updating the recap of the one before.
+
+It never leaves a session that does not fit under half the window: when the recap and the
+kept messages are still too large (or no safe cut exists), the oldest oversized tool
+results are replaced by {"elided": true, "originalBytes": N, "fullText": FILE}, the whole
+text kept in FILE. When even that is not enough it changes nothing more, says what is too
+big, and exits 1. `Not enough history to compact.` (exit 0) means no safe cut exists and
+the session fits as it is.
+
+Safe beside a running `seri chat` on the same session: nothing but the swap itself is
+written, and if the session changes while the recap is being written, seri reads it again
+and retries once, then gives up (exit 1) without changing anything.
 """
 
 from __future__ import annotations
@@ -35,10 +50,11 @@ from seri.pure.errors import EXIT_OK, TaskUnfinished
 if TYPE_CHECKING:
     from seri.commands.driver import ModelCaller
     from seri.commands.tool_host import ToolHost
+    from seri.io.conversations import SessionState
     from seri.io.recorder import Recorder
     from seri.pure.redaction import Redactor
     from seri.pure.settings import Settings
-    from seri.pure.turn import TaskSetup
+    from seri.pure.turn import Conversation, TaskSetup
 
 ATTEMPTS = 2
 
@@ -46,7 +62,14 @@ ATTEMPTS = 2
 def run(argv: list[str]) -> int:
     options = parse_usage(__doc__ or "", argv)
     profile = open_profile()
-    job = ShellCompaction.open(profile, options["--session"])
+    job = ShellCompaction.open(profile, options["--session"], quiet=options["--dry-run"])
+    if options["--dry-run"]:
+        try:
+            from seri.commands.compact_plan import show_plan
+
+            return show_plan(job, options["--focus"] or "", as_json=options["--json"])
+        finally:
+            job.close()
     try:
         why_not = ""
         for _attempt in range(ATTEMPTS):
@@ -101,7 +124,7 @@ class ShellCompaction:
         self._caller: ModelCaller | None = None
 
     @classmethod
-    def open(cls, profile: Profile, raw_id: str) -> ShellCompaction:
+    def open(cls, profile: Profile, raw_id: str, *, quiet: bool = False) -> ShellCompaction:
         from seri.commands.chat_session import api_key_from
         from seri.io import conversations
         from seri.io.config import load_settings
@@ -115,25 +138,20 @@ class ShellCompaction:
             settings = attrs.evolve(settings, model=model)
         api_key = api_key_from(os.environ)
         redactor = Redactor.of((api_key, *secrets_from_environment(os.environ)))
-        print(f"seri: compacting session {session_id}", file=sys.stderr)
+        if not quiet:
+            print(f"seri: compacting session {session_id}", file=sys.stderr)
         return cls(profile, session_id, settings, api_key, redactor)
 
     def attempt(self, focus: str) -> str:
         """One compaction from a fresh read; '' when done, else why not."""
         from seri.commands.driver import Driver
-        from seri.io import conversations
-        from seri.pure.recap import recap_from_dict
-        from seri.pure.turn import compact_on_demand, conversation_of
+        from seri.io.spill import SPILL_DIR
+        from seri.pure.turn import compact_on_demand
 
-        # Messages and revision from one point in time: the revision is what the swap checks.
-        with self.store.snapshot():
-            state = conversations.load_state(self.store, self.session_id)
-            history = conversations.load_messages(self.store, self.session_id)
-        recap = recap_from_dict(state.recap) if state.recap else None
-        conversation = conversation_of(history, recap, state.last_input_tokens)
+        state, conversation = self.read()
         recorder = self._recording(dict(state.prompt_hashes))
-        caller = self._model(recorder)
-        setup = self._setup(state.system_prompt, caller)
+        caller = self.model(recorder)
+        setup = self.setup(state, caller)
         driver = Driver(
             store=self.store,
             session_id=self.session_id,
@@ -143,13 +161,40 @@ class ShellCompaction:
             recorder=recorder,
             redactor=self.redactor,
             asker=lambda effect: False,
+            spill_dir=self.profile.root / SPILL_DIR,
         )
         _conversation, why_not = driver.run(compact_on_demand(setup, conversation, focus, "shell"))
         return why_not
 
-    def _setup(self, system_prompt: str, caller: ModelCaller) -> TaskSetup:
+    def read(self) -> tuple[SessionState, Conversation]:
+        """The session's state and conversation, from one point in time (the revision is what
+        the swap checks)."""
+        from seri.io import conversations
+        from seri.io.pins import list_pins
+        from seri.pure.recap import recap_from_dict
+        from seri.pure.turn import conversation_of
+
+        with self.store.snapshot():
+            state = conversations.load_state(self.store, self.session_id)
+            history = conversations.load_messages(self.store, self.session_id)
+            pins = list_pins(self.store, self.session_id)
+        recap = recap_from_dict(state.recap) if state.recap else None
+        conversation = conversation_of(
+            history,
+            recap,
+            state.last_input_tokens,
+            token_scale=state.token_scale,
+            pins=pins,
+        )
+        return state, conversation
+
+    def setup(self, state: SessionState, caller: ModelCaller) -> TaskSetup:
+        """The task setup of the session's chat, as far as compaction needs it: the same
+        window, and the same system prompt and tool definitions filling it."""
+        from seri.commands.chat_session import PARENT_TOOLS
         from seri.pure.permissions import Policy
-        from seri.pure.settings import DEFAULT_CONTEXT_WINDOW
+        from seri.pure.settings import DEFAULT_CONTEXT_WINDOW, configured_max_tokens
+        from seri.pure.tool_specs import tool_definition_chars
         from seri.pure.turn import TaskSetup
 
         window = self.settings.context_window
@@ -157,7 +202,7 @@ class ShellCompaction:
             window = caller.client().context_window(self.settings.model)
         window = window or DEFAULT_CONTEXT_WINDOW
         return TaskSetup(
-            system_prompt=system_prompt,
+            system_prompt=state.system_prompt,
             max_turns=1,
             context_window=window,
             keep_tokens=keep_budget(self.settings.keep_tokens, window),
@@ -165,6 +210,9 @@ class ShellCompaction:
             policy=Policy(),
             interactive=False,
             tool_names=(),
+            tool_chars=tool_definition_chars(PARENT_TOOLS),
+            project=state.session.project,
+            max_tokens=configured_max_tokens(self.settings),
         )
 
     def _recording(self, prompt_hashes: dict[str, Any]) -> Recorder:
@@ -193,7 +241,8 @@ class ShellCompaction:
             self._recorder.start(header, time.time())
         return self._recorder
 
-    def _model(self, recorder: Recorder) -> ModelCaller:
+    def model(self, recorder: Recorder) -> ModelCaller:
+        """The model caller, created once (the dry run uses it only to build request bodies)."""
         from seri.commands.driver import ModelCaller
 
         if self._caller is None:

@@ -11,6 +11,7 @@ import json
 import sys
 import time
 from collections.abc import Callable, Generator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
@@ -33,6 +34,8 @@ from seri.pure.effects import (
     ResolvePath,
     RunTool,
     Say,
+    ShrinkPayloads,
+    SpillText,
     ToolRun,
     UpdateCounters,
 )
@@ -248,6 +251,7 @@ class Driver:
         asker: Asker,
         clock: Callable[[], float] = time.time,
         show_activity: bool = False,
+        spill_dir: Path | None = None,
     ) -> None:
         self.store = store
         self.session_id = session_id
@@ -259,6 +263,8 @@ class Driver:
         self.asker = asker
         self.clock = clock
         self.show_activity = show_activity
+        # Where whole texts too long for the window are kept (None: nowhere).
+        self.spill_dir = spill_dir
         self._counters: UpdateCounters | None = None
 
     def run(self, loop: Generator[Effect, Any, T]) -> T:
@@ -299,7 +305,7 @@ class Driver:
     def _RunTool(self, effect: RunTool) -> ToolRun:  # noqa: N802
         if self.show_activity:
             print(f"\n  -> {_activity_line(effect)}", file=sys.stderr)
-        run: ToolRun = self.tools.run(effect.call, effect.arguments)
+        run: ToolRun = self.tools.run(effect.call, effect.arguments, effect.max_chars)
         return ToolRun(
             self.redactor.text(run.text), run.is_error, run.interrupted, run.touched_paths
         )
@@ -321,6 +327,27 @@ class Driver:
     def _UpdateCounters(self, effect: UpdateCounters) -> None:  # noqa: N802
         # Written with the next message, in the same transaction: one fsync, not two.
         self._counters = effect
+
+    def _SpillText(self, effect: SpillText) -> str:  # noqa: N802
+        if self.spill_dir is None:
+            return ""
+        from seri.io.spill import keep_text
+
+        # Redacted already (tool results on their way in, stored messages when stored); once
+        # more costs little and a spill file is as much storage as the database.
+        return keep_text(self.spill_dir, self.redactor.text(effect.text))
+
+    def _ShrinkPayloads(self, effect: ShrinkPayloads) -> bool:  # noqa: N802
+        replacements = [(index, self._redacted(m)) for index, m in effect.replacements]
+        with self.store.write() as conn:
+            applied = apply_shrink(
+                conn, self.session_id, self.revision, effect, replacements, self.clock()
+            )
+            if applied:
+                self.recorder.flush_into(conn)
+        if applied:
+            self.revision += 1
+        return applied
 
     def _ApplyCompaction(self, effect: ApplyCompaction) -> bool:  # noqa: N802
         recap_message = self._redacted(effect.recap_message)
@@ -363,9 +390,17 @@ class Driver:
 
     def _write_counters(self, conn: Any) -> None:
         if self._counters is not None:
+            counters = self._counters
             conn.execute(
-                "UPDATE sessions SET turns_used = ?, last_input_tokens = ? WHERE id = ?",
-                (self._counters.turns_used, self._counters.last_input_tokens, self.session_id),
+                "UPDATE sessions SET turns_used = ?, last_input_tokens = ?,"
+                " token_scale = CASE WHEN ? > 0 THEN ? ELSE token_scale END WHERE id = ?",
+                (
+                    counters.turns_used,
+                    counters.last_input_tokens,
+                    counters.token_scale,
+                    counters.token_scale,
+                    self.session_id,
+                ),
             )
             self._counters = None
 
@@ -452,7 +487,7 @@ def apply_compaction(
     )
     conn.execute(
         "INSERT INTO compactions(session_id, at, trigger, focus, evicted, estimate_before,"
-        " estimate_after) VALUES (?,?,?,?,?,?,?)",
+        " estimate_after, summary_calls) VALUES (?,?,?,?,?,?,?,?)",
         (
             session_id,
             now,
@@ -461,6 +496,57 @@ def apply_compaction(
             evicted_count,
             effect.estimate_before,
             effect.estimate_after,
+            effect.summary_calls,
+        ),
+    )
+    return True
+
+
+def apply_shrink(
+    conn: Any,
+    session_id: str,
+    expected_revision: int,
+    effect: ShrinkPayloads,
+    replacements: Sequence[tuple[int, Message]],
+    now: float,
+) -> bool:
+    """Replace messages by position inside the caller's IMMEDIATE transaction, and note it in
+    the ledger. Compare-and-swap on the revision, like ``apply_compaction``."""
+    rows = conn.execute("SELECT revision FROM sessions WHERE id = ?", (session_id,)).fetchall()
+    if not rows or rows[0][0] != expected_revision:
+        return False
+    stored = []
+    for index, message in replacements:
+        found = conn.execute(
+            "SELECT seq, chars FROM messages WHERE session_id = ? ORDER BY seq LIMIT 1 OFFSET ?",
+            (session_id, index),
+        ).fetchall()
+        if not found:
+            return False  # not stored (yet): nothing is written
+        stored.append((found[0][0], found[0][1], message))
+    delta = 0
+    for seq, chars, message in stored:
+        size = message_chars(message)
+        conn.execute(
+            "UPDATE messages SET body = ?, chars = ? WHERE session_id = ? AND seq = ?",
+            (message_to_json(message), size, session_id, seq),
+        )
+        delta += size - chars
+    conn.execute(
+        "UPDATE sessions SET total_chars = total_chars + ?, last_input_tokens = 0,"
+        " revision = revision + 1 WHERE id = ?",
+        (delta, session_id),
+    )
+    conn.execute(
+        "INSERT INTO compactions(session_id, at, trigger, focus, evicted, estimate_before,"
+        " estimate_after, summary_calls, elided) VALUES (?,?,?,'',0,?,?,0,?)",
+        (
+            session_id,
+            now,
+            effect.trigger,
+            effect.estimate_before,
+            effect.estimate_after,
+            len(replacements),
         ),
     )
     return True

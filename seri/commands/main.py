@@ -9,6 +9,7 @@ Commands:
   chat        work on a task with a model: interactive, scripted stdin, or -p PROMPT
   sessions    list the stored sessions, show one, import the older release's files
   compact     compact a stored session from the shell
+  pin         pin notes to a session: carried verbatim in every recap
   rewind      list a session's turns, or restore its conversation and files
   trajectory  export run recordings as JSON Lines, toggle recording, prune old ones
   memory      list, approve or reject staged memory writes
@@ -35,6 +36,7 @@ COMMANDS = {
     "chat": "seri.commands.chat",
     "sessions": "seri.commands.sessions",
     "compact": "seri.commands.compact",
+    "pin": "seri.commands.pin",
     "rewind": "seri.commands.rewind",
     "trajectory": "seri.commands.trajectory",
     "memory": "seri.commands.memory",

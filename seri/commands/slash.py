@@ -23,6 +23,7 @@ HELP = """\
 /memory pending          list staged memory writes
 /memory approve N        write entry N into its memory file (enters the prompt next start)
 /memory reject N         drop entry N
+/pin [TEXT]              pin a note every recap carries verbatim; alone, list the pins
 /help                    this list
 /exit                    leave (Ctrl-D works too)"""
 
@@ -62,6 +63,10 @@ def run_slash(chat: ChatSession, line: str) -> LineOutcome:
         from seri.commands.memory import memory_slash
 
         return memory_slash(chat, rest)
+    if name == "/pin":
+        from seri.commands.pin import pin_slash
+
+        return pin_slash(chat, rest)
     if name == "/rewind":
         from seri.commands.rewind import rewind_slash
 

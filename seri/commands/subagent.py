@@ -20,6 +20,8 @@ from seri.pure.effects import AskPerson, ToolRun
 from seri.pure.errors import SeriError
 from seri.pure.prompt import assemble_prompt
 from seri.pure.records import Message
+from seri.pure.settings import configured_max_tokens
+from seri.pure.tool_specs import tool_definition_chars
 from seri.pure.turn import Conversation, TaskSetup, run_task
 
 if TYPE_CHECKING:
@@ -68,6 +70,9 @@ def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
         interactive=False,
         tool_names=tools,
         glob_rules=glob_rules,
+        tool_chars=tool_definition_chars(tools),
+        project=str(host.project),
+        max_tokens=configured_max_tokens(settings),
     )
     caller = ModelCaller(settings, host.api_key, host.recorder, tools)
     driver = Driver(
@@ -79,6 +84,7 @@ def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
         recorder=host.recorder,
         redactor=host.redactor,
         asker=_never,
+        spill_dir=host.context.spill_dir,
     )
     try:
         end = driver.run(run_task(setup, Conversation(()), Message(role="user", text=prompt)))

@@ -22,7 +22,7 @@ from seri.io import checkpoints, memory_store
 from seri.io.files import PathRefusedError, default_protected, project_root, relative_name
 from seri.io.files import resolve_in_project as confine
 from seri.io.recorder import Recorder
-from seri.io.tools import ToolContext, run_tool, snapshot_file
+from seri.io.tools import ToolContext, run_tool, snapshot_file, spill_file
 from seri.pure.effects import ResolvedPath, ToolRun
 from seri.pure.permissions import PROTECTED_RULE, Policy, decide
 from seri.pure.records import ToolCall
@@ -82,6 +82,10 @@ class ToolHost:
         )
 
     def resolve(self, raw: str) -> ResolvedPath:
+        spilled = spill_file(raw, self.context.spill_dir)
+        if spilled is not None:
+            # A spill file a cut result points at: readable (read_file only ever reads it).
+            return ResolvedPath(None, str(spilled))
         try:
             path = confine(self.project, raw)
         except PathRefusedError as exc:
@@ -89,7 +93,9 @@ class ToolHost:
             return ResolvedPath(None, exc.resolved or None, f"{exc}{where}: outside the project")
         return ResolvedPath(relative_name(self.project, path), str(path))
 
-    def run(self, call: ToolCall, arguments: Mapping[str, Any]) -> ToolRun:
+    def run(
+        self, call: ToolCall, arguments: Mapping[str, Any], max_chars: int | None = None
+    ) -> ToolRun:
         try:
             if call.name == "task":
                 return self._subagent(arguments)
@@ -105,7 +111,8 @@ class ToolHost:
                 if isinstance(kept, str):
                     return ToolRun(kept, is_error=True)
                 taken = kept
-            result = run_tool(call.name, arguments, self.context)
+            context = attrs.evolve(self.context, max_output_chars=max_chars)
+            result = run_tool(call.name, arguments, context)
         except KeyboardInterrupt:
             return ToolRun("", is_error=True, interrupted=True)
         touched = _touched(result)

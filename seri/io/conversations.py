@@ -38,6 +38,8 @@ class SessionState:
     max_turns: int | None
     recap: dict[str, Any] | None
     compacted_before: int
+    # Provider tokens per ceil(chars/4), as learned from the provider's counts (0: never).
+    token_scale: float = 0.0
 
 
 def _session_from_row(row: Sequence[Any]) -> Session:
@@ -155,7 +157,7 @@ def load_state(store: Store, session_id: str) -> SessionState:
     rows = _rows(
         store.connection,
         f"SELECT {_SESSION_COLUMNS}, system_prompt, prompt_hashes, revision, total_chars,"  # noqa: S608 (a constant column list)
-        " last_input_tokens, turns_used, max_turns, recap, compacted_before"
+        " last_input_tokens, turns_used, max_turns, recap, compacted_before, token_scale"
         " FROM sessions WHERE id = ?",
         (session_id,),
     )
@@ -173,6 +175,7 @@ def load_state(store: Store, session_id: str) -> SessionState:
         max_turns=row[14],
         recap=json.loads(row[15]) if row[15] else None,
         compacted_before=row[16],
+        token_scale=float(row[17] or 0.0),
     )
 
 
@@ -248,8 +251,8 @@ def resolve_session_id(store: Store, text: str) -> str:
 
 def compaction_ledger(store: Store, session_id: str) -> list[dict[str, Any]]:
     rows = store.connection.execute(
-        "SELECT at, trigger, focus, evicted, estimate_before, estimate_after"
-        " FROM compactions WHERE session_id = ? ORDER BY id",
+        "SELECT at, trigger, focus, evicted, estimate_before, estimate_after, summary_calls,"
+        " elided FROM compactions WHERE session_id = ? ORDER BY id",
         (session_id,),
     )
     return [
@@ -260,6 +263,8 @@ def compaction_ledger(store: Store, session_id: str) -> list[dict[str, Any]]:
             "evicted": evicted,
             "estimate_before": before,
             "estimate_after": after,
+            "summary_calls": calls,
+            "elided": elided,
         }
-        for at, trigger, focus, evicted, before, after in rows
+        for at, trigger, focus, evicted, before, after, calls, elided in rows
     ]

@@ -124,6 +124,22 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX runs_by_last_at ON runs(last_at);
     """,
+    # 3: compaction on any window and tokenizer. The token scale learned from the provider's
+    # counts (provider tokens per ceil(chars/4); 0 until measured), how many summarizer calls a
+    # compaction's fold took and how many payloads the shrink ladder elided, and pins: notes
+    # carried verbatim in every recap.
+    """
+    ALTER TABLE sessions ADD COLUMN token_scale REAL NOT NULL DEFAULT 0;
+    ALTER TABLE compactions ADD COLUMN summary_calls INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE compactions ADD COLUMN elided INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE pins(
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        text TEXT NOT NULL,
+        at REAL NOT NULL
+    );
+    CREATE INDEX pins_by_session ON pins(session_id, id);
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -97,7 +97,11 @@ def _token_seam_bytes(data: bytearray, near: int) -> int:
 class _Capture:
     """Head and tail of a byte stream, with totals, in bounded memory."""
 
-    def __init__(self, spill: _Sink | None) -> None:
+    def __init__(
+        self, spill: _Sink | None, head_bytes: int = HEAD_BYTES, tail_bytes: int = TAIL_BYTES
+    ) -> None:
+        self.head_bytes = head_bytes
+        self.tail_bytes = tail_bytes
         self.head = bytearray()
         self.tail = bytearray()
         self.total = 0
@@ -117,13 +121,13 @@ class _Capture:
             part = chunk[: SPILL_MAX_BYTES - self.spilled]
             self.spill.write(part)
             self.spilled += len(part)
-        room = HEAD_BYTES - len(self.head)
+        room = self.head_bytes - len(self.head)
         if room > 0:
             self.head += chunk[:room]
             chunk = chunk[room:]
         if chunk:
             self.tail += chunk
-            excess = len(self.tail) - TAIL_BYTES
+            excess = len(self.tail) - self.tail_bytes
             if excess > 0:
                 del self.tail[:excess]
                 self.dropped = True
@@ -140,11 +144,13 @@ def run_bash(
     timeout: float,
     spill_dir: Path | None = None,
     redact: Callable[[str], str] | None = None,
+    max_bytes: int | None = None,
 ) -> ToolOutcome:
     """Run ``command``; the outcome carries the capped output and the exit status.
 
     ``redact`` is applied to what goes into the spill file (the caller redacts the
-    outcome's text itself).
+    outcome's text itself). ``max_bytes`` lowers the head and tail kept (the window's cap
+    on one result), half each.
 
     KeyboardInterrupt while waiting kills the process group and is re-raised,
     so the caller can record the call as interrupted.
@@ -167,7 +173,8 @@ def run_bash(
         spill = spill_file
         if spill_file is not None and redact is not None:
             spill = _RedactingSpill(spill_file, redact)
-        capture = _Capture(spill)
+        half = HEAD_BYTES if max_bytes is None else max(256, min(HEAD_BYTES, max_bytes // 2))
+        capture = _Capture(spill, half, half)
         timed_out, abandoned = _pump(proc, capture, started + timeout)
         if timed_out:
             _kill_group(proc)

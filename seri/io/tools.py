@@ -27,6 +27,7 @@ import attrs
 from seri.io.files import (
     PathRefusedError,
     atomic_write,
+    is_within,
     iter_lines,
     open_confined,
     project_root,
@@ -36,11 +37,11 @@ from seri.io.files import (
     snapshot_file,
 )
 from seri.io.search import glob_files, grep_files
-from seri.io.shell import run_bash
+from seri.io.shell import HEAD_BYTES, TAIL_BYTES, run_bash
 from seri.pure.tool_outcome import ToolOutcome, failure, outcome
 from seri.pure.tool_specs import BASH_DEFAULT_TIMEOUT, BASH_MAX_TIMEOUT
 
-__all__ = ["ToolContext", "resolve_subject", "run_tool", "snapshot_file"]
+__all__ = ["ToolContext", "resolve_subject", "run_tool", "snapshot_file", "spill_file"]
 
 READ_DEFAULT_LIMIT = 2_000
 READ_MAX_BYTES = 50_000
@@ -62,6 +63,26 @@ class ToolContext:
     protected: tuple[Path, ...] = ()
     spill_dir: Path | None = None
     redact: Callable[[str], str] | None = None
+    # The window's cap on one result, in characters: read_file and bash keep within it.
+    max_output_chars: int | None = None
+
+    def output_bytes(self, default: int) -> int:
+        """A tool's output cap in bytes: its own, or less when the window's cap is lower."""
+        if self.max_output_chars is None:
+            return default
+        # Room for the tool's own notes after the output.
+        return max(1_000, min(default, self.max_output_chars - 300))
+
+
+def spill_file(raw: str, spill_dir: Path | None) -> Path | None:
+    """The spill file ``raw`` names, if it names one: read_file may page through those,
+    outside the project (a marker in a cut result points the model at them)."""
+    if spill_dir is None or not raw.startswith(("/", "~")):
+        return None
+    real = os.path.realpath(os.path.expanduser(raw))
+    if is_within(os.path.realpath(spill_dir), real) and os.path.isfile(real):
+        return Path(real)
+    return None
 
 
 def run_tool(name: str, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
@@ -108,10 +129,15 @@ def _read_file(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOut
     raw = str(args["path"])
     offset = int(args.get("offset") or 1)
     limit = int(args.get("limit") or READ_DEFAULT_LIMIT)
-    path = resolve_in_project(root, raw)
-    rel = relative_name(root, path)
+    spilled = spill_file(raw, ctx.spill_dir)
     try:
-        fd = open_confined(root, path, os.O_RDONLY)
+        if spilled is not None:
+            rel = str(spilled)
+            fd = os.open(spilled, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        else:
+            path = resolve_in_project(root, raw)
+            rel = relative_name(root, path)
+            fd = open_confined(root, path, os.O_RDONLY)
     except FileNotFoundError:
         return failure(f"{rel} does not exist", outcome="not_found", path=rel)
     st = os.fstat(fd)
@@ -131,10 +157,13 @@ def _read_file(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOut
                 binary=True,
             )
         f.seek(0)
-        return _numbered_lines(f, rel, st.st_size, offset, limit)
+        max_bytes = ctx.output_bytes(READ_MAX_BYTES)
+        return _numbered_lines(f, rel, st.st_size, offset, limit, max_bytes)
 
 
-def _numbered_lines(f: BinaryIO, rel: str, size: int, offset: int, limit: int) -> ToolOutcome:
+def _numbered_lines(
+    f: BinaryIO, rel: str, size: int, offset: int, limit: int, max_bytes: int = READ_MAX_BYTES
+) -> ToolOutcome:
     shown: list[str] = []
     used = 0
     total = 0
@@ -147,7 +176,7 @@ def _numbered_lines(f: BinaryIO, rel: str, size: int, offset: int, limit: int) -
         text, bad = _line_text(raw, length)
         invalid = invalid or bad
         line = f"{total:6}\t{text}"
-        if used + len(line.encode()) + 1 > READ_MAX_BYTES and shown:
+        if used + len(line.encode()) + 1 > max_bytes and shown:
             cut_by_size = True
             continue
         shown.append(line)
@@ -175,7 +204,7 @@ def _numbered_lines(f: BinaryIO, rel: str, size: int, offset: int, limit: int) -
         notes.append("[not valid UTF-8; undecodable bytes are shown as �]")
     more = last < total
     if more:
-        why = f"the {READ_MAX_BYTES // 1000} KB output cap" if cut_by_size else "the line limit"
+        why = f"the {max_bytes:,}-byte output cap" if cut_by_size else "the line limit"
         notes.append(
             f"[… showing lines {offset}–{last} of {total} ({why}); "
             f"continue with offset={last + 1} …]"
@@ -331,6 +360,7 @@ def _bash(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
         timeout=timeout,
         spill_dir=ctx.spill_dir,
         redact=ctx.redact,
+        max_bytes=ctx.output_bytes(HEAD_BYTES + TAIL_BYTES),
     )
 
 

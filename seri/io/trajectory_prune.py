@@ -18,6 +18,7 @@ from typing import Any
 import apsw
 import attrs
 
+from seri.io.spill import SPILL_DIR
 from seri.io.store import BUSY_TIMEOUT_MS, Store
 from seri.pure.retention import (
     LegacyRecording,
@@ -231,9 +232,6 @@ def _truncate_wal(conn: apsw.Connection) -> bool:
     finally:
         conn.set_busy_timeout(BUSY_TIMEOUT_MS)
     return not busy
-
-
-SPILL_DIR = "spill"
 
 
 def age_out_spill(root: Path, now: float, days: float) -> int:

@@ -1,7 +1,15 @@
-"""Compaction as a sequence of effects: find the cut, ask the summarizer, swap.
+"""Compaction as a sequence of effects: find the cut, fold the evicted part into the recap, swap.
 
-The same primitive serves the automatic trigger, the overflow retry, ``/compact``
-and ``seri compact``; only the trigger name and the focus words differ.
+The same primitive serves the automatic trigger, the overflow retry, ``/compact`` and ``seri
+compact``; only the trigger name and the focus words differ.
+
+The summarizer sees everything that is evicted. When that does not fit one request, it is
+folded: chunk by chunk, oldest first, each call updating the recap the previous one made (the
+spec's update rule), every request sized to fit the window (``seri.pure.fold``). A refused
+summarizer request is shrunk by the numbers the provider stated and retried once. What a
+provider reports about each request teaches the window its scale (``seri.pure.window``); when
+the scale grows during a fold, the kept tail is cut again by the new budget and the fold goes
+on over what that adds to the evicted part.
 """
 
 from __future__ import annotations
@@ -11,19 +19,16 @@ from typing import Any
 
 import attrs
 
-from seri.pure.cuts import cut_messages, message_tokens
-from seri.pure.effects import ApplyCompaction, CallModel, Effect, ModelReply, Record
-from seri.pure.recap import (
-    Recap,
-    elide_payloads,
-    merge_recap,
-    render_recap,
-    summarizer_messages,
-)
+from seri.pure.cuts import Cut, cut_messages
+from seri.pure.effects import ApplyCompaction, CallModel, Effect, ModelFailed, ModelReply, Record
+from seri.pure.fold import Chunk, next_chunk
+from seri.pure.recap import Recap, merge_paths, merge_recap, render_recap
 from seri.pure.recap_answer import parse_recap_answer
-from seri.pure.recap_paths import paths_touched
+from seri.pure.recap_paths import TouchedPaths, paths_touched
 from seri.pure.records import Message
+from seri.pure.shrink import Payload, plan_shrink
 from seri.pure.tokens import estimate_tokens, messages_chars
+from seri.pure.window import UNMEASURED_SCALE, Window
 
 NOT_ENOUGH_HISTORY = "Not enough history to compact."
 # Why a compaction was refused when the session changed after it was read (another process
@@ -32,6 +37,11 @@ NOT_ENOUGH_HISTORY = "Not enough history to compact."
 SESSION_CHANGED = (
     "the session changed while compacting (another seri process wrote to it); nothing was replaced"
 )
+# A scale learned during a fold cuts the kept tail again when it grew by more than this much
+# (a denser tokenizer than assumed); smaller changes are noise a recut would pay a call for.
+RECUT_GROWTH = 1.25
+# The smallest recap rendering budget, in characters: the bare bones of a recap.
+MIN_RECAP_CHARS = 1_200
 
 
 @attrs.frozen
@@ -39,6 +49,8 @@ class Compacted:
     history: tuple[Message, ...]
     recap: Recap
     evicted: int
+    summary_calls: int = 1
+    window: Window | None = None
 
 
 @attrs.frozen
@@ -47,6 +59,7 @@ class NotCompacted:
 
     reason: str
     no_cut: bool = False
+    window: Window | None = None
 
 
 CompactionOutcome = Compacted | NotCompacted
@@ -79,81 +92,105 @@ def rules_section(evicted: Sequence[Message]) -> str:
     return RULES_HEADING + "\n".join(rules) if rules else ""
 
 
-def summarizer_input(
-    evicted: Sequence[Message], elide_bytes: int, budget: int | None
-) -> Sequence[Message]:
-    """What the summarizer reads: the evicted messages, newest first up to ``budget`` tokens.
+# --- sizes -----------------------------------------------------------------------------------
 
-    After elision the evicted part can still be larger than the window (a long session
-    compacted for the first time); then the oldest of it is left out of the summarizer's
-    copy rather than making the compaction request itself overflow. The recap's paths
-    still come from every evicted call.
-    """
-    if budget is None:
-        return evicted
-    sizes = [message_tokens(m) for m in elide_payloads(evicted, elide_bytes)]
-    if sum(sizes) <= budget:
-        return evicted
-    total, start = 0, len(evicted)
-    while start > 0 and total + sizes[start - 1] <= budget:
-        start -= 1
-        total += sizes[start]
-    skipped = start
-    note = Message(
-        role="user",
-        text=f"[{skipped} older messages are not shown here: too long to summarize at once]",
-    )
-    return (note, *evicted[start:])
+
+def recap_chars(window: Window) -> int:
+    """How long a recap's rendering may be: half the keep budget (the tail has the rest)."""
+    return max(MIN_RECAP_CHARS, window.keep_local * 2)
+
+
+def recap_message(
+    recap: Recap, pins: Sequence[str], evicted: Sequence[Message], window: Window
+) -> Message:
+    """The one user message that stands in for the evicted part."""
+    text = render_recap(recap, pins, recap_chars(window)) + rules_section(evicted)
+    return Message(role="user", text=text, kind="recap")
+
+
+def tail_budget(window: Window, previous: Recap | None, pins: Sequence[str], keep: int) -> int:
+    """The kept tail's share of the keep budget: what the recap leaves of it."""
+    recap = estimate_tokens(len(render_recap(previous or Recap(), pins, recap_chars(window))))
+    return max(1, keep - recap)
+
+
+def find_cut(
+    history: Sequence[Message],
+    previous: Recap | None,
+    pins: Sequence[str],
+    window: Window,
+    keep: int | None,
+) -> Cut | None:
+    budget = window.keep_local if keep is None else keep
+    return cut_messages(history, tail_budget(window, previous, pins, budget))
+
+
+def summary_scale(window: Window) -> float:
+    """The scale summarizer requests are sized for (see ``Window.summary_room_local``)."""
+    return window.scale if window.measured else max(window.scale, UNMEASURED_SCALE)
+
+
+# --- compaction ------------------------------------------------------------------------------
 
 
 def compact(
     history: Sequence[Message],
     previous: Recap | None,
     *,
-    keep_tokens: int,
+    window: Window,
     elide_bytes: int,
     trigger: str,
     focus: str = "",
-    system_chars: int = 0,
+    project: str = "",
+    pins: Sequence[str] = (),
     estimate_before: int | None = None,
-    summary_budget: int | None = None,
+    keep: int | None = None,
 ) -> Generator[Effect, Any, CompactionOutcome]:
-    """Compact ``history``; the driver applies the swap atomically or reports a conflict."""
-    cut = cut_messages(history, keep_tokens)
+    """Compact ``history``; the driver applies the swap atomically or reports a conflict.
+
+    ``keep`` overrides the keep budget (local tokens); ``window`` is the window as known so
+    far, and the outcome carries it as the summarizer calls left it.
+    """
+    cut = find_cut(history, previous, pins, window, keep)
     if cut is None:
-        return NotCompacted(NOT_ENOUGH_HISTORY, no_cut=True)
-    evicted = history[: cut.index_of_first_kept]
-    kept = tuple(history[cut.index_of_first_kept :])
-    shown = summarizer_input(evicted, elide_bytes, summary_budget)
-    reply = yield CallModel(summarizer_messages(previous, shown, focus, elide_bytes), "summary")
-    if not isinstance(reply, ModelReply):
-        if reply.error == SESSION_CHANGED:
-            return NotCompacted(SESSION_CHANGED)
-        return NotCompacted(f"the summarizer call failed: {reply.error}")
-    if not reply.message.text.strip():
-        return NotCompacted("the summarizer answered with nothing")
-    read, modified = paths_touched(evicted)
-    recap = merge_recap(previous, parse_recap_answer(reply.message.text), read, modified)
-    recap_message = Message(
-        role="user", text=render_recap(recap) + rules_section(evicted), kind="recap"
-    )
+        return NotCompacted(NOT_ENOUGH_HISTORY, no_cut=True, window=window)
+    fold = Fold(history, previous, window, elide_bytes, focus, project)
+    end = cut.index_of_first_kept
+    while fold.done < end:
+        why_not = yield from fold.step(end)
+        if why_not:
+            return NotCompacted(why_not, window=fold.window)
+        if fold.window.scale > window.scale * RECUT_GROWTH:
+            # A denser tokenizer than assumed: the same budget keeps fewer messages.
+            recut = find_cut(history, previous, pins, fold.window, _rescaled(keep, window, fold))
+            if recut is not None and recut.index_of_first_kept > end:
+                end = recut.index_of_first_kept
+            window = fold.window
+    window = fold.window
+    assert fold.recap is not None
+    evicted = history[:end]
+    kept = tuple(history[end:])
+    recap = _with_paths(fold.recap, paths_touched(evicted, project))
+    message = recap_message(recap, pins, evicted, window)
+    overhead = window.overhead_chars
     before = (
         estimate_before
         if estimate_before is not None
-        else estimate_tokens(system_chars + messages_chars(history))
+        else estimate_tokens(overhead + messages_chars(history))
     )
-    after = estimate_tokens(system_chars + messages_chars((recap_message, *kept)))
+    after = estimate_tokens(overhead + messages_chars((message, *kept)))
     applied = yield ApplyCompaction(
         evicted=len(evicted),
         recap=recap,
-        recap_message=recap_message,
+        recap_message=message,
         trigger=trigger,
         focus=focus,
         estimate_before=before,
         estimate_after=after,
+        summary_calls=fold.calls,
     )
     if not applied:
-        return NotCompacted(SESSION_CHANGED)
+        return NotCompacted(SESSION_CHANGED, window=window)
     yield Record(
         "compaction",
         {
@@ -163,6 +200,136 @@ def compact(
             "kept": len(kept),
             "estimate_before": before,
             "estimate_after": after,
+            "summary_calls": fold.calls,
+            "token_scale": round(window.scale, 3),
         },
     )
-    return Compacted((recap_message, *kept), recap, len(evicted))
+    return Compacted((message, *kept), recap, len(evicted), fold.calls, window)
+
+
+def _rescaled(keep: int | None, before: Window, fold: Fold) -> int | None:
+    """An explicit keep budget (local tokens) carried over to a denser scale."""
+    if keep is None:
+        return None
+    return max(1, int(keep * before.scale / fold.window.scale))
+
+
+def _with_paths(recap: Recap, touched: TouchedPaths) -> Recap:
+    paths = merge_paths(TouchedPaths(recap.read_paths, recap.modified_paths), touched)
+    return attrs.evolve(recap, read_paths=paths.read, modified_paths=paths.modified)
+
+
+class Fold:
+    """The summarizer's pass over the evicted part, one request a step, oldest first."""
+
+    def __init__(
+        self,
+        history: Sequence[Message],
+        previous: Recap | None,
+        window: Window,
+        elide_bytes: int,
+        focus: str,
+        project: str,
+    ) -> None:
+        self.history = history
+        self.recap = previous
+        self.window = window
+        self.elide_bytes = elide_bytes
+        self.focus = focus
+        self.project = project
+        self.done = 0
+        self.calls = 0
+
+    def chunk(self, end: int) -> Chunk:
+        return next_chunk(
+            self.history,
+            self.done,
+            end,
+            self.recap,
+            room_tokens=self.window.summary_room_local(),
+            focus=self.focus,
+            elide_bytes=self.elide_bytes,
+            project=self.project,
+        )
+
+    def step(self, end: int) -> Generator[Effect, Any, str]:
+        """Summarize the next chunk before ``end``; '' when done, else why it failed."""
+        chunk = self.chunk(end)
+        reply = yield CallModel(chunk.request, "summary")
+        self.calls += 1
+        if isinstance(reply, ModelFailed) and reply.overflow:
+            # Shrunk by what the provider said, and tried once more.
+            self.window = self.window.refused(
+                reply.overflow_numbers, chunk.local_tokens, sized_for=summary_scale(self.window)
+            )
+            chunk = self.chunk(end)
+            reply = yield CallModel(chunk.request, "summary")
+            self.calls += 1
+            if isinstance(reply, ModelFailed) and reply.overflow:
+                return (
+                    "the summarizer's request is too long for the window even after shrinking "
+                    f"it to {chunk.local_tokens} tokens (counted as characters / 4): {reply.error}"
+                )
+        if not isinstance(reply, ModelReply):
+            if reply.error == SESSION_CHANGED:
+                return SESSION_CHANGED
+            return f"the summarizer call failed: {reply.error}"
+        if not reply.message.text.strip():
+            return "the summarizer answered with nothing"
+        if reply.usage is not None:
+            self.window = self.window.learned(reply.usage.input_tokens, chunk.local_tokens)
+        answer = parse_recap_answer(reply.message.text)
+        self.recap = merge_recap(self.recap, answer, (), ())
+        self.done = chunk.end
+        return ""
+
+
+# --- a plan, for `seri compact --dry-run` ----------------------------------------------------
+
+
+@attrs.frozen
+class CompactionPlan:
+    """What a compaction would do, without calling the model or changing anything.
+
+    ``chunks`` are the fold's requests as planned now: the first is exact; each later one
+    will carry the recap the previous answer makes instead of the previous recap, so its size
+    may differ a little. ``estimate_after`` counts the previous recap (or an empty one) for
+    the recap to come. ``shrink`` is what the ladder would elide if the result did not fit.
+    """
+
+    window: Window
+    cut: Cut | None
+    estimate_before: int
+    estimate_after: int
+    chunks: tuple[Chunk, ...]
+    shrink: tuple[Payload, ...]
+
+
+def plan_compaction(
+    history: Sequence[Message],
+    previous: Recap | None,
+    *,
+    window: Window,
+    elide_bytes: int,
+    focus: str = "",
+    project: str = "",
+    pins: Sequence[str] = (),
+    estimate_before: int,
+) -> CompactionPlan:
+    cut = find_cut(history, previous, pins, window, None)
+    end = cut.index_of_first_kept if cut is not None else 0
+    chunks: list[Chunk] = []
+    fold = Fold(history, previous, window, elide_bytes, focus, project)
+    while fold.done < end:
+        chunk = fold.chunk(end)
+        chunks.append(chunk)
+        fold.done = chunk.end
+    kept = tuple(history[end:])
+    recap: tuple[Message, ...] = ()
+    if cut is not None:
+        recap = (recap_message(previous or Recap(), pins, history[:end], window),)
+    history_after = (*recap, *kept)
+    after = estimate_tokens(window.overhead_chars + messages_chars(history_after))
+    excess = estimate_tokens(messages_chars(history_after)) - window.history_target_local
+    shrink = plan_shrink(history_after, excess, elide_bytes)
+    return CompactionPlan(window, cut, estimate_before, after, tuple(chunks), shrink)

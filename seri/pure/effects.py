@@ -68,10 +68,15 @@ class AskPerson:
 
 @attrs.frozen
 class RunTool:
-    """Run one validated tool call. Answered with a ``ToolRun``."""
+    """Run one validated tool call. Answered with a ``ToolRun``.
+
+    ``max_chars`` is the window's cap on one result: tools that can cut their output at the
+    source (read_file's lines, bash's head and tail) keep within it.
+    """
 
     call: ToolCall
     arguments: Mapping[str, Any]
+    max_chars: int | None = None
 
 
 @attrs.frozen
@@ -127,10 +132,36 @@ class Say:
 
 @attrs.frozen
 class UpdateCounters:
-    """Store the turn count and the last billed input tokens. Answered with None."""
+    """Store the turn count, the last billed input tokens and the learned token scale (0: not
+    measured). Answered with None."""
 
     turns_used: int
     last_input_tokens: int
+    token_scale: float = 0.0
+
+
+@attrs.frozen
+class SpillText:
+    """Keep ``text`` whole in a spill file the model can page through with read_file.
+
+    Answered with the file's path, or "" when it could not be written.
+    """
+
+    text: str
+
+
+@attrs.frozen
+class ShrinkPayloads:
+    """Replace messages of the session, by position, with their elided forms, in one
+    transaction that also records the shrink in the ledger.
+
+    Answered with True, or False when the session changed meanwhile (nothing written).
+    """
+
+    replacements: tuple[tuple[int, Message], ...]
+    trigger: str
+    estimate_before: int
+    estimate_after: int
 
 
 @attrs.frozen
@@ -147,6 +178,8 @@ class ApplyCompaction:
     focus: str
     estimate_before: int
     estimate_after: int
+    # How many requests the summarizer's fold took (refused ones included).
+    summary_calls: int = 1
 
 
 Effect = (
@@ -159,4 +192,6 @@ Effect = (
     | Say
     | UpdateCounters
     | ApplyCompaction
+    | SpillText
+    | ShrinkPayloads
 )

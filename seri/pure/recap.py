@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from seri.pure.recap_answer import RecapFields, parse_recap_answer
-from seri.pure.recap_paths import TouchedPaths, merge_paths, paths_touched
+from seri.pure.recap_paths import PATHS_SHOWN, TouchedPaths, merge_paths, paths_touched, shown_paths
 from seri.pure.records import Message, ToolCall, system, user
 
 __all__ = [
@@ -134,17 +134,31 @@ _OPEN, _CLOSE = "<history>", "</history>"
 
 
 def summarizer_messages(
-    previous: Recap | None, evicted: Sequence[Message], focus: str, elide_bytes: int
+    previous: Recap | None,
+    evicted: Sequence[Message],
+    focus: str,
+    elide_bytes: int,
+    project: str = "",
+    *,
+    copies: Sequence[Message] | None = None,
 ) -> tuple[Message, ...]:
-    """The one extra request compaction makes: a system and a user message for the same model.
+    """One summarizer request: a system and a user message for the turn's own model.
 
-    ``previous`` is the recap being updated, if any; a recap message among ``evicted`` is then
-    left out of the transcript, since the structured recap says the same. ``focus`` is the
-    words after ``/compact`` (or ``--focus``). Paths are listed from the raw calls, before
-    elision, so a write whose arguments were elided still names its file.
+    ``previous`` is the recap being updated, if any (in a fold, the recap the previous chunk's
+    answer made); a recap message among ``evicted`` is then left out of the transcript, since
+    the structured recap says the same. ``focus`` is the words after ``/compact`` (or
+    ``--focus``). Paths are listed from the raw calls, before elision, so a write whose
+    arguments were elided still names its file; relative to ``project`` where they lie in it.
+    ``copies``, one for each of ``evicted``, are what the transcript shows instead of the
+    messages themselves (the fold's shortened copies); by default, ``evicted`` elided.
     """
-    touched = paths_touched(evicted)
-    shown = [m for m in evicted if previous is None or m.kind != "recap"]
+    touched = paths_touched(evicted, project)
+    if copies is None:
+        copies = elide_payloads(evicted, elide_bytes)
+    elif len(copies) != len(evicted):
+        raise ValueError(f"{len(copies)} copies for {len(evicted)} messages")
+    pairs = zip(evicted, copies, strict=True)
+    shown = [copy for m, copy in pairs if previous is None or m.kind != "recap"]
     parts: list[str] = []
     if previous is not None:
         parts.append(_previous_section(previous))
@@ -152,7 +166,7 @@ def summarizer_messages(
         parts.append(_focus_section(focus.strip()))
     if touched.read or touched.modified:
         parts.append(_paths_section(touched))
-    transcript = render_transcript(elide_payloads(shown, elide_bytes))
+    transcript = render_transcript(shown)
     parts.append(
         f"The history to summarize ({len(shown)} messages) is between the {_OPEN} tags.\n\n"
         f"{_OPEN}\n{transcript}\n{_CLOSE}"
@@ -161,10 +175,19 @@ def summarizer_messages(
     return (system(SUMMARIZER_PROMPT), user("\n\n".join(parts)))
 
 
+# The previous recap's progress items the summarizer is shown: they are kept as they are
+# whatever it answers, so the most recent ones give it the thread without filling its window.
+PROGRESS_SHOWN = 20
+
+
 def _previous_section(previous: Recap) -> str:
+    progress = list(previous.progress[-PROGRESS_SHOWN:])
+    earlier = len(previous.progress) - len(progress)
+    if earlier:
+        progress.insert(0, f"({earlier} earlier items, kept as they are)")
     fields = {
         "goal": previous.goal,
-        "progress": list(previous.progress),
+        "progress": progress,
         "blockers": list(previous.blockers),
         "next_steps": list(previous.next_steps),
     }
@@ -182,10 +205,10 @@ def _focus_section(focus: str) -> str:
 
 def _paths_section(touched: TouchedPaths) -> str:
     lines = ["The tool calls in this history touched these files:"]
-    if touched.read:
-        lines.append("Read: " + ", ".join(touched.read))
-    if touched.modified:
-        lines.append("Modified: " + ", ".join(touched.modified))
+    for label, paths in (("Read", touched.read), ("Modified", touched.modified)):
+        if paths:
+            recent, more = shown_paths(paths)
+            lines.append(f"{label}: " + ", ".join(recent) + (f", and {more} more" if more else ""))
     return "\n".join(lines)
 
 
@@ -278,31 +301,91 @@ RECAP_HEADER = (
 )
 
 
-def render_recap(recap: Recap) -> str:
-    """The text of the recap message the model sees in place of the evicted messages."""
+PINS_HEADING = "## Pinned notes (kept verbatim)"
+
+
+@attrs.frozen
+class _Detail:
+    """How much of a recap a rendering shows: paths and items per list, characters of goal."""
+
+    paths: int
+    items: int | None
+    goal: int | None
+
+
+# From everything down to the bare bones; a rendering takes the first that fits its budget.
+_DETAILS = (
+    _Detail(PATHS_SHOWN, None, None),
+    _Detail(20, 40, 2_000),
+    _Detail(10, 20, 1_000),
+    _Detail(5, 10, 500),
+    _Detail(3, 5, 300),
+    _Detail(0, 3, 200),
+)
+
+
+def render_recap(recap: Recap, pins: Sequence[str] = (), max_chars: int | None = None) -> str:
+    """The text of the recap message the model sees in place of the evicted messages.
+
+    Paths show the most recent ``PATHS_SHOWN`` per list. With ``max_chars``, the rendering
+    shows less of what is oldest (progress and notes items, paths) until it fits, saying how
+    much it left out; the structured recap keeps everything. Pins are always shown whole.
+    """
+    text = ""
+    for detail in _DETAILS:
+        text = _render(recap, pins, detail)
+        if max_chars is None or len(text) <= max_chars:
+            break
+    return text
+
+
+def _render(recap: Recap, pins: Sequence[str], detail: _Detail) -> str:
+    goal = recap.goal or "(not stated)"
+    if detail.goal is not None and len(goal) > detail.goal:
+        goal = goal[: detail.goal] + f"… [{len(goal) - detail.goal} more characters]"
+    read = _path_list("Read", recap.read_paths, detail.paths)
+    modified = _path_list("Modified", recap.modified_paths, detail.paths)
     blocks = [
         RECAP_HEADER,
-        f"## Goal\n{recap.goal or '(not stated)'}",
-        f"## Progress\n{_bullets(recap.progress)}",
-        f"## Blockers\n{_bullets(recap.blockers)}",
-        f"## Next steps\n{_bullets(recap.next_steps)}",
-        f"{_path_list('Read', recap.read_paths)}\n{_path_list('Modified', recap.modified_paths)}",
+        f"## Goal\n{goal}",
+        f"## Progress\n{_bullets(recap.progress, detail.items, 'earlier items')}",
+        f"## Blockers\n{_bullets(recap.blockers, detail.items, 'more', newest=False)}",
+        f"## Next steps\n{_bullets(recap.next_steps, detail.items, 'more', newest=False)}",
+        f"{read}\n{modified}",
     ]
     if recap.notes:
-        blocks.append(f"## Notes\n{_bullets(recap.notes)}")
+        blocks.append(f"## Notes\n{_bullets(recap.notes, detail.items, 'earlier notes')}")
+    if pins:
+        blocks.append(f"{PINS_HEADING}\n" + "\n".join(f"- {pin}" for pin in pins))
     return "\n\n".join(blocks)
 
 
-def _bullets(items: Sequence[str]) -> str:
+def _bullets(
+    items: Sequence[str], limit: int | None = None, rest: str = "more", *, newest: bool = True
+) -> str:
+    """Items as bullets; over ``limit``, the newest (or, for ordered lists, the first) only."""
     if not items:
         return "(none)"
-    return "\n".join("- " + item.replace("\n", "\n  ") for item in items)
+    if limit is None or len(items) <= limit:
+        return "\n".join("- " + item.replace("\n", "\n  ") for item in items)
+    shown = list(items[-limit:] if newest else items[:limit])
+    lines = ["- " + item.replace("\n", "\n  ") for item in shown]
+    note = f"- ({len(items) - len(shown)} {rest} left out to fit the window)"
+    if newest:
+        lines.insert(0, note)
+    else:
+        lines.append(note)
+    return "\n".join(lines)
 
 
-def _path_list(label: str, paths: Sequence[str]) -> str:
+def _path_list(label: str, paths: Sequence[str], limit: int = PATHS_SHOWN) -> str:
     if not paths:
         return f"{label}: (none)"
-    return f"{label}:\n" + "\n".join(f"- {p}" for p in paths)
+    recent, more = shown_paths(paths, limit)
+    lines = [f"- {p}" for p in recent]
+    if more:
+        lines.append(f"- and {more} more")
+    return f"{label}:\n" + "\n".join(lines)
 
 
 # --- plain data ------------------------------------------------------------------------------

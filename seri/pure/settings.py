@@ -56,6 +56,15 @@ class Settings:
     permissions: Mapping[str, Any] = _EMPTY
 
 
+def configured_max_tokens(settings: Settings) -> int | None:
+    """The answer budget the sampling settings ask for, if any (either spelling)."""
+    for key in ("max_tokens", "max_completion_tokens"):
+        value = settings.sampling.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
 def parse_trajectory_env(value: str) -> bool | None:
     lowered = value.strip().lower()
     if lowered in ("on", "1", "true", "yes"):

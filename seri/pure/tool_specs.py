@@ -207,6 +207,13 @@ def select_tools(names: Iterable[str]) -> tuple[dict[str, Any], ...]:
     return tuple(chosen)
 
 
+def tool_definition_chars(names: Iterable[str]) -> int:
+    """Characters of the named tools' definitions as a request carries them: they fill the
+    context window like the history does, so the estimate counts them."""
+    tools = select_tools(names)
+    return len(json.dumps(tools, ensure_ascii=False, separators=(",", ":"))) if tools else 0
+
+
 def parse_arguments(call: ToolCall) -> dict[str, Any] | str:
     """The call's arguments as a dict, or an error text to send back to the model.
 

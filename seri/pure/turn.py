@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import attrs
 
-from seri.pure.compaction import NOT_ENOUGH_HISTORY, Compacted, compact
+from seri.pure.compaction import NOT_ENOUGH_HISTORY, SESSION_CHANGED, Compacted, compact
 from seri.pure.effects import (
     AskPerson,
     CallModel,
@@ -26,15 +26,20 @@ from seri.pure.effects import (
     ResolvePath,
     RunTool,
     Say,
+    ShrinkPayloads,
+    SpillText,
     ToolRun,
     UpdateCounters,
 )
 from seri.pure.permissions import Policy, decide
 from seri.pure.recap import Recap
 from seri.pure.records import Message, ToolCall, Usage
+from seri.pure.result_cap import cap_result, needs_cap
 from seri.pure.rules import GlobRule, rules_fired_by
-from seri.pure.tokens import history_estimate, message_chars, should_compact
+from seri.pure.shrink import elided_payload, plan_shrink, with_elided
+from seri.pure.tokens import estimate_tokens, history_estimate, message_chars, should_compact
 from seri.pure.tool_specs import parse_arguments
+from seri.pure.window import Window
 
 EndStatus = Literal["done", "max_turns", "error", "interrupted", "overflow"]
 
@@ -57,6 +62,22 @@ class TaskSetup:
     interactive: bool
     tool_names: tuple[str, ...]
     glob_rules: tuple[GlobRule, ...] = ()
+    # Characters of the tool definitions every turn request carries (they fill the window too).
+    tool_chars: int = 0
+    # The session's project: recap paths are relative to it.
+    project: str = ""
+    # The configured answer budget (sampling max_tokens), kept free in every request.
+    max_tokens: int | None = None
+
+    def window(self, token_scale: float = 0.0) -> Window:
+        """The window as this task starts, with the scale learned so far (0: none yet)."""
+        return Window.of(
+            self.context_window,
+            self.keep_tokens,
+            overhead_chars=len(self.system_prompt) + self.tool_chars,
+            max_tokens=self.max_tokens,
+            scale=token_scale,
+        )
 
 
 @attrs.frozen
@@ -68,6 +89,10 @@ class Conversation:
     total_chars: int = 0
     last_input_tokens: int = 0
     fired_rules: frozenset[str] = frozenset()
+    # Provider tokens per local token, as learned (0: never measured).
+    token_scale: float = 0.0
+    # Notes carried verbatim in every recap (/pin, seri pin).
+    pins: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -87,9 +112,14 @@ def conversation_of(
     last_input_tokens: int,
     total_chars: int | None = None,
     fired_rules: frozenset[str] = frozenset(),
+    *,
+    token_scale: float = 0.0,
+    pins: tuple[str, ...] = (),
 ) -> Conversation:
     chars = sum(message_chars(m) for m in history) if total_chars is None else total_chars
-    return Conversation(tuple(history), recap, chars, last_input_tokens, fired_rules)
+    return Conversation(
+        tuple(history), recap, chars, last_input_tokens, fired_rules, token_scale, tuple(pins)
+    )
 
 
 def usage_record(usage: Usage | None) -> dict[str, Any]:
@@ -115,51 +145,220 @@ class _Loop:
         self.chars = conversation.total_chars
         self.billed = conversation.last_input_tokens
         self.fired = set(conversation.fired_rules)
+        self.pins = conversation.pins
+        self.window = setup.window(conversation.token_scale)
         self.turns = 0
+        # Stored results shown cut (see ``cap_history``): id of the cut view -> (the view, the
+        # stored message, the spill file with its whole text).
+        self.cut_views: dict[int, tuple[Message, Message, str]] = {}
+        self.capped_at = 0
+        # Local tokens added since this task's last compaction (None: none yet): a compaction
+        # is followed by another only once the history grew by the keep budget.
+        self.grown: int | None = None
+        # The local size of the last turn request, to compare with what the provider counted.
+        self.request_local = 0
 
     def add(self, messages: Sequence[Message]) -> Persist:
         self.history.extend(messages)
-        self.chars += sum(message_chars(m) for m in messages)
+        added = sum(message_chars(m) for m in messages)
+        self.chars += added
+        if self.grown is not None:
+            self.grown += estimate_tokens(added)
         return Persist(tuple(messages))
 
+    def local_estimate(self) -> int:
+        """ceil(characters / 4) over everything a turn request carries."""
+        return estimate_tokens(self.chars + self.window.overhead_chars)
+
+    def history_local(self) -> int:
+        return estimate_tokens(self.chars)
+
     def estimate(self) -> int:
-        return history_estimate(self.billed, self.chars + len(self.setup.system_prompt))
+        return history_estimate(self.billed, self.chars + self.window.overhead_chars)
 
     def conversation(self) -> Conversation:
+        scale = self.window.scale if self.window.measured else 0.0
         return Conversation(
-            tuple(self.history), self.recap, self.chars, self.billed, frozenset(self.fired)
+            tuple(self.history),
+            self.recap,
+            self.chars,
+            self.billed,
+            frozenset(self.fired),
+            scale,
+            self.pins,
         )
+
+    def counters(self) -> UpdateCounters:
+        scale = self.window.scale if self.window.measured else 0.0
+        return UpdateCounters(self.turns, self.billed, scale)
 
     def end(
         self, status: EndStatus, answer: str = "", detail: str = "", *, by_user: bool = False
     ) -> TaskEnd:
         return TaskEnd(status, answer, self.conversation(), self.turns, detail, by_user)
 
+    # -- the window's cap on one tool result ---------------------------------------------------
+
+    def cap_history(self) -> Generator[Effect, Any, None]:
+        """Show stored tool results over the window's cap cut, as a new result would be.
+
+        The store keeps every byte; the request carries the cut form, whose marker names a
+        spill file with the whole text. Done when a task starts and again when the learned
+        scale shrinks the cap, so its cost is per task, not per call.
+        """
+        cap = self.window.result_cap_chars
+        if self.capped_at and cap * 10 >= self.capped_at * 9:
+            return
+        self.capped_at = cap
+        for index, message in enumerate(self.history):
+            if message.role != "tool":
+                continue
+            view_of = self.cut_views.get(id(message))
+            stored, spill = (view_of[1], view_of[2]) if view_of else (message, "")
+            if not needs_cap(stored.text, cap):
+                continue
+            if not spill:
+                spill = yield SpillText(stored.text)
+            view = attrs.evolve(stored, text=cap_result(stored.text, cap, spill))
+            self.history[index] = view
+            self.chars += message_chars(view) - message_chars(message)
+            self.cut_views[id(view)] = (view, stored, spill)
+
+    def capped_result(self, text: str) -> Generator[Effect, Any, str]:
+        """A new tool result as it enters the history: cut to the window's cap."""
+        cap = self.window.result_cap_chars
+        if not needs_cap(text, cap):
+            return text
+        spill = yield SpillText(text)
+        return cap_result(text, cap, spill)
+
+    # -- compaction and the shrink ladder ------------------------------------------------------
+
     def compaction(
-        self, trigger: str, focus: str = "", keep_tokens: int | None = None
+        self, trigger: str, focus: str = "", keep: int | None = None
     ) -> Generator[Effect, Any, str]:
         """Run one compaction; returns '' on success, else why it did not happen."""
         outcome = yield from compact(
             self.history,
             self.recap,
-            keep_tokens=self.setup.keep_tokens if keep_tokens is None else keep_tokens,
+            window=self.window,
             elide_bytes=self.setup.elide_bytes,
             trigger=trigger,
             focus=focus,
-            # The frozen system prompt fills the window too: both ledger numbers count it.
-            system_chars=len(self.setup.system_prompt),
+            project=self.setup.project,
+            pins=self.pins,
+            # The frozen system prompt and the tools fill the window too: both ledger numbers
+            # count them.
             estimate_before=self.estimate(),
-            # Room for the summarizer's own instructions and its answer.
-            summary_budget=self.setup.context_window // 2,
+            keep=keep,
         )
+        if outcome.window is not None:
+            self.window = outcome.window
         if not isinstance(outcome, Compacted):
             return outcome.reason
         self.history = list(outcome.history)
         self.recap = outcome.recap
         self.chars = sum(message_chars(m) for m in self.history)
+        kept = {id(m) for m in self.history}
+        self.cut_views = {key: v for key, v in self.cut_views.items() if key in kept}
         # The last bill counted the evicted messages; it says nothing about the new history.
         self.billed = 0
+        self.grown = 0
         return ""
+
+    def make_fit(
+        self, trigger: str, focus: str = "", keep: int | None = None, *, room: int | None = None
+    ) -> Generator[Effect, Any, str]:
+        """Compact, then climb the shrink ladder if the history still does not fit ``room``
+        (local tokens; by default what a compaction must leave behind).
+
+        Returns '' when something changed and the history fits, ``NOT_ENOUGH_HISTORY`` when
+        nothing needed to change (no safe cut, and it fits already), else why it does not fit.
+        """
+        why_not = yield from self.compaction(trigger, focus, keep)
+        if why_not and why_not != NOT_ENOUGH_HISTORY:
+            return why_not
+        limit = self.window.history_target_local if room is None else room
+        excess = self.history_local() - limit
+        if excess <= 0:
+            return why_not
+        shrunk = yield from self.shrink(trigger, excess)
+        if shrunk < 0:
+            return SESSION_CHANGED
+        if self.history_local() > limit:
+            return self.too_big(limit)
+        return ""
+
+    def shrink(self, trigger: str, excess: int) -> Generator[Effect, Any, int]:
+        """Elide the oldest oversized payloads until ``excess`` local tokens are saved.
+
+        Returns how many payloads were elided, or -1 when the session changed meanwhile.
+        """
+        plan = plan_shrink(self.history, excess, self.setup.elide_bytes)
+        if not plan:
+            return 0
+        replaced: dict[int, Message] = {}
+        for payload in plan:
+            current = replaced.get(payload.index, self.history[payload.index])
+            view_of = self.cut_views.get(id(self.history[payload.index]))
+            if view_of is not None and payload.call is None:
+                stored, spill = view_of[1].text, view_of[2]
+            else:
+                stored = payload.text
+                spill = yield SpillText(stored)
+            marker = elided_payload(len(stored.encode("utf-8", "surrogatepass")), spill)
+            replaced[payload.index] = with_elided(current, payload, marker)
+        before = self.estimate()
+        chars = self.chars + sum(
+            message_chars(m) - message_chars(self.history[i]) for i, m in replaced.items()
+        )
+        after = estimate_tokens(chars + self.window.overhead_chars)
+        applied = yield ShrinkPayloads(tuple(sorted(replaced.items())), trigger, before, after)
+        if not applied:
+            return -1
+        for index, message in replaced.items():
+            self.history[index] = message
+        self.chars = chars
+        self.billed = 0
+        yield Record(
+            "shrink",
+            {
+                "trigger": trigger,
+                "elided": len(plan),
+                "messages": len(replaced),
+                "estimate_before": before,
+                "estimate_after": after,
+            },
+        )
+        return len(plan)
+
+    def too_big(self, limit: int) -> str:
+        """What is too big, and what to do about it."""
+        window = self.window
+        if window.request_room_local <= 0:
+            return (
+                f"the system prompt and the tool definitions alone take about "
+                f"{window.provider(window.overhead_local):,} of the {window.tokens:,} tokens of "
+                "the window (as the provider counts them). Use a model with a larger window, "
+                "or shorten AGENTS.md, the rules and the memory files"
+            )
+        largest = max(self.history, key=message_chars, default=None)
+        what = ""
+        if largest is not None:
+            kind = f"{largest.kind} " if largest.kind else ""
+            what = (
+                f"; its largest message is a {kind}{largest.role} message of "
+                f"{message_chars(largest):,} characters"
+            )
+        pinned = sum(len(p) for p in self.pins)
+        pins = f" ({pinned:,} characters of them are pinned notes: seri pin --rm)" if pinned else ""
+        return (
+            f"the session does not fit the window even with every tool payload elided: the "
+            f"history needs about {window.provider(self.history_local()):,} tokens and may "
+            f"take {window.provider(limit):,} of the {window.tokens:,}{what}{pins}. Start a new "
+            "session (/clear), or use a model with a larger window (context_window in "
+            "config.json)"
+        )
 
 
 def run_task(
@@ -168,6 +367,7 @@ def run_task(
     """Work on ``prompt`` until the model answers without tool calls, or the budget ends."""
     loop = _Loop(setup, conversation)
     loop.turns = turns_used
+    yield from loop.cap_history()
     yield loop.add((prompt,))
     while True:
         if loop.turns >= setup.max_turns:
@@ -183,7 +383,8 @@ def run_task(
         loop.turns += 1
         if reply.usage is not None and reply.usage.input_tokens:
             loop.billed = reply.usage.input_tokens
-        yield UpdateCounters(loop.turns, loop.billed)
+            loop.window = loop.window.learned(reply.usage.input_tokens, loop.request_local)
+        yield loop.counters()
         yield loop.add((reply.message,))
         if not reply.message.tool_calls:
             yield Record("turn_end", {"status": "done", "turns": loop.turns})
@@ -196,27 +397,38 @@ def run_task(
 
 def _model_call(loop: _Loop) -> Generator[Effect, Any, ModelReply | TaskEnd]:
     """One model call with at most one automatic and one overflow compaction."""
-    setup = loop.setup
+    yield from loop.cap_history()
     estimate = loop.estimate()
-    if should_compact(estimate, setup.context_window):
-        why_not = yield from loop.compaction("auto")
+    # A compaction is followed by another in the same task only once the history grew by the
+    # keep budget: otherwise a recap and tail near half the window would compact every call.
+    grown_enough = loop.grown is None or loop.grown >= loop.window.keep_local
+    if should_compact(estimate, loop.window.tokens) and grown_enough:
+        # The ladder only when the request could not be sent at all.
+        why_not = yield from loop.make_fit("auto", room=loop.window.request_room_local)
         if why_not and why_not != NOT_ENOUGH_HISTORY:
             # Fail-soft: the turn goes on with the uncompacted history. (No safe cut yet is
             # not a failure: it would only repeat before every call until one exists.)
             yield Say(f"warning: automatic compaction skipped: {why_not}")
-    reply = yield CallModel(tuple(loop.history), "turn", setup.system_prompt)
+    reply = yield from _send(loop)
     if isinstance(reply, ModelFailed) and reply.overflow:
         refused = loop.estimate()
-        yield Record("overflow", {"error": reply.error, "estimate": refused})
-        why_not = yield from loop.compaction(
-            "overflow", keep_tokens=overflow_keep_tokens(setup.keep_tokens, refused)
+        loop.window = loop.window.refused(
+            reply.overflow_numbers, loop.request_local, sized_for=loop.window.scale
         )
+        yield Record(
+            "overflow",
+            {"error": reply.error, "estimate": refused, "token_scale": round(loop.window.scale, 3)},
+        )
+        keep = overflow_keep_tokens(loop.window.keep_local, loop.request_local)
+        why_not = yield from loop.make_fit("overflow", keep=keep)
+        if why_not == NOT_ENOUGH_HISTORY:
+            why_not = "no safe cut exists and no tool payload is left to shrink"
         if why_not:
             yield Record("turn_end", {"status": "overflow", "turns": loop.turns})
             return loop.end(
                 "overflow", detail=f"the request is too long and compaction failed: {why_not}"
             )
-        reply = yield CallModel(tuple(loop.history), "turn", setup.system_prompt)
+        reply = yield from _send(loop)
         if isinstance(reply, ModelFailed) and reply.overflow:
             yield Record("turn_end", {"status": "overflow", "turns": loop.turns})
             return loop.end(
@@ -249,6 +461,15 @@ def _model_call(loop: _Loop) -> Generator[Effect, Any, ModelReply | TaskEnd]:
     return reply
 
 
+def _send(loop: _Loop) -> Generator[Effect, Any, ModelReply | ModelFailed]:
+    """The turn request, its local size noted for comparing with the provider's count."""
+    loop.request_local = loop.local_estimate()
+    reply: ModelReply | ModelFailed = yield CallModel(
+        tuple(loop.history), "turn", loop.setup.system_prompt
+    )
+    return reply
+
+
 def overflow_keep_tokens(keep_tokens: int, refused_estimate: int) -> int:
     """The keep budget of the compaction that answers a provider's "too long".
 
@@ -256,6 +477,7 @@ def overflow_keep_tokens(keep_tokens: int, refused_estimate: int) -> int:
     tail that was refused, and cutting the same history by the same budget finds the same tail
     again (no cut, so the overflow retry could never happen). And the window seri believed in
     was evidently too large. So this one compaction keeps at most a quarter of what was refused.
+    Both in local tokens.
     """
     return max(1, min(keep_tokens, refused_estimate // 4))
 
@@ -359,10 +581,12 @@ def _one_call(
                 },
             )
             return ToolRun("denied by user", is_error=True)
-    run = yield RunTool(call, arguments)
+    run = yield RunTool(call, arguments, loop.window.result_cap_chars)
     assert isinstance(run, ToolRun)
     if run.interrupted:
         run = attrs.evolve(run, text=run.text or INTERRUPTED_RESULT, is_error=True)
+    whole = len(run.text.encode("utf-8", "replace"))
+    run = attrs.evolve(run, text=(yield from loop.capped_result(run.text)))
     yield Record(
         "tool_result",
         {
@@ -370,7 +594,7 @@ def _one_call(
             "name": call.name,
             "ok": not run.is_error,
             "interrupted": run.interrupted,
-            "bytes": len(run.text.encode("utf-8", "replace")),
+            "bytes": whole,
             # The recorder stores a large result as {"elided": true, "originalBytes": N}.
             "text": run.text,
         },
@@ -381,7 +605,13 @@ def _one_call(
 def compact_on_demand(
     setup: TaskSetup, conversation: Conversation, focus: str, trigger: str = "manual"
 ) -> Generator[Effect, Any, tuple[Conversation, str]]:
-    """``/compact [focus]``: the same primitive, without waiting for the 50% trigger."""
+    """``/compact [focus]``: the same primitive, without waiting for the 50% trigger.
+
+    It never leaves a session that does not fit under half the window: when the compaction
+    (or no safe cut) leaves too much, the shrink ladder runs; when even that cannot make it fit,
+    the answer says why (and the caller exits 1).
+    """
     loop = _Loop(setup, conversation)
-    why_not = yield from loop.compaction(trigger, focus)
+    yield from loop.cap_history()
+    why_not = yield from loop.make_fit(trigger, focus)
     return loop.conversation(), why_not

@@ -54,13 +54,20 @@ def test_merge_paths_is_idempotent_and_associative(
     assert merge_paths(ab, c) == merge_paths(a, merge_paths(b, c))
 
 
+def by_last_touch(paths: tuple[str, ...]) -> tuple[str, ...]:
+    """Each path once, ordered by its last occurrence."""
+    last = {p: i for i, p in enumerate(paths)}
+    return tuple(sorted(last, key=last.__getitem__))
+
+
 @given(touched, touched)
-def test_merge_paths_keeps_first_appearance_order(a: TouchedPaths, b: TouchedPaths) -> None:
-    """Lists are in order of first appearance, old before new."""
+def test_merge_paths_orders_by_most_recent_touch(a: TouchedPaths, b: TouchedPaths) -> None:
+    """Lists are in order of each path's last touch, old before new: a path touched again
+    moves to the end (the recap shows the end first)."""
     merged = merge_paths(a, b)
-    assert merged.modified == tuple(dict.fromkeys(a.modified + b.modified))
+    assert merged.modified == by_last_touch(a.modified + b.modified)
     written = set(merged.modified)
-    assert merged.read == tuple(p for p in dict.fromkeys(a.read + b.read) if p not in written)
+    assert merged.read == tuple(p for p in by_last_touch(a.read + b.read) if p not in written)
 
 
 tool_names = st.sampled_from(["read_file", "write_file", "edit", "bash", "grep"])

@@ -1,0 +1,111 @@
+"""``seri compact --dry-run``: what a compaction would do, shown without doing it."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+from seri.pure.errors import EXIT_OK
+
+if TYPE_CHECKING:
+    from seri.commands.compact import ShellCompaction
+    from seri.pure.compaction import CompactionPlan
+
+
+def show_plan(job: ShellCompaction, focus: str, *, as_json: bool) -> int:
+    from seri.io.recorder import Recorder
+    from seri.pure.compaction import plan_compaction
+    from seri.pure.effects import CallModel
+
+    state, conversation = job.read()
+    caller = job.model(Recorder(job.store, job.session_id, job.redactor, enabled=False))
+    setup = job.setup(state, caller)
+    window = setup.window(conversation.token_scale)
+    overhead = window.overhead_chars
+    chars = conversation.total_chars + overhead
+    plan = plan_compaction(
+        conversation.history,
+        conversation.recap,
+        window=window,
+        elide_bytes=setup.elide_bytes,
+        focus=focus,
+        project=setup.project,
+        pins=conversation.pins,
+        estimate_before=max(conversation.last_input_tokens, -(-chars // 4)),
+    )
+    first = caller.body(CallModel(plan.chunks[0].request, "summary")) if plan.chunks else None
+    report = plan_report(job.session_id, plan, first)
+    if as_json:
+        sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(plan_text(report))
+    return EXIT_OK
+
+
+def plan_report(
+    session_id: str, plan: CompactionPlan, first_request: dict[str, Any] | None
+) -> dict[str, Any]:
+    window = plan.window
+    cut = plan.cut
+    return {
+        "session": session_id,
+        "context_window": window.tokens,
+        "token_scale": round(window.scale, 3),
+        "token_scale_measured": window.measured,
+        "keep_tokens": window.keep_tokens,
+        "estimate_before": plan.estimate_before,
+        "estimate_after": plan.estimate_after,
+        "cut": None
+        if cut is None
+        else {"evicted": cut.evicted_count, "kept_tokens": cut.kept_tokens},
+        "chunks": [
+            {
+                "first": c.start,
+                "last": c.end - 1,
+                "messages": c.end - c.start,
+                "tokens": c.local_tokens,
+            }
+            for c in plan.chunks
+        ],
+        "shrink": [
+            {
+                "message": p.index,
+                "payload": "result" if p.call is None else "arguments",
+                "chars": len(p.text),
+            }
+            for p in plan.shrink
+        ],
+        "summarizer_request": first_request,
+    }
+
+
+def plan_text(report: dict[str, Any]) -> str:
+    scale = report["token_scale"]
+    measured = "measured" if report["token_scale_measured"] else "not measured yet"
+    lines = [
+        f"session {report['session']}: window {report['context_window']:,} tokens, "
+        f"token scale {scale} ({measured}), keep about {report['keep_tokens']:,} tokens",
+        f"estimate before: {report['estimate_before']:,}; after: about "
+        f"{report['estimate_after']:,} (characters / 4, system prompt and tools included)",
+    ]
+    cut = report["cut"]
+    if cut is None:
+        lines.append("cut: none (no safe cut evicts four messages); nothing to summarize")
+    else:
+        lines.append(
+            f"cut: {cut['evicted']} messages evicted, the rest kept ({cut['kept_tokens']:,} tokens)"
+        )
+        chunks = report["chunks"]
+        lines.append(f"summarizer: {len(chunks)} request(s), oldest first:")
+        lines.extend(
+            f"  {n}. messages {c['first']}–{c['last']} ({c['messages']}), {c['tokens']:,} tokens"
+            for n, c in enumerate(chunks, 1)
+        )
+    if report["shrink"]:
+        lines.append(f"then the shrink ladder would elide {len(report['shrink'])} payload(s)")
+    request = report["summarizer_request"]
+    if request is not None:
+        lines.append("\nthe first summarizer request, exactly:")
+        lines.append(json.dumps(request, ensure_ascii=False, indent=2))
+    return "\n".join(lines) + "\n"

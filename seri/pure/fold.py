@@ -1,0 +1,117 @@
+"""The summarizer's view of an evicted part too long for one request: chunks, oldest first.
+
+Compaction folds: the first chunk is summarized (updating the previous recap, if any), the next
+chunk updates that recap, and so on, so the summarizer sees everything that is evicted, the
+user's first words included, and every request fits the window. Each chunk holds as many
+messages as fit the room a request has left after its own instructions and the recap so far;
+a single message too long for any request is shortened in the summarizer's copy (its head and
+tail, with a marker), never dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from seri.pure.recap import Recap, elide_payloads, render_transcript, summarizer_messages
+from seri.pure.records import Message
+from seri.pure.tokens import estimate_tokens
+
+# Separators between transcript entries.
+_ENTRY_FRAMING = 2
+# A message is shown with at least this much, however tight the room.
+MIN_ENTRY_CHARS = 400
+
+
+@attrs.frozen
+class Chunk:
+    """Messages ``[start, end)`` of the history, and the request that summarizes them."""
+
+    start: int
+    end: int
+    request: tuple[Message, ...]
+
+    @property
+    def local_tokens(self) -> int:
+        return request_tokens(self.request)
+
+
+def request_tokens(request: Sequence[Message]) -> int:
+    """A summarizer request's size in local units (what the provider's count is compared to)."""
+    return estimate_tokens(sum(len(m.text) for m in request))
+
+
+def summarizer_copy(message: Message, elide_bytes: int, max_chars: int) -> Message:
+    """What the summarizer reads of one message: payloads elided, and no more than about
+    ``max_chars`` characters of transcript."""
+    (copy,) = elide_payloads((message,), elide_bytes)
+    excess = entry_chars(copy) - max_chars
+    if excess <= 0:
+        return copy
+    text = copy.text
+    # Tool calls are at most elide_bytes each: the text is what can give way.
+    return attrs.evolve(copy, text=shortened(text, max(0, len(text) - excess)))
+
+
+def shortened(text: str, max_chars: int) -> str:
+    """``text`` in about ``max_chars`` characters: its head and tail around a marker."""
+    if len(text) <= max_chars:
+        return text
+    marker = f"\n[… {len(text)} characters in all; the middle is left out for the recap …]\n"
+    room = max(0, max_chars - len(marker))
+    head = room * 2 // 3
+    tail = room - head
+    return text[:head] + marker + (text[len(text) - tail :] if tail else "")
+
+
+def entry_chars(message: Message) -> int:
+    """Characters one message adds to a summarizer transcript."""
+    return len(render_transcript((message,))) + _ENTRY_FRAMING
+
+
+def next_chunk(
+    history: Sequence[Message],
+    start: int,
+    end: int,
+    previous: Recap | None,
+    *,
+    room_tokens: int,
+    focus: str,
+    elide_bytes: int,
+    project: str = "",
+) -> Chunk:
+    """The chunk that starts at ``start``: as many of ``history[start:end]`` as one request of
+    at most ``room_tokens`` local tokens holds (at least one message, shortened if need be).
+
+    Its work is proportional to the chunk, not to the history.
+    """
+    if not 0 <= start < end <= len(history):
+        raise ValueError(f"no messages to summarize in [{start}, {end})")
+    bare = request_tokens(summarizer_messages(previous, (), focus, elide_bytes, project))
+    free = max(0, (room_tokens - bare) * 4)
+    copies: list[Message] = []
+    sizes: list[int] = []
+    used = 0
+    stop = start
+    while stop < end:
+        copy = summarizer_copy(history[stop], elide_bytes, max(free, MIN_ENTRY_CHARS))
+        size = entry_chars(copy)
+        if copies and used + size > free:
+            break
+        copies.append(copy)
+        sizes.append(size)
+        used += size
+        stop += 1
+    while True:
+        request = summarizer_messages(
+            previous, history[start:stop], focus, elide_bytes, project, copies=copies
+        )
+        over = (request_tokens(request) - room_tokens) * 4
+        if over <= 0 or len(copies) == 1:
+            return Chunk(start, stop, request)
+        # The paths section did not fit beside the messages: give back as many as needed.
+        while len(copies) > 1 and over > 0:
+            over -= sizes.pop()
+            copies.pop()
+            stop -= 1

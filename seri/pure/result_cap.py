@@ -1,0 +1,79 @@
+"""One tool result's share of the window: what enters the history when a result is too long.
+
+A result over the cap keeps its head and its tail; the middle is left out with a marker that
+says how much is missing and where the whole text is (a spill file), with the line to page on
+from. The same cut serves a result as a tool returns it and a stored result of an older or
+imported session when a request is built (the store keeps every byte; the request carries the
+cut form).
+"""
+
+from __future__ import annotations
+
+from seri.pure.window import RESULT_BYTE_CAP
+
+# Of what is kept, this share is the head; the tail (where commands print their errors and
+# summaries) gets the rest.
+HEAD_SHARE = 0.6
+# Room for the marker line itself.
+MARKER_ROOM = 320
+
+
+def needs_cap(text: str, cap_chars: int) -> bool:
+    """Whether ``text`` is over ``cap_chars`` characters or the byte cap."""
+    if len(text) > cap_chars:
+        return True
+    # A UTF-8 character takes at most 4 bytes: short texts need no encoding.
+    return 4 * len(text) > RESULT_BYTE_CAP and len(text.encode("utf-8")) > RESULT_BYTE_CAP
+
+
+def cap_result(text: str, cap_chars: int, full_text_at: str) -> str:
+    """``text`` cut to fit ``cap_chars`` characters (and the byte cap), or ``text`` itself.
+
+    ``full_text_at`` is the file holding the whole text ("" when it could not be written).
+    """
+    if not needs_cap(text, cap_chars):
+        return text
+    room = max(cap_chars - MARKER_ROOM, 2)
+    while True:
+        head_end = _line_end_before(text, int(room * HEAD_SHARE))
+        tail_start = _line_start_after(text, len(text) - (room - head_end))
+        head, tail = text[:head_end], text[tail_start:]
+        kept_bytes = len(head.encode("utf-8", "surrogatepass")) + len(
+            tail.encode("utf-8", "surrogatepass")
+        )
+        if kept_bytes + MARKER_ROOM <= RESULT_BYTE_CAP or room <= 2:
+            break
+        room = max(2, room * (RESULT_BYTE_CAP - MARKER_ROOM) // (kept_bytes + 1) - 1)
+    return head + _marker(text, head, tail, full_text_at) + tail
+
+
+def _marker(text: str, head: str, tail: str, full_text_at: str) -> str:
+    omitted = len(text) - len(head) - len(tail)
+    total_lines = text.count("\n") + 1
+    omitted_lines = text.count("\n", len(head), len(text) - len(tail))
+    next_line = head.count("\n") + 1
+    where = (
+        f"the whole result is in {full_text_at}: page through it with read_file "
+        f"(offset={next_line} is the first line left out)"
+        if full_text_at
+        else "the rest was not kept"
+    )
+    return (
+        f"\n[… {omitted} of {len(text)} characters ({omitted_lines} of {total_lines} lines) "
+        f"left out here to fit the context window; {where} …]\n"
+    )
+
+
+def _line_end_before(text: str, index: int) -> int:
+    """``index``, moved back to just after a line end when one is near."""
+    index = max(0, min(index, len(text)))
+    newline = text.rfind("\n", max(0, index - index // 5), index)
+    return newline + 1 if newline >= 0 else index
+
+
+def _line_start_after(text: str, index: int) -> int:
+    """``index``, moved forward to the start of a line when one is near."""
+    index = max(0, min(index, len(text)))
+    reach = (len(text) - index) // 5
+    newline = text.find("\n", index, index + reach)
+    return newline + 1 if newline >= 0 else index

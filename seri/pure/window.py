@@ -1,0 +1,207 @@
+"""How a context window is shared out, in the provider's tokens.
+
+The trigger's estimate stays the spec's: the larger of the last billed input tokens and
+``ceil(characters / 4)``. Everything compaction *sizes* (the kept tail, a tool result entering
+the history, each summarizer request, the history a compaction must leave behind) is stated in
+the provider's own tokens and converted to local units, ``ceil(characters / 4)``, with the
+*scale*: how many provider tokens one local token turned out to be. Tokenizers denser than four
+characters a token (digits, JSON, CJK, many code tokenizers) have scales of 2 to 4; without the
+scale "keep 20,000 tokens" would keep three times as much as the provider can take.
+
+The scale is learned from what the provider reports about a request whose local size seri
+knows: billed ``prompt_tokens``, or the prompt tokens an overflow message states. It is never
+taken below 1, so a budget in local units is never larger than the same budget counted as the
+trigger counts it (``max`` of billed and local): sizing by the scale can only make compaction
+earlier, never make it thrash. Until a first measurement, requests whose refusal would cost a
+whole compaction (the summarizer's) are sized for ``UNMEASURED_SCALE``, the densest tokenizer
+seen in practice; their usage then measures the real scale.
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+
+from seri.pure.cuts import keep_budget
+from seri.pure.provider_errors import OverflowNumbers
+from seri.pure.tokens import estimate_tokens
+
+# A tool result entering the history takes at most this share of the window...
+RESULT_WINDOW_SHARE = 8
+# ... and never more than the tools' own byte caps (read_file's 50 KB, bash's 25 KB head and
+# 25 KB tail), nor so little that a result says nothing.
+RESULT_BYTE_CAP = 50_000
+MIN_RESULT_CHARS = 1_000
+
+# The room left for an answer: the configured max_tokens, else this much, at most an eighth of
+# the window.
+DEFAULT_ANSWER_TOKENS = 4_096
+ANSWER_WINDOW_SHARE = 8
+
+MAX_SCALE = 16.0
+UNMEASURED_SCALE = 4.0
+# Requests are filled to this share of their room: the provider's chat template adds tokens per
+# message that no character count sees.
+FILL = 0.9
+
+
+def clamp_scale(scale: float) -> float:
+    """A scale seri can size by: at least 1, at most ``MAX_SCALE``; nonsense becomes 1."""
+    if not math.isfinite(scale) or scale < 1.0:
+        return 1.0
+    return min(scale, MAX_SCALE)
+
+
+def measured_scale(provider_tokens: int, local_tokens: int) -> float | None:
+    """The scale a provider's count of a request of ``local_tokens`` shows, or None."""
+    if provider_tokens <= 0 or local_tokens <= 0:
+        return None
+    return clamp_scale(provider_tokens / local_tokens)
+
+
+@attrs.frozen
+class Window:
+    """One model's window as seri shares it out.
+
+    ``tokens`` is the context window and ``keep_tokens`` the keep budget (already at most a
+    quarter of it), both in provider tokens. ``overhead_chars`` is what every turn request
+    carries besides the history: the frozen system prompt and the tool definitions.
+    ``answer_tokens`` is kept free for the model's answer. ``scale`` is provider tokens per
+    local token; ``measured`` says whether a provider ever reported a count to learn it from.
+    """
+
+    tokens: int
+    keep_tokens: int
+    overhead_chars: int = 0
+    answer_tokens: int = 0
+    scale: float = 1.0
+    measured: bool = False
+
+    @classmethod
+    def of(
+        cls,
+        tokens: int,
+        keep_tokens: int,
+        *,
+        overhead_chars: int = 0,
+        max_tokens: int | None = None,
+        scale: float = 0.0,
+    ) -> Window:
+        """A window; ``scale`` 0 means not measured yet, ``max_tokens`` the configured one."""
+        if tokens <= 0:
+            raise ValueError(f"a context window must be positive: {tokens}")
+        answer = min(DEFAULT_ANSWER_TOKENS, tokens // ANSWER_WINDOW_SHARE)
+        if max_tokens:
+            answer = max(answer, min(max_tokens, tokens // 2))
+        return cls(
+            tokens=tokens,
+            keep_tokens=keep_budget(keep_tokens, tokens),
+            overhead_chars=overhead_chars,
+            answer_tokens=answer,
+            scale=clamp_scale(scale) if scale > 0 else 1.0,
+            measured=scale > 0,
+        )
+
+    # -- learning ------------------------------------------------------------------------------
+
+    def learned(self, provider_tokens: int, local_tokens: int) -> Window:
+        """This window with the scale a provider's count of a ``local_tokens`` request shows."""
+        scale = measured_scale(provider_tokens, local_tokens)
+        if scale is None:
+            return self
+        return attrs.evolve(self, scale=scale, measured=True)
+
+    def refused(
+        self, numbers: OverflowNumbers | None, local_tokens: int, *, sized_for: float
+    ) -> Window:
+        """This window after the provider refused a request of ``local_tokens`` as too long.
+
+        ``numbers`` are the counts its message stated. A stated limit below the window is the
+        window from now on; stated prompt tokens give the scale. A refusal they do not explain
+        (or no numbers at all) halves what the next request may hold: the scale doubles from
+        ``sized_for``, the scale the refused request was sized with.
+        """
+        window = self
+        limit = numbers.limit if numbers is not None else None
+        if limit is not None and 0 < limit < window.tokens:
+            window = attrs.evolve(
+                window,
+                tokens=limit,
+                keep_tokens=keep_budget(window.keep_tokens, limit),
+                answer_tokens=min(window.answer_tokens, max(limit // 2, 1)),
+            )
+        stated = stated_prompt_tokens(numbers)
+        measured = measured_scale(stated, local_tokens) if stated else None
+        scale = measured if measured is not None else sized_for
+        if math.ceil(local_tokens * scale) <= window.tokens - window.answer_tokens:
+            # The numbers do not explain the refusal: assume twice as dense.
+            scale = max(scale, 2 * sized_for)
+        return attrs.evolve(window, scale=clamp_scale(scale), measured=True)
+
+    # -- conversions ---------------------------------------------------------------------------
+
+    def local(self, provider_tokens: int) -> int:
+        """Provider tokens in local units (rounded down: a budget never grows by rounding)."""
+        return max(0, math.floor(provider_tokens / self.scale))
+
+    def provider(self, local_tokens: int) -> int:
+        """Local units in provider tokens, as far as the scale knows (rounded up)."""
+        return math.ceil(local_tokens * self.scale)
+
+    @property
+    def overhead_local(self) -> int:
+        return estimate_tokens(self.overhead_chars)
+
+    # -- budgets, in local units ---------------------------------------------------------------
+
+    @property
+    def keep_local(self) -> int:
+        """The keep budget: about ``keep_tokens`` of the provider's tokens."""
+        return max(1, self.local(self.keep_tokens))
+
+    @property
+    def half_local(self) -> int:
+        return self.local(self.tokens // 2)
+
+    @property
+    def request_room_local(self) -> int:
+        """What a turn request can hold for the history, the answer's room kept free."""
+        return self.local(self.tokens - self.answer_tokens) - self.overhead_local
+
+    @property
+    def history_target_local(self) -> int:
+        """The most history (recap and messages) a compaction may leave behind.
+
+        Under half the window with the system prompt and tools counted. Where those alone take
+        (nearly) half of a small window, the keep budget instead; and never more than a request
+        can carry.
+        """
+        wanted = max(self.half_local - self.overhead_local, self.keep_local)
+        return max(1, min(wanted, self.request_room_local))
+
+    @property
+    def result_cap_chars(self) -> int:
+        """The most characters one tool result may bring into the history."""
+        share = self.local(self.tokens // RESULT_WINDOW_SHARE) * 4
+        return max(MIN_RESULT_CHARS, min(RESULT_BYTE_CAP, share))
+
+    def summary_room_local(self) -> int:
+        """What one summarizer request may hold, prompt included, in local units.
+
+        Sized for ``UNMEASURED_SCALE`` until the provider has reported a count.
+        """
+        scale = self.scale if self.measured else max(self.scale, UNMEASURED_SCALE)
+        room = (self.tokens - self.answer_tokens) / scale
+        return max(1, math.floor(room * FILL))
+
+
+def stated_prompt_tokens(numbers: OverflowNumbers | None) -> int | None:
+    """The prompt tokens a provider's overflow message states, where it states them."""
+    if numbers is None:
+        return None
+    if numbers.input_tokens:
+        return numbers.input_tokens
+    if numbers.requested and numbers.output_tokens is not None:
+        return max(0, numbers.requested - numbers.output_tokens) or None
+    return numbers.requested or None
