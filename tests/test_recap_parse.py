@@ -235,7 +235,8 @@ def test_render_recap() -> None:
         "## Blockers\n(none)\n\n"
         "## Next steps\n- Commit\n\n"
         "Read:\n- setup.cfg\n"
-        "Modified:\n- README.md\n- docs/a b.md\n\n"
+        # Most recently touched first.
+        "Modified:\n- docs/a b.md\n- README.md\n\n"
         "## Notes\n- multi\n  line"
     )
 

@@ -31,19 +31,3 @@ def test_no_rules_no_section() -> None:
     assert rules_section([Message(role="user", text="hi")]) == ""
 
 
-@given(st.lists(st.integers(1, 400), min_size=1, max_size=60), st.integers(50, 3000))
-def test_summarizer_input_fits_its_budget_and_keeps_the_newest(
-    sizes: list[int], budget: int
-) -> None:
-    from seri.pure.compaction import summarizer_input
-    from seri.pure.cuts import message_tokens
-
-    evicted = [Message(role="user", text="w" * (4 * n)) for n in sizes]
-    shown = summarizer_input(evicted, 10_000, budget)
-    if sum(sizes) <= budget:
-        assert list(shown) == evicted
-        return
-    note, *tail = shown
-    assert note.text.startswith(f"[{len(evicted) - len(tail)} older messages")
-    assert tail == evicted[len(evicted) - len(tail) :]
-    assert sum(message_tokens(m) for m in tail) <= budget
