@@ -48,11 +48,15 @@ def run_seri_here(
     """``seri ARGV`` in this process, with ``env`` (SERI_HOME and the like) and ``cwd``."""
     from seri.commands.main import main
 
-    out, err = io.StringIO(), io.StringIO()
+    # Byte-backed, as a real stdout is: some commands write to sys.stdout.buffer.
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+    err = io.StringIO()
     with (
         _process_state(env, cwd, stdin),
         contextlib.redirect_stdout(out),
         contextlib.redirect_stderr(err),
     ):
         code = main(list(argv))
-    return Ran(code, out.getvalue(), err.getvalue())
+    out.flush()
+    written = out.buffer.getvalue().decode("utf-8")  # type: ignore[attr-defined]
+    return Ran(code, written, err.getvalue())

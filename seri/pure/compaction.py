@@ -262,6 +262,16 @@ class Fold:
             self.window = self.window.refused(
                 reply.overflow_numbers, chunk.local_tokens, sized_for=summary_scale(self.window)
             )
+            yield Record(
+                "overflow",
+                {
+                    "error": reply.error,
+                    "estimate": chunk.local_tokens,
+                    "purpose": "summary",
+                    "token_scale": round(self.window.scale, 3),
+                    "context_window": self.window.tokens,
+                },
+            )
             chunk = self.chunk(end)
             reply = yield CallModel(chunk.request, "summary")
             self.calls += 1

@@ -417,7 +417,13 @@ def _model_call(loop: _Loop) -> Generator[Effect, Any, ModelReply | TaskEnd]:
         )
         yield Record(
             "overflow",
-            {"error": reply.error, "estimate": refused, "token_scale": round(loop.window.scale, 3)},
+            {
+                "error": reply.error,
+                "estimate": refused,
+                "purpose": "turn",
+                "token_scale": round(loop.window.scale, 3),
+                "context_window": loop.window.tokens,
+            },
         )
         keep = overflow_keep_tokens(loop.window.keep_local, loop.request_local)
         why_not = yield from loop.make_fit("overflow", keep=keep)
