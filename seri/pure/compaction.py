@@ -240,13 +240,14 @@ class Fold:
         self.done = 0
         self.calls = 0
 
-    def chunk(self, end: int) -> Chunk:
+    def chunk(self, end: int, at_most: int | None = None) -> Chunk:
+        room = self.window.summary_room_local()
         return next_chunk(
             self.history,
             self.done,
             end,
             self.recap,
-            room_tokens=self.window.summary_room_local(),
+            room_tokens=room if at_most is None else min(room, at_most),
             focus=self.focus,
             elide_bytes=self.elide_bytes,
             project=self.project,
@@ -272,7 +273,8 @@ class Fold:
                     "context_window": self.window.tokens,
                 },
             )
-            chunk = self.chunk(end)
+            # Never the same request again, whatever the numbers said.
+            chunk = self.chunk(end, at_most=chunk.local_tokens * 3 // 4)
             reply = yield CallModel(chunk.request, "summary")
             self.calls += 1
             if isinstance(reply, ModelFailed) and reply.overflow:

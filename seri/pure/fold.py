@@ -49,8 +49,13 @@ def summarizer_copy(message: Message, elide_bytes: int, max_chars: int) -> Messa
     excess = entry_chars(copy) - max_chars
     if excess <= 0:
         return copy
+    if copy.tool_calls:
+        # Several calls, each under the elision threshold, can still be too much together.
+        (copy,) = elide_payloads((copy,), 0)
+        excess = entry_chars(copy) - max_chars
+        if excess <= 0:
+            return copy
     text = copy.text
-    # Tool calls are at most elide_bytes each: the text is what can give way.
     return attrs.evolve(copy, text=shortened(text, max(0, len(text) - excess)))
 
 
@@ -108,10 +113,17 @@ def next_chunk(
             previous, history[start:stop], focus, elide_bytes, project, copies=copies
         )
         over = (request_tokens(request) - room_tokens) * 4
-        if over <= 0 or len(copies) == 1:
+        if over <= 0:
             return Chunk(start, stop, request)
-        # The paths section did not fit beside the messages: give back as many as needed.
-        while len(copies) > 1 and over > 0:
-            over -= sizes.pop()
-            copies.pop()
-            stop -= 1
+        if len(copies) > 1:
+            # The paths section did not fit beside the messages: give back as many as needed.
+            while len(copies) > 1 and over > 0:
+                over -= sizes.pop()
+                copies.pop()
+                stop -= 1
+            continue
+        # One message: its copy gives way, until there is nothing left to give.
+        smaller = summarizer_copy(history[start], elide_bytes, sizes[0] - over)
+        if entry_chars(smaller) >= sizes[0]:
+            return Chunk(start, stop, request)
+        copies[0], sizes[0] = smaller, entry_chars(smaller)

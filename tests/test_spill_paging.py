@@ -1,0 +1,64 @@
+"""Spill files: the whole text of a cut result, kept for the model to page through."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import attrs
+
+from seri.io.spill import keep_text
+from seri.io.tools import ToolContext, run_tool
+
+
+def contexts(tmp_path: Path) -> tuple[ToolContext, Path]:
+    project, spill = tmp_path / "project", tmp_path / "profile" / "spill"
+    project.mkdir()
+    return ToolContext(project=project, spill_dir=spill), spill
+
+
+def test_a_kept_text_is_one_private_file_per_content(tmp_path: Path) -> None:
+    spill = tmp_path / "spill"
+    first = keep_text(spill, "line\n" * 1000)
+    assert first and Path(first).read_text() == "line\n" * 1000
+    assert stat.S_IMODE(os.stat(first).st_mode) == 0o600
+    assert keep_text(spill, "line\n" * 1000) == first
+    assert keep_text(spill, "other") != first
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")
+    assert keep_text(blocked / "spill", "x") == ""
+
+
+def test_read_file_pages_through_a_spill_file_outside_the_project(tmp_path: Path) -> None:
+    ctx, spill = contexts(tmp_path)
+    path = keep_text(spill, "".join(f"row {n}\n" for n in range(1, 5001)))
+    first = run_tool("read_file", {"path": path, "limit": 10}, ctx)
+    assert not first.is_error and first.text.startswith("     1\trow 1\n")
+    later = run_tool("read_file", {"path": path, "offset": 4000, "limit": 2}, ctx)
+    assert later.text.startswith("  4000\trow 4000\n  4001\trow 4001")
+
+
+def test_only_the_spill_directory_is_readable_outside_the_project(tmp_path: Path) -> None:
+    ctx, spill = contexts(tmp_path)
+    keep_text(spill, "x")
+    secret = tmp_path / "profile" / "config.json"
+    secret.write_text("{}")
+    refused = run_tool("read_file", {"path": str(secret)}, ctx)
+    assert refused.is_error and "outside the project" in refused.text
+    (spill / "link").symlink_to(secret)
+    through_link = run_tool("read_file", {"path": str(spill / "link")}, ctx)
+    assert through_link.is_error and "outside the project" in through_link.text
+    writing = run_tool("write_file", {"path": str(spill / "new.txt"), "content": "x"}, ctx)
+    assert writing.is_error and not (spill / "new.txt").exists()
+
+
+def test_a_tool_keeps_within_the_windows_cap(tmp_path: Path) -> None:
+    ctx, _ = contexts(tmp_path)
+    (ctx.project / "big.txt").write_text("".join(f"line {n}\n" for n in range(20_000)))
+    capped = run_tool("read_file", {"path": "big.txt"}, attrs.evolve(ctx, max_output_chars=4_000))
+    assert len(capped.text) <= 4_000
+    assert "continue with offset=" in capped.text
+    shell = run_tool("bash", {"command": "seq 1 100000"}, attrs.evolve(ctx, max_output_chars=4_000))
+    assert len(shell.text) <= 4_000 + 400
+    assert shell.text.startswith("1\n2\n") and "100000" in shell.text
