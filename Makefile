@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 JOBS ?= 2
 
-.PHONY: install demo test check golden bench clean
+.PHONY: install demo test check golden bench compaction-matrix clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,12 @@ golden: install
 
 bench: install
 	$(PY) scripts/bench/run.py
+
+# The real-session compaction matrix (it also runs in `make test`) as a table:
+# bench-results/compaction-matrix.md; and the fold's benchmark: bench-results/fold.md.
+compaction-matrix: install
+	$(PY) -m scripts.bench.compaction_matrix
+	$(PY) -m scripts.bench.fold
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
