@@ -185,11 +185,15 @@ def _print_human(session: Session, head: dict[str, Any], store: Any, session_id:
                 c["trigger"],
                 str(c["evicted"]),
                 f"{c['estimate_before']} -> {c['estimate_after']}",
+                str(c["summary_calls"]),
+                str(c["elided"]),
                 c["focus"] or "-",
             ]
             for c in head["compactions"]
         ]
-        table = render_table(["AT", "TRIGGER", "EVICTED", "ESTIMATE", "FOCUS"], rows)
+        table = render_table(
+            ["AT", "TRIGGER", "EVICTED", "ESTIMATE", "CALLS", "ELIDED", "FOCUS"], rows
+        )
         out.write("".join(f"  {line}\n" for line in table.split("\n")))
     out.write("\n")
     for seq, _created, message in conversations.iter_message_rows(store, session_id):
