@@ -21,6 +21,7 @@ from seri.pure.permissions import parse_policy
 from seri.pure.records import Message, ToolCall, Usage
 from seri.pure.tokens import estimate_tokens, messages_chars
 from seri.pure.turn import Conversation, TaskSetup, run_task
+from tests.drive_effects import drive
 
 
 class Loop:
@@ -59,15 +60,6 @@ class Loop:
             return ""
         assert isinstance(effect, Record | UpdateCounters), effect
         return None
-
-
-def drive(generator: Any, answer: Any) -> Any:
-    try:
-        effect = next(generator)
-        while True:
-            effect = generator.send(answer(effect))
-    except StopIteration as stop:
-        return stop.value
 
 
 def test_a_compaction_follows_another_only_after_the_history_grew_by_the_keep_budget() -> None:

@@ -339,15 +339,11 @@ class Driver:
 
     def _ShrinkPayloads(self, effect: ShrinkPayloads) -> bool:  # noqa: N802
         replacements = [(index, self._redacted(m)) for index, m in effect.replacements]
-        with self.store.write() as conn:
-            applied = apply_shrink(
+        return self._swap(
+            lambda conn: apply_shrink(
                 conn, self.session_id, self.revision, effect, replacements, self.clock()
             )
-            if applied:
-                self.recorder.flush_into(conn)
-        if applied:
-            self.revision += 1
-        return applied
+        )
 
     def _ApplyCompaction(self, effect: ApplyCompaction) -> bool:  # noqa: N802
         recap_message = self._redacted(effect.recap_message)
@@ -355,10 +351,16 @@ class Driver:
         effect = attrs.evolve(
             effect, recap=recap_from_dict(self.redactor.value(recap_to_dict(effect.recap)))
         )
-        with self.store.write() as conn:
-            applied = apply_compaction(
+        return self._swap(
+            lambda conn: apply_compaction(
                 conn, self.session_id, self.revision, effect, recap_message, self.clock()
             )
+        )
+
+    def _swap(self, apply: Callable[[Any], bool]) -> bool:
+        """One compare-and-swap write of the session, with the recordings made so far."""
+        with self.store.write() as conn:
+            applied = apply(conn)
             if applied:
                 self.recorder.flush_into(conn)
         if applied:

@@ -24,7 +24,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from seri.commands.profile import Profile, open_profile
-from seri.commands.running import parse_usage
+from seri.commands.running import parse_usage, whole_number
 from seri.io import memory_store
 from seri.pure.errors import EXIT_OK, EXIT_USAGE, SeriError
 from seri.pure.text_table import render_table
@@ -46,10 +46,7 @@ def run(argv: list[str]) -> int:
 
 
 def _number(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise SeriError(f"a memory entry number is needed, not {text!r}") from None
+    return whole_number(text, "a memory entry number")
 
 
 def _decide(profile: Profile, n: int, *, approve: bool) -> str:

@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING
 import attrs
 
 from seri.commands.profile import open_profile
-from seri.commands.running import parse_usage
+from seri.commands.running import parse_usage, whole_number
 from seri.io import conversations
 from seri.io.pins import add_pin, list_pins, remove_pin
-from seri.pure.errors import EXIT_OK, SeriError
+from seri.pure.errors import EXIT_OK
 
 if TYPE_CHECKING:
     from seri.commands.chat_session import ChatSession, LineOutcome
@@ -65,10 +65,7 @@ def run(argv: list[str]) -> int:
 
 
 def _number(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise SeriError(f"a pin number is needed, not {text!r}; --list shows them") from None
+    return whole_number(text, "a pin number (seri pin --session ID --list shows them)")
 
 
 def pin_slash(chat: ChatSession, text: str) -> LineOutcome:

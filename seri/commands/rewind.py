@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from seri.commands.profile import current_project, open_profile
-from seri.commands.running import parse_usage
+from seri.commands.running import parse_usage, whole_number
 from seri.io import checkpoints, conversations
 from seri.io.codec import message_from_json
 from seri.io.files import atomic_write, project_root, remove_within
@@ -260,10 +260,7 @@ def run(argv: list[str]) -> int:
 
 
 def _number(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise SeriError(f"a user message number is needed, not {text!r}") from None
+    return whole_number(text, "a user message number")
 
 
 SLASH_USAGE = "usage: /rewind [N [files|conversation|both] [--yes]]"

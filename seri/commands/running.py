@@ -101,3 +101,11 @@ def parse_usage(doc: str, argv: Sequence[str]) -> dict[str, Any]:
             print(str(exc), file=sys.stderr)
         raise SystemExit(EXIT_USAGE) from None
     return options
+
+
+def whole_number(text: str, what: str) -> int:
+    """``text`` as an int, or a usage error naming ``what`` was expected."""
+    try:
+        return int(text)
+    except ValueError:
+        raise SeriError(f"{what} is needed, not {text!r}") from None

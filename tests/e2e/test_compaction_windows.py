@@ -28,6 +28,24 @@ REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real-sessions"
 MARKER = re.compile(r"the whole result is in (\S+): page through it")
 
 
+def real_lines(name: str) -> list[dict[str, Any]]:
+    """A real session of tests/fixtures/real-sessions, as the older release's lines."""
+    raw = gzip.decompress((REAL / f"{name}.jsonl.gz").read_bytes()).decode("utf-8")
+    return [json.loads(line) for line in raw.splitlines()]
+
+
+def llama_slot(**overrides: Any) -> FakeModel:
+    """A llama.cpp slot of 16k whose tokenizer counts twice seri's estimate."""
+    settings: dict[str, Any] = {
+        "context_length": 16_000,
+        "enforce_context": True,
+        "token_ratio": 2,
+        "overflow_style": "llamacpp",
+        "auto_recap": True,
+    }
+    return FakeModel(**{**settings, **overrides})
+
+
 class Seri:
     """A profile and a project, and ``seri`` run against a fake in them."""
 
@@ -332,17 +350,10 @@ def test_a_refused_summarizer_request_is_shrunk_by_the_stated_numbers_and_retrie
     """A tokenizer denser than any seri assumes (6x): the first summarizer request of an
     imported session is refused; the numbers in llama.cpp's refusal give the scale, the
     request is cut to fit and sent again, and compaction goes on sized right."""
-    raw = gzip.decompress((REAL / "real-gemini-teams.jsonl.gz").read_bytes()).decode()
-    lines = [json.loads(line) for line in raw.splitlines()]
+    lines = real_lines("real-gemini-teams")
     seri = Seri(tmp_path, 32_000)
     session_id = seri.import_session(lines)
-    with FakeModel(
-        context_length=32_000,
-        enforce_context=True,
-        token_ratio=6,
-        overflow_style="llamacpp",
-        auto_recap=True,
-    ) as fake:
+    with llama_slot(context_length=32_000, token_ratio=6) as fake:
         seri.fake = fake
         ran = seri("chat", "--resume", session_id, "-p", "continue")
         assert ran.code == 0, ran.stderr
@@ -361,16 +372,9 @@ def test_a_window_smaller_than_configured_is_learned_from_the_overflow(tmp_path:
     twice seri's estimate. The session is under half of 32k by seri's count, so the first
     request goes out whole and is refused; the refusal states both numbers, and the overflow
     retry compacts for the window that really is there."""
-    raw = gzip.decompress((REAL / "real-terminus-invoices.jsonl.gz").read_bytes()).decode()
     seri = Seri(tmp_path, 32_000)
-    session_id = seri.import_session([json.loads(line) for line in raw.splitlines()])
-    with FakeModel(
-        context_length=16_000,
-        enforce_context=True,
-        token_ratio=2,
-        overflow_style="llamacpp",
-        auto_recap=True,
-    ) as fake:
+    session_id = seri.import_session(real_lines("real-terminus-invoices"))
+    with llama_slot() as fake:
         seri.fake = fake
         ran = seri("chat", "--resume", session_id, "-p", "continue")
         assert ran.code == 0, ran.stderr
@@ -387,16 +391,9 @@ def test_a_summarizer_refused_by_a_smaller_window_learns_it(tmp_path: Path) -> N
     """The same 16k slot behind a 32k config, met first by the summarizer: its second request,
     sized for 32k once the first taught the scale, is refused; the refusal's n_ctx becomes the
     window, the request is cut to fit and sent again, and every later one fits."""
-    raw = gzip.decompress((REAL / "real-mini-django.jsonl.gz").read_bytes()).decode()
     seri = Seri(tmp_path, 32_000)
-    session_id = seri.import_session([json.loads(line) for line in raw.splitlines()])
-    with FakeModel(
-        context_length=16_000,
-        enforce_context=True,
-        token_ratio=2,
-        overflow_style="llamacpp",
-        auto_recap=True,
-    ) as fake:
+    session_id = seri.import_session(real_lines("real-mini-django"))
+    with llama_slot() as fake:
         seri.fake = fake
         ran = seri("chat", "--resume", session_id, "-p", "continue")
         assert ran.code == 0, ran.stderr
@@ -434,8 +431,7 @@ def test_seri_compact_exits_1_when_nothing_can_make_the_session_fit(tmp_path: Pa
 
 
 def test_compact_dry_run_shows_the_plan_and_changes_nothing(tmp_path: Path) -> None:
-    raw = gzip.decompress((REAL / "real-cc-meridian.jsonl.gz").read_bytes()).decode()
-    lines = [json.loads(line) for line in raw.splitlines()]
+    lines = real_lines("real-cc-meridian")
     seri = Seri(tmp_path, 16_000)
     session_id = seri.import_session(lines)
     with FakeModel(context_length=16_000, enforce_context=True) as fake:
@@ -465,8 +461,7 @@ def test_compact_dry_run_shows_the_plan_and_changes_nothing(tmp_path: Path) -> N
 
 
 def test_pins_ride_along_in_every_recap(tmp_path: Path) -> None:
-    raw = gzip.decompress((REAL / "real-terminus-invoices.jsonl.gz").read_bytes()).decode()
-    lines = [json.loads(line) for line in raw.splitlines()]
+    lines = real_lines("real-terminus-invoices")
     seri = Seri(tmp_path, 8_000)
     session_id = seri.import_session(lines)
     with FakeModel(context_length=8_000, enforce_context=True, auto_recap=True) as fake:

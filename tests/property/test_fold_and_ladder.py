@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Generator
 from typing import Any
 
 from hypothesis import HealthCheck, assume, given, settings
@@ -35,6 +34,7 @@ from seri.pure.shrink import is_elided, payloads, plan_shrink, saving, with_elid
 from seri.pure.tokens import estimate_tokens, messages_chars
 from seri.pure.turn import Conversation, TaskSetup, compact_on_demand
 from seri.pure.window import MAX_SCALE, MIN_RESULT_CHARS, RESULT_BYTE_CAP, Window
+from tests.drive_effects import drive
 
 # --- histories -------------------------------------------------------------------------------
 
@@ -157,16 +157,6 @@ def test_the_fold_sees_every_message_once_in_requests_that_fit(
         seen.extend(range(chunk.start, chunk.end))
         start = chunk.end
     assert seen == list(range(len(history)))
-
-
-def drive(generator: Generator[Any, Any, Any], answer: Callable[[Any], Any]) -> Any:
-    """Run an effect generator to its end, answering each effect."""
-    try:
-        effect = next(generator)
-        while True:
-            effect = generator.send(answer(effect))
-    except StopIteration as stop:
-        return stop.value
 
 
 class Provider:
