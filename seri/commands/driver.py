@@ -476,7 +476,7 @@ def apply_compaction(
         "UPDATE sessions SET total_chars = total_chars - ? + ?,"
         " message_count = message_count - ? + 1,"
         " recap = ?, compacted_before = ?, last_input_tokens = 0, revision = revision + 1,"
-        " updated = ? WHERE id = ?",
+        " updated = ?, token_scale = CASE WHEN ? > 0 THEN ? ELSE token_scale END WHERE id = ?",
         (
             evicted_chars,
             recap_chars,
@@ -484,6 +484,8 @@ def apply_compaction(
             json.dumps(stored_recap, ensure_ascii=False),
             recap_seq,
             now,
+            effect.token_scale,
+            effect.token_scale,
             session_id,
         ),
     )

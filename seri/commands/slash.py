@@ -83,7 +83,7 @@ def _compact(chat: ChatSession, focus: str) -> LineOutcome:
     if why_not:
         _say(f"compaction failed: {why_not}")
         return 1
-    _say("Compacted: older messages were replaced by a recap.")
+    _say("Compacted: the conversation fits the window again (the ledger: seri sessions show).")
     return None
 
 

@@ -188,6 +188,7 @@ def compact(
         estimate_before=before,
         estimate_after=after,
         summary_calls=fold.calls,
+        token_scale=window.scale if window.measured else 0.0,
     )
     if not applied:
         return NotCompacted(SESSION_CHANGED, window=window)

@@ -180,6 +180,8 @@ class ApplyCompaction:
     estimate_after: int
     # How many requests the summarizer's fold took (refused ones included).
     summary_calls: int = 1
+    # The scale the fold learned (0: none measured), kept with the session.
+    token_scale: float = 0.0
 
 
 Effect = (

@@ -443,6 +443,11 @@ def test_compact_dry_run_shows_the_plan_and_changes_nothing(tmp_path: Path) -> N
         text = seri("compact", "--session", session_id, "--dry-run")
         assert fake.requests == []
         assert seri.show(session_id) == before
+        # A real compaction from the shell measures the tokenizer and keeps what it learned.
+        fake.add_steps({"text": '{"goal": "build Meridian"}', "repeat": 40})
+        assert seri("compact", "--session", session_id).code == 0
+        again = json.loads(seri("compact", "--session", session_id, "--dry-run", "--json").stdout)
+        assert again["token_scale_measured"] is True
     assert plan["context_window"] == 16_000 and plan["token_scale_measured"] is False
     assert plan["cut"]["evicted"] > 200
     assert plan["estimate_before"] > plan["estimate_after"]
