@@ -35,6 +35,11 @@ from seri.pure.provider_errors import (
     stream_stalled,
     to_exception,
 )
+from seri.pure.server_windows import (
+    window_from_listing,
+    window_from_ollama_show,
+    window_from_props,
+)
 from seri.pure.sse import (
     SSEDone,
     SSEEvent,
@@ -247,6 +252,10 @@ class ProviderClient:
         if not isinstance(parsed, Mapping):
             return malformed_response("a 200 answer whose JSON body is not an object")
         result = assemble_completion(parsed)
+        if result.failure is not None and not _answered(result):
+            # `{"error": {"code": 500, ...}}` with status 200: nothing was answered, so it is
+            # retried (or refused) like the same status over HTTP.
+            return result.failure
         if on_text is not None and result.message.text:
             on_text(result.message.text)
         return result
@@ -293,30 +302,57 @@ class ProviderClient:
         if nothing_arrived and (failure is None or failure.kind == "interrupted"):
             # Nothing of the answer arrived, so sending the request again cannot repeat anything.
             return connection_failure("the connection closed before the answer started")
-        return assembler.result(failure)
+        result = assembler.result(failure)
+        if assembler.failed and not assembler.delivered and result.failure is not None:
+            # An error as the first event (the status was already 200): nothing was shown or
+            # acted on, so it is retried like the same status over HTTP.
+            return result.failure
+        return result
 
     # --- models -------------------------------------------------------------------------------
 
     def context_window(self, model: str) -> int | None:
-        """The model's ``context_length`` from ``GET {base_url}/models``; ``None`` if unknown.
+        """The model's window as the server reports it; ``None`` if it does not say.
 
-        Any failure (network, status, shape) gives ``None``: the caller falls back to a
-        configured or default window rather than refusing to start.
+        In order: the model's entry in ``GET {base_url}/models`` (OpenRouter's
+        ``context_length``, vLLM's ``max_model_len``, llama.cpp's ``meta.n_ctx``), llama.cpp's
+        ``GET /props``, Ollama's ``POST /api/show``. Any failure (network, status, shape) gives
+        ``None``: the caller falls back to a configured or default window rather than refusing
+        to start. (Config wins over all of this: the caller only asks when it has none.)
         """
+        listing = self._get_json(self._url("models"))
+        window = window_from_listing(listing, model)
+        if window is None:
+            window = window_from_props(self._get_json(self._server_url("props")))
+        if window is None:
+            window = window_from_ollama_show(
+                self._post_json(self._server_url("api/show"), {"model": model})
+            )
+        return window
+
+    def _server_url(self, path: str) -> str:
+        """A path at the server's root: llama.cpp and Ollama serve /props and /api/show there,
+        beside (not under) their OpenAI-compatible ``/v1``."""
+        root = self._base_url.removesuffix("/v1")
+        return f"{root}/{path}"
+
+    def _get_json(self, url: str) -> Any:
         import httpx
 
         try:
-            response = self._http.get(self._url("models"))
-            if response.status_code != 200:
-                return None
-            listing = response.json()
+            response = self._http.get(url)
+            return response.json() if response.status_code == 200 else None
         except (httpx.HTTPError, ValueError):
             return None
-        entries = listing.get("data") if isinstance(listing, Mapping) else None
-        for entry in entries if isinstance(entries, list) else []:
-            if isinstance(entry, Mapping) and entry.get("id") == model:
-                return _context_length(entry)
-        return None
+
+    def _post_json(self, url: str, body: Mapping[str, Any]) -> Any:
+        import httpx
+
+        try:
+            response = self._http.post(url, json=body)
+            return response.json() if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None
 
 
 def _take_events(
@@ -333,12 +369,6 @@ def _take_events(
             on_text(delta.text)
 
 
-def _context_length(entry: Mapping[str, Any]) -> int | None:
-    top = entry.get("top_provider")
-    for value in (
-        entry.get("context_length"),
-        top.get("context_length") if isinstance(top, Mapping) else None,
-    ):
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            return value
-    return None
+def _answered(result: StreamResult) -> bool:
+    message = result.message
+    return bool(message.text or message.reasoning or message.tool_calls)

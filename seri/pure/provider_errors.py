@@ -17,6 +17,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Literal
 
@@ -35,6 +36,7 @@ FailureKind = Literal[
     "not_found",  # 404: unknown model, or the routing pin matches no provider
     "timeout",  # 408, 504, 524
     "rate_limited",  # 429
+    "quota",  # 429 that is a spent quota (a daily cap, no credit left), not a rate
     "server",  # 5xx
     "context_overflow",  # the prompt (plus the output budget) does not fit the window
     "connection",  # no HTTP answer at all: refused, reset, TLS, DNS
@@ -95,6 +97,8 @@ class ProviderFailure:
     retry_after: float | None = None
     detail: str = ""
     overflow: OverflowNumbers | None = None
+    # A 402 "can only afford N tokens": the output budget the account can still pay for.
+    affordable_tokens: int | None = None
 
 
 @attrs.frozen
@@ -145,6 +149,10 @@ class RateLimited(ProviderError):
     """429 that retrying within the budget did not get past."""
 
 
+class QuotaExhausted(ProviderError):
+    """429 for a quota that is spent (a daily cap, no credit): waiting seconds cannot help."""
+
+
 class ProviderUnavailable(ProviderError):
     """5xx or 408 that retrying within the budget did not get past."""
 
@@ -181,6 +189,7 @@ _EXCEPTION_FOR: Mapping[FailureKind, type[ProviderError]] = {
     "not_found": ModelNotFound,
     "timeout": ProviderUnavailable,
     "rate_limited": RateLimited,
+    "quota": QuotaExhausted,
     "server": ProviderUnavailable,
     "context_overflow": ContextOverflow,
     "connection": ProviderConnectionError,
@@ -235,7 +244,9 @@ def _gather(value: object, texts: list[str], markers: set[str], depth: int = 0) 
         return
     if isinstance(value, Mapping):
         for key, item in value.items():
-            if key in ("code", "type", "error_type") and isinstance(item, str | int):
+            if key in ("code", "type", "error_type", "limit_source") and isinstance(
+                item, str | int
+            ):
                 markers.add(str(item).lower())
             if key == "excluded_by" and isinstance(item, list):
                 markers.update(f"excluded_by:{x}" for x in item if isinstance(x, str))
@@ -282,29 +293,36 @@ _OVERFLOW_MARKERS = frozenset(
     }
 )
 
+# Each wording with where it was seen; tests/captures/ replays a real message for each.
 _OVERFLOW_TEXTS = re.compile(
     "|".join(
         (
-            r"maximum context length",
+            r"maximum context length",  # OpenAI, OpenRouter, vLLM, DeepSeek
             r"context (?:window|size|limit)",
             r"context[_ ]length",
-            r"prompt is too long",
-            r"input token count.*exceeds the maximum",
+            r"prompt is too long",  # Anthropic
+            r"input token count.*exceeds the maximum",  # Gemini
             r"exceeds the maximum number of tokens allowed",
-            r"maximum prompt length is \d+",
+            r"maximum prompt length is \d+",  # xAI
             r"maximum input length is \d+",
-            r"reduce the length of the (?:messages|input)",
-            r"is longer than the maximum model length",
-            r"is longer than the model's context length",
+            r"reduce the length of the (?:messages|input)",  # Groq
+            r"is longer than the maximum model length",  # vLLM engine
+            r"is longer than the model's context length",  # Together
             r"input length.*exceeds.*context length",
-            r"too large for model with \d+ maximum context length",
-            r"greater than the context length",
-            r"exceed(?:s|ed)? (?:the )?context",
-            r"exceeded model token limit",
+            r"too large for model with \d+ maximum context length",  # Mistral
+            r"greater than the context length",  # LM Studio, older
+            r"exceed(?:s|ed)? (?:the )?context",  # Anthropic "A + B > C", OpenAI Responses
+            r"exceeded model token limit",  # Kimi / Moonshot
+            r"model max length exceeded",  # Moonshot
+            r"range of input length should be \[",  # Alibaba DashScope
+            r"cannot truncate prompt with n_keep",  # LM Studio
+            r"exceeds (?:the )?maximum allowed input length",  # Poolside, Baseten via OpenRouter
+            r"requested \d+ output tokens and your prompt contains",  # vLLM
             r"too many tokens",
             r"input tokens exceed",
-            r"input is too long for requested model",
-            r"prompt token count of \d+ exceeds the limit",
+            r"input is too long for requested model",  # Bedrock
+            r"prompt token count of \d+ exceeds the limit",  # Copilot
+            r"prompt too long; exceeded",  # Ollama
             r"middle-out",
             r"context-compression plugin",
         )
@@ -339,25 +357,51 @@ def is_context_overflow(status: int | None, body: str) -> bool:
     return _is_overflow(_evidence(body), status)
 
 
+_LIMIT = re.compile(r"(?:maximum )?context length (?:is|of) (\d+)", re.IGNORECASE)
+
+# Forms that state the window and the split between input and output, wherever they arrive.
+# The names: "limit" the window, "requested" the total asked for, "text" and "tool" the input,
+# "output" the output budget. A form without a "limit" group borrows it from _LIMIT.
 _NUMBER_PATTERNS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     # OpenRouter: "(148000 of text input, 2211 in the output)" or with ", 380 of tool input".
     (
         re.compile(
-            r"maximum context length is (\d+) tokens.*?requested about (\d+) tokens \((\d+) of "
-            r"text input(?:, (\d+) of tool input)?, (\d+) in the output\)",
-            re.IGNORECASE | re.DOTALL,
+            r"(?:requested (?:about )?(\d+) tokens )?\((\d+) of text input(?:, (\d+) of tool "
+            r"input)?, (\d+) in the output\)",
+            re.IGNORECASE,
         ),
-        ("limit", "requested", "text", "tool", "output"),
+        ("requested", "text", "tool", "output"),
     ),
+    # Anthropic direct and via Bedrock/OpenRouter: "input length and `max_tokens` exceed context
+    # limit: 149674 + 64000 > 204658".
+    (re.compile(r"(\d+) \+ (\d+) > (\d+)"), ("text", "output", "limit")),
     # OpenAI, vLLM, DeepSeek: "you requested 9100 tokens (8100 in the messages, 1000 in the
     # completion)".
     (
         re.compile(
-            r"maximum context length is (\d+) tokens.*?requested (\d+) tokens \((\d+) in the "
-            r"messages, (\d+) in the completion\)",
-            re.IGNORECASE | re.DOTALL,
+            r"requested (\d+) tokens \((\d+) in the messages, (\d+) in the completion\)",
+            re.IGNORECASE,
         ),
-        ("limit", "requested", "text", "output"),
+        ("requested", "text", "output"),
+    ),
+    # vLLM: "'max_tokens' or 'max_completion_tokens' is too large: 2000. This model's maximum
+    # context length is 4096 tokens and your request has 2104 input tokens".
+    (
+        re.compile(
+            r"is too large: (\d+)\. This model's maximum context length is (\d+) tokens and "
+            r"your request has (\d+) input tokens",
+            re.IGNORECASE,
+        ),
+        ("output", "limit", "text"),
+    ),
+    # vLLM: "you requested 4093 output tokens and your prompt contains at least 61444 input
+    # tokens".
+    (
+        re.compile(
+            r"requested (\d+) output tokens and your prompt contains (?:at least )?(\d+) input",
+            re.IGNORECASE,
+        ),
+        ("output", "text"),
     ),
     (
         re.compile(
@@ -382,6 +426,45 @@ _NUMBER_PATTERNS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
         ),
         ("text", "limit"),
     ),
+    # Kimi / Moonshot: "exceeded model token limit: 262144 (requested: 269030)".
+    (
+        re.compile(r"model token limit: (\d+) \(requested: (\d+)\)", re.IGNORECASE),
+        ("limit", "requested"),
+    ),
+    # LM Studio: "Cannot truncate prompt with n_keep (14169) >= n_ctx (4096)".
+    (re.compile(r"n_keep \((\d+)\) >= n_ctx \((\d+)\)", re.IGNORECASE), ("text", "limit")),
+    # Poolside / Baseten: "Input length 140000 exceeds the maximum allowed input length of
+    # 131072 tokens."
+    (
+        re.compile(
+            r"input length (\d+) exceeds (?:the )?maximum allowed input length of (\d+)",
+            re.IGNORECASE,
+        ),
+        ("text", "limit"),
+    ),
+    # Together: "The input (X tokens) is longer than the model's context length (Y tokens)".
+    (
+        re.compile(
+            r"input \((\d+) tokens\) is longer than the model'?s context length \((\d+)",
+            re.IGNORECASE,
+        ),
+        ("text", "limit"),
+    ),
+    # xAI: "maximum prompt length is 131072 but the request contains 537812 tokens".
+    (
+        re.compile(
+            r"maximum prompt length is (\d+) but the request contains (\d+)", re.IGNORECASE
+        ),
+        ("limit", "text"),
+    ),
+    (
+        re.compile(r"prompt token count of (\d+) exceeds the limit of (\d+)", re.IGNORECASE),
+        ("text", "limit"),
+    ),
+    # DashScope: "Range of input length should be [1, 983616]".
+    (re.compile(r"range of input length should be \[\d+, (\d+)\]", re.IGNORECASE), ("limit",)),
+    # Moonshot: "model max length exceeded, max length:8192".
+    (re.compile(r"max length exceeded, max length:\s*(\d+)", re.IGNORECASE), ("limit",)),
     (re.compile(r"maximum context length is (\d+)", re.IGNORECASE), ("limit",)),
 )
 
@@ -395,6 +478,10 @@ def overflow_numbers(text: str) -> OverflowNumbers:
         values = {
             name: int(group) for name, group in zip(names, found.groups(), strict=True) if group
         }
+        if "limit" not in values:
+            limit = _LIMIT.search(text)
+            if limit is not None:
+                values["limit"] = int(limit.group(1))
         text_tokens = values.get("text")
         tool_tokens = values.get("tool", 0)
         return OverflowNumbers(
@@ -512,13 +599,74 @@ def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> f
     return max(when.timestamp() - now, 0.0)
 
 
-def _body_retry_after(body: object) -> float | None:
+def _body_retry_after(body: object, now: float | None = None) -> float | None:
     availability = _error_object(body).get("availability")
     if isinstance(availability, Mapping):
         hint = availability.get("retry_after")
         if isinstance(hint, int | float) and not isinstance(hint, bool) and hint >= 0:
             return float(hint)
+    reset = rate_limit_reset(body)
+    if reset is not None and now is not None:
+        return max(reset - now, 0.0)
     return None
+
+
+def rate_limit_reset(body: object, headers: Mapping[str, str] | None = None) -> float | None:
+    """When a rate limit or quota resets, in seconds since the epoch, if the answer says so.
+
+    OpenRouter puts ``X-RateLimit-Reset`` (milliseconds since the epoch) inside the error's
+    ``metadata.headers``; other servers send it as a response header, in seconds.
+    """
+    candidates: list[object] = []
+    metadata = _error_object(body).get("metadata")
+    inner = metadata.get("headers") if isinstance(metadata, Mapping) else None
+    if isinstance(inner, Mapping):
+        candidates.extend(v for k, v in inner.items() if str(k).lower() == "x-ratelimit-reset")
+    if headers:
+        candidates.append(_lower_keys(headers).get("x-ratelimit-reset"))
+    for value in candidates:
+        try:
+            stamp = float(str(value).strip())
+        except ValueError:
+            continue
+        if math.isfinite(stamp) and stamp > 0:
+            # Milliseconds and seconds since the epoch differ by three orders of magnitude.
+            return stamp / 1000.0 if stamp > 1e11 else stamp
+    return None
+
+
+def _utc(stamp: float) -> str:
+    return datetime.fromtimestamp(stamp, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+# A 429 that is a spent quota: waiting a few seconds cannot help, so it is not retried.
+_QUOTA_MARKERS = frozenset({"insufficient_quota", "openrouter_free_tier_daily"})
+_QUOTA_TEXTS = re.compile(
+    r"free-models-per-day|exceeded your current quota|per-day|daily (?:limit|quota)",
+    re.IGNORECASE,
+)
+_AFFORDABLE = re.compile(r"can only afford (\d+)", re.IGNORECASE)
+
+
+def _quota_message(
+    evidence: _Evidence, body: object, headers: Mapping[str, str], now: float | None
+) -> str | None:
+    """What ran out and when it comes back, for a 429 that is a quota; None for a rate."""
+    if not (
+        evidence.markers & _QUOTA_MARKERS or any(_QUOTA_TEXTS.search(t) for t in evidence.texts)
+    ):
+        return None
+    said = provider_message(body)
+    what = "the account's quota is used up" if "insufficient_quota" in evidence.markers else (
+        "a daily request quota is used up"
+    )
+    reset = rate_limit_reset(body, headers)
+    when = ""
+    if reset is not None:
+        when = f"; it resets at {_utc(reset)}"
+        if now is not None and reset > now:
+            when += f" (in {approximate_duration(reset - now)})"
+    return f"{what}{when}; not retried: {said}" if said else f"{what}{when}; not retried"
 
 
 def _body_retryable(body: object) -> bool | None:
@@ -582,9 +730,15 @@ def classify_http_error(
     *,
     now: float | None = None,
     secrets: tuple[str, ...] = (),
+    where: str = "",
 ) -> ProviderFailure:
-    """Classify a non-200 answer. ``secrets`` (the API key) are scrubbed from every text kept."""
+    """Classify a non-200 answer. ``secrets`` (the API key) are scrubbed from every text kept.
+
+    ``where`` names how it arrived in messages (default ``HTTP <status>``): the same body can
+    come as the first event of a 200 stream, or as a 200 JSON body.
+    """
     headers = headers or {}
+    where = where or f"HTTP {status}"
     body = redact(body, secrets)
     parsed = _parse_json(body)
     structured: object = parsed if parsed is not None else body
@@ -595,23 +749,34 @@ def classify_http_error(
         message = "the conversation is too long for the model's context window"
         return ProviderFailure(
             kind="context_overflow",
-            message=f"{message} (HTTP {status}): {said}" if said else f"{message} (HTTP {status})",
+            message=f"{message} ({where}): {said}" if said else f"{message} ({where})",
             status=status,
             retryable=False,
             detail=detail,
             overflow=_overflow_numbers_of(evidence),
         )
+    if status == 429:
+        quota = _quota_message(evidence, structured, headers, now)
+        if quota is not None:
+            return ProviderFailure(
+                kind="quota", message=f"{quota} ({where})", status=status, detail=detail
+            )
     kind, label = _status_label(status, structured)
     hint = parse_retry_after(headers, now)
     if hint is None:
-        hint = _body_retry_after(structured)
+        hint = _body_retry_after(structured, now)
+    affordable = None
+    if status == 402:
+        found = next((m for t in evidence.texts if (m := _AFFORDABLE.search(t))), None)
+        affordable = int(found.group(1)) if found else None
     return ProviderFailure(
         kind=kind,
-        message=f"{label} (HTTP {status}): {said}" if said else f"{label} (HTTP {status})",
+        message=f"{label} ({where}): {said}" if said else f"{label} ({where})",
         status=status,
         retryable=_should_retry(status, headers, structured),
         retry_after=hint,
         detail=detail,
+        affordable_tokens=affordable,
     )
 
 
@@ -645,15 +810,39 @@ def classify_stream_error(
             detail=detail,
             overflow=_overflow_numbers_of(evidence),
         )
-    retryable = bool(
-        evidence.markers & _RETRYABLE_STREAM_CODES or evidence.markers & _RETRYABLE_ERROR_TYPES
-    )
+    status = _status_code(error)
+    if status is not None:
+        # The error says which HTTP status it stands for: judge it as that status would be.
+        as_http = classify_http_error(
+            status,
+            json.dumps({"error": _error_object(error)}, ensure_ascii=False),
+            secrets=secrets,
+            where=f"error {status} inside a 200 response{where}",
+        )
+        if as_http.kind in ("quota", "credits", "auth", "forbidden", "not_found"):
+            return attrs.evolve(as_http, detail=detail)
+        retryable = as_http.retryable
+    else:
+        retryable = bool(
+            evidence.markers & _RETRYABLE_STREAM_CODES or evidence.markers & _RETRYABLE_ERROR_TYPES
+        )
     return ProviderFailure(
         kind="stream_error",
         message=f"provider error during the response{where}: {said}",
+        status=status,
         retryable=retryable,
         detail=detail,
     )
+
+
+def _status_code(error: object) -> int | None:
+    """The HTTP status an in-band error object names in its ``code`` (int or digits)."""
+    code = _error_object(error).get("code")
+    if isinstance(code, str) and code.isdigit():
+        code = int(code)
+    if isinstance(code, int) and not isinstance(code, bool) and 400 <= code <= 599:
+        return code
+    return None
 
 
 def connection_failure(description: str) -> ProviderFailure:

@@ -60,6 +60,11 @@ class Usage:
     cached_tokens: int = 0
     cost: float | None = None
     provider: str = ""
+    # Tokens written to the provider's prompt cache by this call (billed above the input rate).
+    cache_write_tokens: int = 0
+    # With the user's own provider key, OpenRouter's `cost` is only its fee; this is what the
+    # upstream provider charged (cost_details.upstream_inference_cost).
+    upstream_cost: float | None = None
 
 
 @attrs.frozen

@@ -149,7 +149,7 @@ def dump_json(value: object) -> str:
 
 @attrs.frozen
 class StreamDelta:
-    """What one chunk added that a person may watch arrive."""
+    """What one chunk added that a person may watch arrive (a refusal arrives as text)."""
 
     text: str = ""
     reasoning: str = ""
@@ -178,6 +178,8 @@ class StreamResult:
     unrunnable_reason: str = ""
     model: str = ""
     generation_id: str = ""
+    # The model declined (``delta.refusal``); the same words are in ``message.text``.
+    refusal: str = ""
 
     def raise_for_failure(self) -> None:
         """Raise the matching ``ProviderError`` (carrying this result) if the stream failed."""
@@ -242,19 +244,60 @@ def _details_text(details: list[Any]) -> str:
     return "".join(parts)
 
 
+def _money(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def usage_from(raw: Mapping[str, Any], provider: str = "") -> Usage:
-    """A ``Usage`` record from an OpenAI/OpenRouter ``usage`` object."""
-    cost = raw.get("cost")
+    """A ``Usage`` record from an OpenAI/OpenRouter ``usage`` object.
+
+    Cache reads are ``prompt_tokens_details.cached_tokens`` (OpenAI, OpenRouter); Moonshot puts
+    ``cached_tokens`` at the top level. Cache writes are OpenRouter's
+    ``prompt_tokens_details.cache_write_tokens``.
+    """
+    details = _mapping(raw.get("prompt_tokens_details"))
     return Usage(
         input_tokens=_int(raw.get("prompt_tokens")),
         output_tokens=_int(raw.get("completion_tokens")),
         reasoning_tokens=_int(
             _mapping(raw.get("completion_tokens_details")).get("reasoning_tokens")
         ),
-        cached_tokens=_int(_mapping(raw.get("prompt_tokens_details")).get("cached_tokens")),
-        cost=float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
+        cached_tokens=_int(details.get("cached_tokens")) or _int(raw.get("cached_tokens")),
+        cost=_money(raw.get("cost")),
         provider=provider,
+        cache_write_tokens=_int(details.get("cache_write_tokens")),
+        upstream_cost=_money(_mapping(raw.get("cost_details")).get("upstream_inference_cost")),
     )
+
+
+def _content_parts(content: object) -> tuple[str, str]:
+    """Text and thinking of a ``content`` that is a string or a list of typed parts.
+
+    Mistral's magistral models stream ``[{"type": "thinking", "thinking": [{"type": "text",
+    "text": ...}]}]`` before ``[{"type": "text", "text": ...}]``.
+    """
+    if isinstance(content, str):
+        return content, ""
+    if not isinstance(content, list):
+        return "", ""
+    text: list[str] = []
+    thinking: list[str] = []
+    for part in content:
+        entry = _mapping(part)
+        kind = entry.get("type")
+        if kind == "text" and isinstance(entry.get("text"), str):
+            text.append(entry["text"])
+        elif kind == "thinking":
+            inner = entry.get("thinking")
+            if isinstance(inner, str):
+                thinking.append(inner)
+            elif isinstance(inner, list):
+                thinking.extend(
+                    piece["text"]
+                    for piece in map(_mapping, inner)
+                    if isinstance(piece.get("text"), str)
+                )
+    return "".join(text), "".join(thinking)
 
 
 class StreamAssembler:
@@ -270,6 +313,7 @@ class StreamAssembler:
     def __init__(self, id_prefix: str = "call_") -> None:
         self._id_prefix = id_prefix
         self._text: list[str] = []
+        self._refusal: list[str] = []
         self._reasoning: list[str] = []
         self._details: list[str] = []
         self._details_reasoning: list[str] = []
@@ -282,6 +326,12 @@ class StreamAssembler:
         self._generation_id = ""
         self._failure: ProviderFailure | None = None
         self.data_events = 0
+
+    @property
+    def delivered(self) -> bool:
+        """Any of the answer arrived (text, refusal, reasoning, a tool call): a request that
+        failed after this must not be sent again, since part of it was shown or acted on."""
+        return bool(self._text or self._refusal or self._reasoning or self._details or self._calls)
 
     @property
     def failed(self) -> bool:
@@ -343,10 +393,15 @@ class StreamAssembler:
                 setattr(self, attr, value)
 
     def _take_delta(self, delta: Mapping[str, Any]) -> StreamDelta:
-        text = _text(delta.get("content"))
+        text, thinking = _content_parts(delta.get("content"))
+        refusal = _text(delta.get("refusal"))
+        if refusal:
+            # The model declined: its words are the answer, shown and stored like text.
+            self._refusal.append(refusal)
+            text += refusal
         if text:
             self._text.append(text)
-        reasoning = _reasoning_text(delta)
+        reasoning = _reasoning_text(delta) or thinking
         if reasoning:
             self._reasoning.append(reasoning)
         details = delta.get("reasoning_details")
@@ -453,6 +508,7 @@ class StreamAssembler:
             unrunnable_reason=reason,
             model=self._model,
             generation_id=self._generation_id,
+            refusal="".join(self._refusal),
         )
 
     def _runnable(
