@@ -42,6 +42,7 @@ from seri.pure.effects import (
 from seri.pure.recap import recap_from_dict, recap_to_dict
 from seri.pure.records import Message
 from seri.pure.redaction import Redactor
+from seri.pure.run_usage import RunUsage
 from seri.pure.settings import Settings
 from seri.pure.tokens import message_chars
 
@@ -49,10 +50,6 @@ if TYPE_CHECKING:
     from seri.commands.tool_host import ToolHost
 
 T = TypeVar("T")
-
-# When only the output budget overflows: keep this much slack, and never go below the floor.
-OUTPUT_MARGIN = 64
-MIN_OUTPUT_TOKENS = 256
 
 Asker = Callable[[AskPerson], bool]
 
@@ -106,6 +103,7 @@ class ModelCaller:
         self.tool_names = tool_names
         self.on_text = on_text
         self._client: Any = None
+        self.usage = RunUsage()
         self._wire = WireCache()
         self._system: Message | None = None
 
@@ -176,14 +174,16 @@ class ModelCaller:
         return self._system
 
     def call(self, effect: CallModel) -> ModelReply | ModelFailed:
-        from seri.pure.provider_errors import ContextOverflow, ProviderError
+        from seri.pure.provider_errors import ContextOverflow, InsufficientCredits, ProviderError
 
         on_text = self.on_text if effect.purpose == "turn" else None
         try:
             try:
                 result = self.client().stream_chat(self.encoded_body(effect), on_text)
-            except ContextOverflow as exc:
-                if not self._lower_output_budget(exc):
+            except (ContextOverflow, InsufficientCredits) as exc:
+                # One more try, only when a smaller output budget is what the provider asked
+                # for: the input fits the window, or the credit left covers fewer tokens.
+                if not self._lower_output_budget(exc.failure):
                     raise
                 result = self.client().stream_chat(self.encoded_body(effect), on_text)
         except ContextOverflow as exc:
@@ -194,6 +194,7 @@ class ModelCaller:
             return ModelFailed(
                 "interrupted by user while the model was answering", interrupted=True, by_user=True
             )
+        self.usage = self.usage.add(result.usage)
         if not result.complete:
             failure = result.failure
             text = failure.message if failure is not None else "the answer stopped before its end"
@@ -216,22 +217,29 @@ class ModelCaller:
             result.finish_reason,
             result.tool_calls_runnable,
             result.unrunnable_reason,
+            model=result.model,
+            generation_id=result.generation_id,
+            refusal=result.refusal,
         )
 
-    def _lower_output_budget(self, exc: Any) -> bool:
-        """When the input fits and only max_tokens does not, lower it rather than compact."""
-        numbers = exc.failure.overflow
+    def _lower_output_budget(self, failure: Any) -> bool:
+        """Lower max_tokens for the rest of the run rather than compact or give up.
+
+        An overflow whose numbers show the input fits: the output budget goes to what is left
+        of the window. A 402 "can only afford N tokens": to N. Set whether or not config.json
+        named a budget (without one the provider assumed its own, too large, default).
+        """
+        from seri.pure.output_budget import lowered_output_budget
+
         sampling = dict(self.settings.sampling)
-        key = next((k for k in ("max_tokens", "max_completion_tokens") if k in sampling), "")
-        if not key or numbers is None or not numbers.input_fits():
+        lowered = lowered_output_budget(failure, sampling)
+        if lowered is None:
             return False
-        room = numbers.limit - numbers.input_tokens - OUTPUT_MARGIN
-        if room < MIN_OUTPUT_TOKENS or room >= sampling[key]:
-            return False
+        key, room, why = lowered
         sampling[key] = room
         self.settings = attrs.evolve(self.settings, sampling=sampling)
-        self.recorder.record("output_budget_lowered", {"key": key, "to": room})
-        print(f"seri: {key} lowered to {room} so that the answer fits the window", file=sys.stderr)
+        self.recorder.record("output_budget_lowered", {"key": key, "to": room, "why": why})
+        print(f"seri: {key} lowered to {room} {why}", file=sys.stderr)
         return True
 
 
@@ -413,8 +421,9 @@ class Driver:
 
 
 def _partial(message: Message) -> Message | None:
-    """The text of a failed answer, flagged; its tool calls are dropped, never run."""
-    if not message.text:
+    """What a failed answer delivered (text, or only reasoning and its details), flagged; its
+    tool calls are dropped, never run."""
+    if not (message.text or message.reasoning or message.reasoning_details):
         return None
     return attrs.evolve(message, tool_calls=(), kind="partial")
 

@@ -40,6 +40,11 @@ class ModelReply:
     # False when a stream ended in the middle of a tool call's arguments.
     tool_calls_runnable: bool = True
     unrunnable_reason: str = ""
+    # The model that served the call (OpenRouter may route to a fallback) and its generation id.
+    model: str = ""
+    generation_id: str = ""
+    # The model declined: its words (also the message's text).
+    refusal: str = ""
 
 
 @attrs.frozen

@@ -41,7 +41,7 @@ from seri.pure.tokens import estimate_tokens, history_estimate, message_chars, s
 from seri.pure.tool_specs import parse_arguments
 from seri.pure.window import Window
 
-EndStatus = Literal["done", "max_turns", "error", "interrupted", "overflow"]
+EndStatus = Literal["done", "max_turns", "error", "interrupted", "overflow", "length"]
 
 # Tools whose "path" argument names a file the permission rules judge.
 PATH_TOOLS = frozenset({"read_file", "write_file", "edit", "grep"})
@@ -130,9 +130,33 @@ def usage_record(usage: Usage | None) -> dict[str, Any]:
         "output_tokens": usage.output_tokens,
         "reasoning_tokens": usage.reasoning_tokens,
         "cached_tokens": usage.cached_tokens,
+        "cache_write_tokens": usage.cache_write_tokens,
         "cost": usage.cost,
+        "upstream_cost": usage.upstream_cost,
         "provider": usage.provider or None,
     }
+
+
+def length_detail(dropped_calls: int) -> str:
+    """What a person is told when the answer hit the output limit."""
+    calls = ""
+    if dropped_calls:
+        plural = "call" if dropped_calls == 1 else "calls"
+        calls = f"; its {dropped_calls} unfinished tool {plural} were dropped, not run"
+    return (
+        "the answer was cut off at the output limit (finish_reason length)"
+        f"{calls}; raise sampling.max_tokens in config.json, or ask the model to go on"
+    )
+
+
+def cut_answer(message: Message) -> Message | None:
+    """The part of an answer cut by the output limit that is kept: its text and reasoning,
+    flagged partial. Its tool calls are dropped: their arguments may be cut mid-JSON, and a
+    server that is sent such a call again can refuse every later request (llama.cpp answers
+    500)."""
+    if not (message.text or message.reasoning or message.reasoning_details):
+        return None
+    return attrs.evolve(message, tool_calls=(), kind="partial")
 
 
 class _Loop:
@@ -385,6 +409,14 @@ def run_task(
             loop.billed = reply.usage.input_tokens
             loop.window = loop.window.learned(reply.usage.input_tokens, loop.request_local)
         yield loop.counters()
+        if reply.finish_reason == "length":
+            # Not done: the answer stopped because the output budget ran out.
+            kept = cut_answer(reply.message)
+            if kept is not None:
+                yield loop.add((kept,))
+            detail = length_detail(len(reply.message.tool_calls))
+            yield Record("turn_end", {"status": "length", "turns": loop.turns, "error": detail})
+            return loop.end("length", detail=detail)
         yield loop.add((reply.message,))
         if not reply.message.tool_calls:
             yield Record("turn_end", {"status": "done", "turns": loop.turns})
@@ -456,14 +488,16 @@ def _model_call(loop: _Loop) -> Generator[Effect, Any, ModelReply | TaskEnd]:
         yield Record("turn_end", {"status": status, "turns": loop.turns, "error": reply.error})
         return loop.end(status, detail=reply.error, by_user=reply.by_user)
     assert isinstance(reply, ModelReply)
-    yield Record(
-        "model_call",
-        {
-            "finish_reason": reply.finish_reason,
-            "usage": usage_record(reply.usage),
-            "tool_calls": len(reply.message.tool_calls),
-        },
-    )
+    call: dict[str, Any] = {
+        "finish_reason": reply.finish_reason,
+        "usage": usage_record(reply.usage),
+        "tool_calls": len(reply.message.tool_calls),
+        "model": reply.model or None,
+        "generation_id": reply.generation_id or None,
+    }
+    if reply.refusal:
+        call["refusal"] = reply.refusal
+    yield Record("model_call", call)
     return reply
 
 

@@ -36,9 +36,49 @@ def test_max_tokens_is_lowered_and_the_call_retried(run_seri: RunSeri, seri_home
     assert [e["type"] for e in events].count("compaction") == 0
 
 
-def test_without_an_output_budget_it_is_an_overflow(run_seri: RunSeri) -> None:
-    with FakeModel([{"status": 400, "body": OVERFLOW}]) as fake:
+def test_without_an_output_budget_one_is_set(run_seri: RunSeri) -> None:
+    """No max_tokens in config: the provider assumed its own default, which did not fit."""
+    with FakeModel([{"status": 400, "body": OVERFLOW}, {"text": "fits"}]) as fake:
+        env = {"SERI_BASE_URL": fake.base_url, "SERI_API_KEY": "k" * 12}
+        result = run_seri("chat", "-p", "hi", env=env)
+        requests = fake.requests
+    assert result.returncode == 0, result.stderr
+    assert "max_tokens" not in requests[0]
+    assert requests[1]["max_tokens"] == 8192 - 1000 - 64
+
+
+def test_when_the_input_itself_is_too_long_it_is_an_overflow(run_seri: RunSeri) -> None:
+    too_long = {
+        "error": {
+            "code": 400,
+            "message": "prompt is too long: 217779 tokens > 200000 maximum",
+        }
+    }
+    with FakeModel([{"status": 400, "body": too_long}] * 3) as fake:
         env = {"SERI_BASE_URL": fake.base_url, "SERI_API_KEY": "k" * 12}
         result = run_seri("chat", "-p", "hi", env=env)
     assert result.returncode == 1
     assert "overflow" in result.stderr
+    assert "lowered" not in result.stderr
+
+
+def test_a_402_that_names_what_is_affordable_is_retried_once(run_seri: RunSeri) -> None:
+    # The message OpenRouter sends (anomalyco/opencode#12219, Gitlawb/openclaude#1125).
+    credits = {
+        "error": {
+            "code": 402,
+            "message": "This request requires more credits, or fewer max_tokens. You requested "
+            "up to 32000 tokens, but can only afford 27342. To increase, visit "
+            "https://openrouter.ai/settings/credits and upgrade to a paid account",
+            "metadata": {"provider_name": None},
+        }
+    }
+    script = [{"status": 402, "body": credits}, {"status": 402, "body": credits}]
+    with FakeModel(script) as fake:
+        env = {"SERI_BASE_URL": fake.base_url, "SERI_API_KEY": "k" * 12}
+        result = run_seri("chat", "-p", "hi", env=env)
+        requests = fake.requests
+    assert result.returncode == 1
+    assert len(requests) == 2, "retried once, not more"
+    assert requests[1]["max_tokens"] == 27342 - 64
+    assert "credit" in result.stderr
