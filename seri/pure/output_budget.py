@@ -32,8 +32,13 @@ def lowered_output_budget(
     room: int | None = None
     why = ""
     numbers = failure.overflow
-    if failure.kind == "context_overflow" and numbers is not None and numbers.input_fits():
-        assert numbers.limit is not None and numbers.input_tokens is not None
+    if (
+        failure.kind == "context_overflow"
+        and numbers is not None
+        and numbers.input_fits()
+        and numbers.limit is not None
+        and numbers.input_tokens is not None
+    ):
         room = numbers.limit - numbers.input_tokens - OUTPUT_MARGIN
         why = "so that the answer fits the window"
     elif failure.kind == "credits" and failure.affordable_tokens is not None:

@@ -639,7 +639,6 @@ def test_P7_malformed_tool_calls_in_a_stream(
     that each result still answers exactly one call).
     """
     bad_json = '{"path": "json.txt", "content": not json'
-    cut_arguments = '{"path": "length.txt", "content": "abc'
     script: list[dict[str, Any]] = [
         {"tool_calls": [
             {"id": "bad_json", "name": "write_file", "arguments": bad_json},
