@@ -40,7 +40,11 @@ def seri_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, st
         for key, value in os.environ.items()
         if not key.startswith("SERI_") and key not in ("OPENROUTER_API_KEY",)
     }
-    env.update({"SERI_HOME": str(home), "TZ": "UTC", "PYTHONUNBUFFERED": "1"})
+    # The model the loopback fake serves. The default model (Anthropic's) would be sent
+    # prompt-cache markers; the tests about caching ask for such a model themselves.
+    env.update(
+        {"SERI_HOME": str(home), "TZ": "UTC", "PYTHONUNBUFFERED": "1", "SERI_MODEL": "fake/model"}
+    )
     env.update(extra or {})
     return env
 

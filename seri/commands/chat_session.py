@@ -413,6 +413,7 @@ class ChatSession:
     def clear(self) -> str:
         """/clear: a new session in the same project; the old one stays whole."""
         old = self.session_id
+        self._report_usage()
         if self.recorder is not None:
             self.recorder.flush()
         self.session_id = ""
@@ -427,9 +428,27 @@ class ChatSession:
         return old
 
     def close(self) -> None:
+        self._report_usage()
         if self.recorder is not None:
             self.recorder.flush()
         self._close_client()
+
+    def _report_usage(self) -> None:
+        """At the end of a run: what share of the input came from the prompt cache.
+
+        Recorded as ``run_usage``, and told on stderr when caching was asked for (markers were
+        sent) or happened, so that a run billed at full price again does not go unnoticed.
+        """
+        caller = self._caller
+        if caller is None or caller.usage.calls == 0:
+            return
+        usage = caller.usage
+        if self.recorder is not None:
+            self.recorder.record(
+                "run_usage", {**usage.record(), "cache_markers": caller.cache_markers_sent}
+            )
+        if caller.cache_markers_sent or usage.cached_tokens:
+            print(f"seri: {usage.summary()}", file=sys.stderr)
 
     def _close_client(self) -> None:
         if self._caller is not None:

@@ -62,21 +62,32 @@ class WireCache:
     call to encoding the new messages and joining the rest.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, reasoning_content: bool = False) -> None:
         # id() -> (message, json): the message is held so its id cannot be reused.
         self._entries: dict[int, tuple[Message, str]] = {}
+        self._reasoning_content = reasoning_content
 
-    def join(self, messages: Sequence[Message]) -> str:
+    def _encode(self, message: Message, *, marker: bool) -> str:
         from seri.pure.wire import to_wire_message
 
+        wire = to_wire_message(
+            message, cache_marker=marker, reasoning_content=self._reasoning_content
+        )
+        return json.dumps(wire, ensure_ascii=False, separators=(",", ":"))
+
+    def join(self, messages: Sequence[Message], marked: frozenset[int] = frozenset()) -> str:
+        """The messages' JSON, comma-joined. Those at ``marked`` carry a prompt-cache
+        breakpoint and are encoded afresh (at most two per call move); the rest come from the
+        cache, so they are the same bytes in every request."""
         entries = self._entries
         parts = []
-        for message in messages:
+        for index, message in enumerate(messages):
+            if index in marked and index > 0:
+                parts.append(self._encode(message, marker=True))
+                continue
             hit = entries.get(id(message))
             if hit is None or hit[0] is not message:
-                text = json.dumps(
-                    to_wire_message(message), ensure_ascii=False, separators=(",", ":")
-                )
+                text = self._encode(message, marker=index in marked)
                 hit = entries[id(message)] = (message, text)
             parts.append(hit[1])
         if len(entries) > 2 * len(messages) + 64:
@@ -104,7 +115,10 @@ class ModelCaller:
         self.on_text = on_text
         self._client: Any = None
         self.usage = RunUsage()
-        self._wire = WireCache()
+        self.cache_markers_sent = 0
+        from seri.pure.wire import wants_reasoning_content
+
+        self._wire = WireCache(reasoning_content=wants_reasoning_content(settings.model))
         self._system: Message | None = None
 
     def client(self) -> Any:
@@ -160,8 +174,12 @@ class ModelCaller:
         messages = effect.messages
         if effect.purpose == "turn" and effect.system_prompt:
             messages = (self._system_message(effect.system_prompt), *messages)
+        from seri.pure.prompt_cache import breakpoints
+
+        marked = breakpoints(self.settings.model, messages)
+        self.cache_markers_sent += len(marked)
         rest = json.dumps(head, ensure_ascii=False, separators=(",", ":"))
-        text = '{"messages":[' + self._wire.join(messages) + "]," + rest[1:]
+        text = '{"messages":[' + self._wire.join(messages, marked) + "]," + rest[1:]
         try:
             return text.encode("utf-8")
         except UnicodeEncodeError:

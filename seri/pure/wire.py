@@ -14,6 +14,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from seri.pure.prompt_cache import EPHEMERAL
 from seri.pure.records import Message, ToolCall
 from seri.pure.sse import dump_json
 
@@ -42,7 +43,7 @@ def _reasoning_details(raw: str) -> list[Any]:
     return details
 
 
-def _wire_assistant(message: Message) -> dict[str, Any]:
+def _wire_assistant(message: Message, reasoning_content: bool) -> dict[str, Any]:
     wire: dict[str, Any] = {"role": "assistant"}
     # An assistant turn that only calls tools has null content, as the providers send it.
     wire["content"] = message.text if message.text or not message.tool_calls else None
@@ -50,18 +51,36 @@ def _wire_assistant(message: Message) -> dict[str, Any]:
         wire["tool_calls"] = [_wire_tool_call(call) for call in message.tool_calls]
     if message.reasoning:
         wire["reasoning"] = message.reasoning
+        if reasoning_content:
+            # DeepSeek reads the reasoning of a tool loop back only under this name.
+            wire["reasoning_content"] = message.reasoning
     if message.reasoning_details:
         wire["reasoning_details"] = _reasoning_details(message.reasoning_details)
     return wire
 
 
-def to_wire_message(message: Message) -> dict[str, Any]:
-    """One ``Message`` as a chat-completions message object."""
+def wants_reasoning_content(model: str) -> bool:
+    """DeepSeek's API takes reasoning back as ``reasoning_content`` (OpenRouter: ``reasoning``)."""
+    return "deepseek" in model.lower()
+
+
+def to_wire_message(
+    message: Message, *, cache_marker: bool = False, reasoning_content: bool = False
+) -> dict[str, Any]:
+    """One ``Message`` as a chat-completions message object.
+
+    ``cache_marker`` sends the text as one content part carrying a prompt-cache breakpoint
+    (``seri.pure.prompt_cache``); ``reasoning_content`` repeats the reasoning under DeepSeek's
+    name.
+    """
     if message.role == "assistant":
-        return _wire_assistant(message)
+        return _wire_assistant(message, reasoning_content)
+    content: Any = message.text
+    if cache_marker and message.text:
+        content = [{"type": "text", "text": message.text, "cache_control": dict(EPHEMERAL)}]
     if message.role == "tool":
-        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.text}
-    return {"role": message.role, "content": message.text}
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": content}
+    return {"role": message.role, "content": content}
 
 
 def to_wire_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
