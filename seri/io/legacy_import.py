@@ -33,6 +33,8 @@ class ImportReport:
     warnings: tuple[str, ...] = ()
     # Files that could not be read this time: not recorded, tried again next run.
     unreadable: tuple[str, ...] = ()
+    # Header-only files: recorded as imported, no session made.
+    empty: tuple[str, ...] = ()
 
 
 def pending_files(store: Store, root: Path) -> list[Path]:
@@ -57,6 +59,7 @@ def import_legacy(store: Store, root: Path, *, announce: bool = True) -> ImportR
     rejected: list[str] = []
     warnings: list[str] = []
     unreadable: list[str] = []
+    empty: list[str] = []
     for path in pending_files(store, root):
         outcome, detail, notes = _import_one(store, path)
         warnings.extend(notes)
@@ -66,7 +69,11 @@ def import_legacy(store: Store, root: Path, *, announce: bool = True) -> ImportR
             rejected.append(detail)
         elif outcome == "unreadable":
             unreadable.append(detail)
-    report = ImportReport(tuple(imported), tuple(rejected), tuple(warnings), tuple(unreadable))
+        elif outcome == "empty":
+            empty.append(path.name)
+    report = ImportReport(
+        tuple(imported), tuple(rejected), tuple(warnings), tuple(unreadable), tuple(empty)
+    )
     if announce:
         _announce(report)
     return report
@@ -135,6 +142,11 @@ def _import_one(store: Store, path: Path) -> tuple[str, str, tuple[str, ...]]:
         ).fetchall()
         if seen:
             return "skipped", "", ()
+        if not parsed.messages:
+            # Opened and quit, or /clear: nothing was said. Recorded as imported, so it is not
+            # read again, but no session is made: `seri sessions` and --continue skip it.
+            _insert_mark(conn, path.name, "imported", "header only: no messages")
+            return "empty", "", parsed.warnings
         clash = conn.execute(
             "SELECT source_key FROM sessions WHERE id = ?", (parsed.header.id,)
         ).fetchall()
@@ -149,7 +161,11 @@ def _import_one(store: Store, path: Path) -> tuple[str, str, tuple[str, ...]]:
 
 def _insert_session(conn: apsw.Connection, name: str, parsed: LegacySession, mtime: float) -> None:
     header = parsed.header
-    first_user = next((m.text for m in parsed.messages if m.role == "user"), "")
+    # The title is the first thing the person asked: not a compaction recap, not a blank line.
+    first_user = next(
+        (m.text for m in parsed.messages if m.role == "user" and not m.kind and m.text.strip()),
+        "",
+    )
     conn.execute(
         "INSERT INTO sessions(id, project, created, updated, model, title, source_key,"
         " system_prompt) VALUES (?,?,?,?,?,?,?,?)",

@@ -13,6 +13,19 @@ request:
 - an unanswered tool call gets a synthetic result, "result lost before import";
 - a tool result that answers no pending call is dropped, and so is a second call
   with the same id in one message; every repair is listed with file and line.
+
+What the older release's own code (lzvxck/seri-agent, TypeScript) really wrote, and how each
+shape comes in:
+
+- a denied or cancelled call's result is ``{"type": "execution-denied", "reason"?}``: an error
+  result saying so, with the reason (never the text "null", which would tell the model the
+  tool ran);
+- ``{"type": "json", "value": ...}`` is often a bare string (taken as the text) or null;
+- a tool-call ``input`` that is a string is the model's malformed JSON: kept as the call's raw
+  arguments in the store, sent to providers as ``{}`` (``seri.pure.wire``);
+- image parts become a placeholder, with a warning;
+- a compaction recap is a user message starting ``[Compacted history``: imported as a recap;
+- a header-only file (opened and quit, or ``/clear``) has nothing to import.
 """
 
 from __future__ import annotations
@@ -24,9 +37,13 @@ from typing import Any
 
 import attrs
 
-from seri.pure.records import Message, ToolCall
+from seri.pure.records import Message, MessageKind, ToolCall
 
 LOST_RESULT = "result lost before import"
+DENIED_RESULT = "denied: the older release did not run this tool call"
+NO_OUTPUT = "(the tool returned nothing)"
+IMAGE_PLACEHOLDER = "[an image was attached here; the older release's images are not imported]"
+RECAP_PREFIX = "[Compacted history"
 
 # Only a \uD800-\uDFFF escape can put a lone surrogate into a decoded JSON string.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
@@ -83,7 +100,7 @@ def parse_legacy_file(name: str, data: bytes) -> LegacySession:
     messages: list[Message] = []
     origins: list[int] = []
     for number, value in values[1:]:
-        parsed = _messages(name, number, value)
+        parsed = _messages(name, number, value, warnings)
         messages.extend(parsed)
         origins.extend([number] * len(parsed))
     if messages and messages[0].role == "system" and messages[0].text == header.system_prompt:
@@ -148,14 +165,16 @@ def _string(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _messages(name: str, number: int, value: Any) -> list[Message]:
+def _messages(name: str, number: int, value: Any, warnings: list[str]) -> list[Message]:
     where = f"{name}:{number}"
     if not isinstance(value, dict):
         raise LegacyFileError(f"{where}: a message must be a JSON object")
     role = value.get("role")
     content = value.get("content")
     if role in ("system", "user"):
-        return [Message(role=role, text=_text_of(where, content))]
+        text = _text_of(where, content, warnings)
+        kind: MessageKind = "recap" if role == "user" and text.startswith(RECAP_PREFIX) else ""
+        return [Message(role=role, text=text, kind=kind)]
     if role == "assistant":
         return [_assistant(where, content)]
     if role == "tool":
@@ -171,9 +190,24 @@ def _parts(where: str, content: Any) -> list[dict[str, Any]]:
     raise LegacyFileError(f"{where}: 'content' must be text or a list of parts")
 
 
-def _text_of(where: str, content: Any) -> str:
-    texts = [p.get("text") for p in _parts(where, content) if p.get("type") == "text"]
-    return "".join(t for t in texts if isinstance(t, str))
+def _text_of(where: str, content: Any, warnings: list[str] | None = None) -> str:
+    texts: list[str] = []
+    for part in _parts(where, content):
+        kind = part.get("type")
+        if kind == "text" and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif _is_image(part):
+            texts.append(IMAGE_PLACEHOLDER)
+            if warnings is not None:
+                warnings.append(f"{where}: an image part was replaced by a placeholder")
+    return "".join(texts)
+
+
+def _is_image(part: dict[str, Any]) -> bool:
+    if part.get("type") == "image":
+        return True
+    media = part.get("mediaType") or part.get("mimeType")
+    return part.get("type") == "file" and isinstance(media, str) and media.startswith("image/")
 
 
 def _assistant(where: str, content: Any) -> Message:
@@ -190,11 +224,22 @@ def _assistant(where: str, content: Any) -> Message:
             call_id, tool = part.get("toolCallId"), part.get("toolName")
             if not (isinstance(call_id, str) and call_id and isinstance(tool, str) and tool):
                 raise LegacyFileError(f"{where}: a tool-call part needs toolCallId and toolName")
-            arguments = part.get("input", {})
-            calls.append(ToolCall(call_id, tool, json.dumps(arguments, ensure_ascii=False)))
+            calls.append(ToolCall(call_id, tool, _arguments(part.get("input", {}))))
     return Message(
         role="assistant", text="".join(text), reasoning="".join(reasoning), tool_calls=tuple(calls)
     )
+
+
+def _arguments(value: Any) -> str:
+    """A tool call's input as arguments text. A string is what the model sent when it was not
+    valid JSON (the AI SDK keeps it raw): kept as it is, unless it is JSON text after all."""
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return value
+        return json.dumps(parsed, ensure_ascii=False) if isinstance(parsed, dict) else value
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _tool_results(where: str, content: Any) -> list[Message]:
@@ -222,10 +267,17 @@ def _output_text(output: Any) -> tuple[str, bool]:
     if not isinstance(output, dict):
         return json.dumps(output, ensure_ascii=False), False
     kind = output.get("type")
+    if kind == "execution-denied":
+        reason = output.get("reason")
+        return (f"{DENIED_RESULT}: {reason}" if isinstance(reason, str) and reason else (
+            DENIED_RESULT
+        )), True
     value = output.get("value")
     is_error = kind in ("error-text", "error-json")
-    if kind in ("text", "error-text") and isinstance(value, str):
+    if kind in ("text", "error-text", "json") and isinstance(value, str):
         return value, is_error
+    if value is None and kind in ("json", "text"):
+        return NO_OUTPUT, False
     return json.dumps(value, ensure_ascii=False), is_error
 
 

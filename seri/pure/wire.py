@@ -27,12 +27,29 @@ _RESERVED = frozenset(
 # --- messages --------------------------------------------------------------------------------
 
 
+def wire_arguments(arguments: str) -> str:
+    """A call's arguments as sent back to a provider: JSON text of an object, else ``{}``.
+
+    Arguments a model sent that are not a JSON object (cut off, malformed, a bare string) stay
+    in the store as they came, but providers expect an object: Anthropic refuses anything else,
+    llama.cpp answers 500 to every request that carries them. The call was never run; its
+    result says why.
+    """
+    if arguments.startswith("{"):
+        try:
+            if isinstance(json.loads(arguments), dict):
+                return arguments
+        except ValueError:
+            pass
+    return "{}"
+
+
 def _wire_tool_call(call: ToolCall) -> dict[str, Any]:
     # `arguments` is JSON *text* on the wire, never an object.
     return {
         "id": call.id,
         "type": "function",
-        "function": {"name": call.name, "arguments": call.arguments},
+        "function": {"name": call.name, "arguments": wire_arguments(call.arguments)},
     }
 
 
