@@ -126,7 +126,7 @@ def test_a_resumed_import_sends_valid_requests(
     assert stored.endswith('"content": "first line\\nsecond'), "the raw text was not kept"
     denial = requests[0]["messages"][3]
     assert denial["role"] == "tool" and "not permitted to run" in denial["content"]
-    assert "null" != requests[1]["messages"][3]["content"]
+    assert requests[1]["messages"][3]["content"] != "null"
 
 
 def test_files_stay_untouched(run_seri: RunSeri, seri_home: Path, project: Path) -> None:
