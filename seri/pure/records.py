@@ -62,8 +62,8 @@ class Usage:
     provider: str = ""
     # Tokens written to the provider's prompt cache by this call (billed above the input rate).
     cache_write_tokens: int = 0
-    # With the user's own provider key, OpenRouter's `cost` is only its fee; this is what the
-    # upstream provider charged (cost_details.upstream_inference_cost).
+    # With the user's own provider key (`is_byok`), OpenRouter's `cost` is only its fee; this is
+    # what the upstream provider charged (cost_details.upstream_inference_cost). None otherwise.
     upstream_cost: float | None = None
 
 

@@ -266,7 +266,11 @@ def usage_from(raw: Mapping[str, Any], provider: str = "") -> Usage:
         cost=_money(raw.get("cost")),
         provider=provider,
         cache_write_tokens=_int(details.get("cache_write_tokens")),
-        upstream_cost=_money(_mapping(raw.get("cost_details")).get("upstream_inference_cost")),
+        # Only with the user's own key is the upstream cost on top of `cost`; otherwise it is a
+        # breakdown of the same charge and adding it would count it twice.
+        upstream_cost=_money(_mapping(raw.get("cost_details")).get("upstream_inference_cost"))
+        if raw.get("is_byok") is True
+        else None,
     )
 
 
@@ -375,6 +379,9 @@ class StreamAssembler:
         choices = chunk.get("choices")
         # The usage chunk has `choices: []`: never index it blindly.
         choice = _mapping(choices[0]) if isinstance(choices, list) and choices else {}
+        if self._usage_raw is None and isinstance(choice.get("usage"), Mapping):
+            # Moonshot sends usage inside the choice that finishes, not beside it.
+            self._usage_raw = choice["usage"]
         delta = self._take_delta(_mapping(choice.get("delta")))
         finish = choice.get("finish_reason")
         if isinstance(finish, str) and finish:
