@@ -24,7 +24,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from scripts.bench import compaction, export, fold, peers, per_call, recording, resume, startup
+from scripts.bench import (
+    compaction,
+    export,
+    fold,
+    peers,
+    per_call,
+    prompt_cache,
+    recording,
+    resume,
+    startup,
+)
 from scripts.bench.common import LOAD_RUNS, RESULTS, STARTUP_RUNS, log
 from scripts.bench.fixtures import Fixtures
 from scripts.bench.table import Row, render_markdown, render_text
@@ -73,6 +83,7 @@ def main() -> int:
         rows += _guarded("5", "export", lambda: export.run(work))
         rows += compaction_rows
         rows += _guarded("6b", "fold", fold.run)
+        rows += _guarded("7", "prompt cache", prompt_cache.run)
         try:
             notes.append(resume.breakdown(fixtures))
         except Exception as exc:
