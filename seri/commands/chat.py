@@ -20,6 +20,11 @@ On a terminal, seri chat is interactive: type a task, watch it stream, press Ctr
 cancel the turn (not the program). With stdin not a terminal and no -p, each line is read
 as if typed, so a session can be scripted: printf '/compact\\n' | seri chat --resume ID
 
+An answer cut at the output limit (finish_reason length) is not finished: exit 1, its cut
+tool calls dropped. When only the output budget is too big (or a 402 names what the credit
+can pay for), max_tokens is lowered and the call retried once. A spent quota is not retried.
+At the end of a run, the share of input read from the prompt cache is printed.
+
 Slash commands:
   /compact [focus words]  compact now; the words steer the recap
   /clear                  start a new session (the old one stays, resumable)

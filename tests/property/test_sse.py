@@ -390,3 +390,43 @@ def test_non_streaming_completion() -> None:
     assert result.message.reasoning == "hmm"
     assert result.usage is not None
     assert result.usage.provider == "OpenAI"
+
+
+# --- typed content parts and refusals --------------------------------------------------------
+
+PIECE = st.text(alphabet=st.characters(exclude_categories=["Cs"]), min_size=1, max_size=8)
+DELTAS = st.lists(
+    st.one_of(
+        st.tuples(st.just("text"), PIECE),
+        st.tuples(st.just("text_part"), PIECE),
+        st.tuples(st.just("thinking_part"), PIECE),
+        st.tuples(st.just("refusal"), PIECE),
+    ),
+    max_size=12,
+)
+
+
+def _delta(kind: str, piece: str) -> dict[str, Any]:
+    if kind == "text":
+        return {"content": piece}
+    if kind == "text_part":
+        return {"content": [{"type": "text", "text": piece}]}
+    if kind == "thinking_part":
+        return {"content": [{"type": "thinking", "thinking": [{"type": "text", "text": piece}]}]}
+    return {"refusal": piece}
+
+
+@given(DELTAS)
+def test_parts_and_refusals_assemble_in_order(deltas: list[tuple[str, str]]) -> None:
+    """Text, typed text parts and refusals make the answer in arrival order; thinking parts
+    make the reasoning; none is lost or doubled."""
+    assembler = StreamAssembler()
+    for kind, piece in deltas:
+        assembler.feed({"choices": [{"index": 0, "delta": _delta(kind, piece)}]})
+    assembler.feed({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    result = assembler.result()
+    assert result.complete
+    assert result.message.text == "".join(p for k, p in deltas if k != "thinking_part")
+    assert result.message.reasoning == "".join(p for k, p in deltas if k == "thinking_part")
+    assert result.refusal == "".join(p for k, p in deltas if k == "refusal")
+    assert assembler.delivered == bool(deltas)
