@@ -79,9 +79,13 @@ class WireCache:
         """The messages' JSON, comma-joined. Those at ``marked`` carry a prompt-cache
         breakpoint and are encoded afresh (at most two per call move); the rest come from the
         cache, so they are the same bytes in every request."""
+        from seri.pure.wire import has_content
+
         entries = self._entries
         parts = []
         for index, message in enumerate(messages):
+            if not has_content(message):
+                continue
             if index in marked and index > 0:
                 parts.append(self._encode(message, marker=True))
                 continue

@@ -100,9 +100,16 @@ def to_wire_message(
     return {"role": message.role, "content": content}
 
 
+def has_content(message: Message) -> bool:
+    """False for an assistant message with neither text nor tool calls: what is kept of an
+    answer that failed while still reasoning. It stays in the store but is not sent: providers
+    refuse an empty assistant turn, and cut reasoning cannot be signed."""
+    return message.role != "assistant" or bool(message.text or message.tool_calls)
+
+
 def to_wire_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """A history as the ``messages`` array of a request."""
-    return [to_wire_message(message) for message in messages]
+    return [to_wire_message(message) for message in messages if has_content(message)]
 
 
 def _content_text(content: object) -> str:

@@ -93,3 +93,15 @@ def test_deepseek_gets_its_reasoning_back_as_reasoning_content(
     assert assistant["reasoning_content"] == assistant["reasoning"] == "list first"
     for body in requests:
         assert_valid_request(body)
+
+
+def test_a_reasoning_only_partial_is_kept_but_not_sent(run_seri: RunSeri) -> None:
+    step = {"reasoning": "thinking hard about it", "cut_after_chunks": 2}
+    with FakeModel([step, {"text": "fine"}]) as fake:
+        run_seri("chat", "-p", "think", env=_env(fake))
+        again = run_seri("chat", "--continue", "-p", "go on", env=_env(fake))
+        requests = fake.requests
+    assert again.returncode == 0, again.stderr
+    roles = [m["role"] for m in requests[-1]["messages"]]
+    assert roles == ["system", "user", "user"], "an empty assistant turn was sent"
+    assert_valid_request(requests[-1])
