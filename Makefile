@@ -5,8 +5,13 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 JOBS ?= 2
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: install demo test test-real check golden bench compaction-matrix clean
+# Programs the terminal tests drive: tmux (seri chat in a real terminal), zsh and fish
+# (the completion scripts). Debian packages, installed when missing (CI runs as root).
+TEST_PROGRAMS := tmux zsh fish
+
+.PHONY: install demo test test-real check golden bench compaction-matrix clean test-programs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,7 +28,14 @@ check: install
 	$(VENV)/bin/ruff check seri tests scripts
 	$(VENV)/bin/mypy
 
-test: install check
+test-programs:
+	@missing=""; for p in $(TEST_PROGRAMS); do command -v $$p >/dev/null || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing$$missing (Debian packages) for the terminal tests"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+test: install check test-programs
 	$(PY) -m pytest -n $(JOBS) --durations=10
 
 # seri against a real llama.cpp server (not part of `make test`): the first run builds
@@ -32,7 +44,7 @@ test-real: install
 	JOBS=$(JOBS) scripts/real_server/build.sh $(PY)
 	SERI_REAL_SERVER=.cache/real/bin/llama-server $(PY) -m pytest -p no:xdist -v tests/real
 
-golden: install
+golden: install test-programs
 	SERI_REGEN_GOLDEN=1 $(PY) -m pytest -n $(JOBS) -q tests -k golden
 	git diff --stat -- tests/golden
 

@@ -205,14 +205,15 @@ def test_an_unknown_id_is_a_one_line_error(populated: Path, run_seri: RunSeri, r
         ("sessions", "frobnicate"),
     ],
 )
-def test_usage_errors_print_the_usage_on_stderr_and_exit_2(
+def test_usage_errors_are_one_line_on_stderr_and_exit_2(
     seri_home: Path, run_seri: RunSeri, args: tuple[str, ...]
 ) -> None:
     result = run_seri(*args)
     assert result.returncode == 2
     assert result.stdout == ""
-    assert "Usage:" in result.stderr
-    assert "seri sessions show <id> [--json]" in result.stderr
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stderr.startswith("seri: ")
+    assert result.stderr.rstrip().endswith("; see seri sessions --help")
     assert "Traceback" not in result.stderr
     assert "Warning: found unmatched" not in result.stderr
     assert not seri_home.exists()  # a usage error opens nothing

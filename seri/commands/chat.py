@@ -16,9 +16,12 @@ Options:
   --allow RULE                Allow a tool for this run: `write_file`, `bash(git status*)`...
   -h --help                   Show this help.
 
-On a terminal, seri chat is interactive: type a task, watch it stream, press Ctrl-C to
-cancel the turn (not the program). With stdin not a terminal and no -p, each line is read
-as if typed, so a session can be scripted: printf '/compact\\n' | seri chat --resume ID
+On a terminal, seri chat is interactive: type a task, watch it stream, approve what it
+wants to do (y, n or a reason why not, a for always this session), press Ctrl-C to cancel
+the task (not the program), Ctrl-D to leave. Enter sends; Alt-Enter (or a line ending in
+a backslash) starts a new line; a paste stays one message. With stdin not a terminal and
+no -p, each line is read as if typed, so a session can be scripted:
+printf '/compact\\n' | seri chat --resume ID
 
 An answer cut at the output limit (finish_reason length) is not finished: exit 1, its cut
 tool calls dropped. When only the output budget is too big (or a 402 names what the credit
@@ -32,7 +35,14 @@ Slash commands:
   /max-turns N            change the turn budget for the rest of the session
   /trajectory [on|off]    show or store the recording toggle (SERI_TRAJECTORY wins)
   /memory pending | approve N | reject N   review staged memory writes
+  /status, /cost          where the session stands: model, window, turns, cost
+  /model [NAME]           show or switch the model for the rest of this run
+  /permissions            the rules in force and where each comes from
+  /last [N]               the whole output of the last tool call
   /help, /exit
+
+Colour is off with NO_COLOR or when the output is not a terminal. Text from the model,
+tools and the store is shown with its escape sequences made inert.
 """
 
 from __future__ import annotations
@@ -43,11 +53,12 @@ from typing import Any
 from seri.commands.profile import current_project, open_profile
 from seri.commands.running import parse_usage
 from seri.pure.errors import EXIT_OK, SeriError
+from seri.pure.terminal_text import neutralise
 
 
 def run(argv: list[str]) -> int:
     options = parse_usage(__doc__ or "", argv)
-    from seri.commands.chat_session import ChatOptions, ChatSession
+    from seri.commands.chat_options import ChatOptions
 
     max_turns = options["--max-turns"]
     chat_options = ChatOptions(
@@ -59,6 +70,12 @@ def run(argv: list[str]) -> int:
         prompt=options["--prompt"],
     )
     profile = open_profile()
+    if chat_options.prompt is None and sys.stdin.isatty():
+        from seri.commands.repl import interactive
+
+        return interactive(profile, current_project(), chat_options)
+    from seri.commands.chat_session import ChatSession
+
     chat = ChatSession.open(profile, current_project(), chat_options)
     try:
         if chat_options.prompt is not None:
@@ -66,10 +83,6 @@ def run(argv: list[str]) -> int:
             if not text.strip():
                 raise SeriError("the prompt is empty; give a task with -p TEXT or on stdin")
             return chat.one_shot(text)
-        if sys.stdin.isatty():
-            from seri.commands.repl import interactive
-
-            return interactive(chat)
         return scripted(chat)
     finally:
         chat.close()
@@ -115,5 +128,5 @@ def line_outcome(chat: Any, line: str) -> Any:
         if described is None:
             raise
         message, status = described
-        print(f"seri: {message}", file=sys.stderr)
+        print(neutralise(f"seri: {message}"), file=sys.stderr)
         return status

@@ -12,15 +12,19 @@ from typing import Any, Literal
 import attrs
 
 from seri import __version__
+from seri.commands.chat_options import ChatOptions, api_key_from
+from seri.commands.chat_view import ChatView
 from seri.commands.driver import Driver, ModelCaller
 from seri.commands.profile import Profile
 from seri.commands.tool_host import ToolHost
+from seri.commands.window_lookup import WindowLookup
 from seri.io import conversations
-from seri.io.config import load_settings
 from seri.io.pins import list_pins
 from seri.io.prompt_files import StartupFiles, load_startup_files
 from seri.io.recorder import Recorder
 from seri.io.spill import SPILL_DIR
+from seri.io.terminal import Screen
+from seri.pure.approval import Answer
 from seri.pure.compaction import NOT_ENOUGH_HISTORY
 from seri.pure.cuts import keep_budget
 from seri.pure.effects import AskPerson
@@ -31,6 +35,7 @@ from seri.pure.records import Message
 from seri.pure.redaction import Redactor, secrets_from_environment
 from seri.pure.rules import fired_rule_names
 from seri.pure.settings import DEFAULT_CONTEXT_WINDOW, Settings, configured_max_tokens
+from seri.pure.terminal_text import neutralise
 from seri.pure.tokens import messages_chars
 from seri.pure.tool_specs import tool_definition_chars
 from seri.pure.turn import (
@@ -43,29 +48,8 @@ from seri.pure.turn import (
 )
 
 PARENT_TOOLS = ("read_file", "write_file", "edit", "glob", "grep", "bash", "task", "remember")
-KEY_VARIABLES = ("OPENROUTER_API_KEY", "SERI_API_KEY")
 
 LineOutcome = Literal["exit"] | int | None
-
-
-@attrs.frozen
-class ChatOptions:
-    continue_last: bool = False
-    resume: str = ""
-    model: str = ""
-    max_turns: int | None = None
-    allow: tuple[str, ...] = ()
-    prompt: str | None = None
-
-
-def api_key_from(env: os._Environ[str] | dict[str, str]) -> str:
-    for name in KEY_VARIABLES:
-        if env.get(name):
-            return env[name]
-    raise SeriError(
-        "no API key: set OPENROUTER_API_KEY (get one at openrouter.ai/keys) or SERI_API_KEY "
-        "for another OpenAI-compatible server, e.g. `export OPENROUTER_API_KEY=sk-or-...`"
-    )
 
 
 def build_policy(
@@ -96,6 +80,7 @@ class ChatSession:
         settings: Settings,
         api_key: str,
         session_id: str,
+        screen: Screen | None = None,
     ) -> None:
         self.profile = profile
         self.store = profile.store
@@ -118,16 +103,37 @@ class ChatSession:
         # The session's own project (an imported session's cwd): recap paths are relative to it.
         self.session_project = project
         self._caller: ModelCaller | None = None
+        self._window_lookup: WindowLookup | None = None
+        # Where the window in use came from ("server", "default") until it is recorded.
+        self._window_source = ""
+        # Allow rules a person added with "always" during this run (see /permissions).
+        self.session_rules: tuple[str, ...] = ()
+        self.last_task_turns = 0
+        self.view = ChatView(screen or Screen(), interactive=self.interactive)
         if session_id:
             self._load()
+        self.view.had_recap = self.conversation.recap is not None
 
     # -- opening -------------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, profile: Profile, project: str, options: ChatOptions) -> ChatSession:
-        settings = load_settings(profile.root)
-        if options.model:
-            settings = attrs.evolve(settings, model=options.model)
+    def open(
+        cls,
+        profile: Profile,
+        project: str,
+        options: ChatOptions,
+        *,
+        settings: Settings | None = None,
+        screen: Screen | None = None,
+    ) -> ChatSession:
+        """``settings`` when the caller has read them already (their warnings shown),
+        ``screen`` when it has started writing to the terminal."""
+        if settings is None:
+            from seri.commands.running import load_settings_warned
+
+            settings = load_settings_warned(profile.root)
+            if options.model:
+                settings = attrs.evolve(settings, model=options.model)
         api_key = api_key_from(os.environ)
         session_id = ""
         if options.resume:
@@ -141,8 +147,8 @@ class ChatSession:
                 )
             else:
                 session_id = last.id
-        chat = cls(profile, project, options, settings, api_key, session_id)
-        if session_id:
+        chat = cls(profile, project, options, settings, api_key, session_id, screen)
+        if session_id and not chat.interactive:
             print(f"seri: resumed session {session_id}", file=sys.stderr)
         return chat
 
@@ -212,7 +218,7 @@ class ChatSession:
             self.revision = 0
             self._prompt_stored = True
             if self.interactive:
-                print(f"seri: new session {self.session_id}", file=sys.stderr)
+                self.view.notice(f"seri: new session {self.session_id}")
         elif for_task and not self._prompt_stored:
             # This run's frozen prompt is the session's from now on (see README).
             with self.store.write() as conn:
@@ -278,22 +284,43 @@ class ChatSession:
     def _model(self) -> ModelCaller:
         if self._caller is None:
             assert self.recorder is not None
-            on_text = _stream_to_terminal if self.interactive else None
+            view = self.view
             self._caller = ModelCaller(
-                self.settings, self.api_key, self.recorder, PARENT_TOOLS, on_text=on_text
+                self.settings,
+                self.api_key,
+                self.recorder,
+                PARENT_TOOLS,
+                on_text=view.model_text if self.interactive else None,
+                on_reasoning=view.model_reasoning if self.interactive else None,
             )
         return self._caller
 
+    def start_window_lookup(self) -> None:
+        """Ask the provider for the model's window in the background (for the banner)."""
+        if self.context_window is None and self._window_lookup is None:
+            self._window_lookup = WindowLookup(self.settings, self.api_key)
+
+    def known_window(self, wait: float = 0.0) -> int | None:
+        """The window if known by now (waiting up to ``wait`` s for the lookup)."""
+        lookup = self._window_lookup
+        if self.context_window is None and lookup is not None and lookup.done(wait):
+            self.context_window = lookup.window or DEFAULT_CONTEXT_WINDOW
+            self._window_source = "server" if lookup.window else "default"
+            self._window_lookup = None
+        return self.context_window
+
     def _window(self) -> int:
-        if self.context_window is None:
+        if self.known_window(wait=30.0) is None:
             reported = self._model().client().context_window(self.settings.model)
             self.context_window = reported or DEFAULT_CONTEXT_WINDOW
-            if self.recorder is not None:
-                # The header has the configured window (null here); this is the one used.
-                source = "server" if reported else "default"
-                self.recorder.record(
-                    "context_window", {"tokens": self.context_window, "from": source}
-                )
+            self._window_source = "server" if reported else "default"
+        if self._window_source and self.recorder is not None:
+            # The header has the configured window (null here); this is the one used.
+            self.recorder.record(
+                "context_window", {"tokens": self.context_window, "from": self._window_source}
+            )
+            self._window_source = ""
+        assert self.context_window is not None
         return self.context_window
 
     def setup(self) -> TaskSetup:
@@ -335,15 +362,18 @@ class ChatSession:
             tools=tools,
             recorder=self.recorder,
             redactor=self.redactor,
-            asker=self._ask,
-            show_activity=self.interactive,
+            asker=lambda effect: self._ask(effect, tools),
+            activity=self.view,
             spill_dir=self.profile.root / SPILL_DIR,
         )
 
-    def _ask(self, effect: AskPerson) -> bool:
-        from seri.commands.repl import ask_permission
-
-        return ask_permission(effect)
+    def _ask(self, effect: AskPerson, tools: ToolHost) -> Answer:
+        answer = self.view.ask(effect, tools.current_text)
+        if answer.approved and answer.always:
+            # For the rest of this run; the task's own loop adds them for this task.
+            self.policy = with_allowed(self.policy, answer.always)
+            self.session_rules = tuple(dict.fromkeys((*self.session_rules, *answer.always)))
+        return answer
 
     def run_task(self, text: str) -> TaskEnd:
         self._ensure_session()
@@ -361,8 +391,11 @@ class ChatSession:
             self.revision = driver.revision
             self._reload_quietly()
             raise
+        finally:
+            self.view.close()
         self.revision = driver.revision
         self.conversation = end.conversation
+        self.last_task_turns = end.turns
         return end
 
     def _refresh_if_changed(self) -> None:
@@ -376,12 +409,19 @@ class ChatSession:
         return self._report(end, print_answer=True)
 
     def _report(self, end: TaskEnd, *, print_answer: bool) -> int:
+        streamed = self.view.answer_was_streamed()
         if end.status == "done":
-            if print_answer:
-                sys.stdout.write(end.answer.rstrip("\n") + "\n")
-                sys.stdout.flush()
+            if print_answer or (self.interactive and not streamed and end.answer):
+                self.view.show_answer(end.answer)
             return EXIT_OK
-        print(f"seri: task not finished ({end.status}): {end.detail}", file=sys.stderr)
+        if end.by_user and self.interactive:
+            self.view.notice("seri: cancelled (Ctrl-C); what was done so far is kept")
+        else:
+            message = neutralise(f"seri: task not finished ({end.status}): {end.detail}")
+            if self.interactive:
+                self.view.notice(message)
+            else:
+                print(message, file=sys.stderr)
         return EXIT_INTERRUPTED if end.by_user else EXIT_UNFINISHED
 
     def handle_line(self, line: str) -> LineOutcome:
@@ -410,6 +450,20 @@ class ChatSession:
         self.revision = driver.revision
         self.conversation = conversation
         return why_not
+
+    def set_model(self, name: str) -> None:
+        """/model NAME: the rest of this run talks to ``name`` (its window is looked up anew,
+        unless config.json sets one); the session row names it from the next task on."""
+        self.settings = attrs.evolve(self.settings, model=name)
+        self._close_client()
+        self._caller = None
+        self.context_window = self.settings.context_window
+        self._window_lookup = None
+        self._window_source = ""
+        self.start_window_lookup()
+        self._prompt_stored = False
+        if self.recorder is not None:
+            self.recorder.record("model_switch", {"model": name})
 
     def set_max_turns(self, value: int) -> None:
         self.max_turns = value
@@ -459,6 +513,7 @@ class ChatSession:
     def _close_client(self) -> None:
         if self._caller is not None:
             self._caller.close()
+            self._caller = None
 
 
 def _missing_results(history: tuple[Message, ...]) -> list[Message]:
@@ -482,11 +537,6 @@ def _missing_results(history: tuple[Message, ...]) -> list[Message]:
         if message.role != "tool":
             return []
     return []
-
-
-def _stream_to_terminal(text: str) -> None:
-    sys.stdout.write(text)
-    sys.stdout.flush()
 
 
 def _json(value: Any) -> str:

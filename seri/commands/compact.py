@@ -125,13 +125,13 @@ class ShellCompaction:
 
     @classmethod
     def open(cls, profile: Profile, raw_id: str, *, quiet: bool = False) -> ShellCompaction:
-        from seri.commands.chat_session import api_key_from
+        from seri.commands.chat_options import api_key_from
+        from seri.commands.running import load_settings_warned
         from seri.io import conversations
-        from seri.io.config import load_settings
         from seri.pure.redaction import Redactor, secrets_from_environment
 
         session_id = conversations.resolve_session_id(profile.store, raw_id)
-        settings = load_settings(profile.root)
+        settings = load_settings_warned(profile.root)
         # The same model as the session's turns, not whatever this shell would start with.
         model = conversations.get_session(profile.store, session_id).model
         if model:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import attrs
 
@@ -40,10 +40,11 @@ from seri.pure.effects import (
     UpdateCounters,
 )
 from seri.pure.recap import recap_from_dict, recap_to_dict
-from seri.pure.records import Message
+from seri.pure.records import Message, ToolCall
 from seri.pure.redaction import Redactor
 from seri.pure.run_usage import RunUsage
 from seri.pure.settings import Settings
+from seri.pure.terminal_text import neutralise
 from seri.pure.tokens import message_chars
 
 if TYPE_CHECKING:
@@ -51,7 +52,27 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-Asker = Callable[[AskPerson], bool]
+Asker = Callable[[AskPerson], Any]
+
+
+class Activity(Protocol):
+    """Who watches a task run (the chat's view); told, never asked, except through the asker."""
+
+    # Whether tool calls are shown (then a write's before and after are read for +N −M).
+    shows_tools: bool
+
+    def model_call_started(self, purpose: str) -> None: ...
+    def model_call_finished(self) -> None: ...
+    def tool_started(self, call: ToolCall, arguments: Mapping[str, Any]) -> None: ...
+    def tool_finished(
+        self,
+        call: ToolCall,
+        arguments: Mapping[str, Any],
+        run: ToolRun,
+        change: tuple[str | None, str | None] | None,
+    ) -> None: ...
+    def recorded(self, type_: str, data: Mapping[str, Any]) -> None: ...
+    def notice(self, text: str) -> None: ...
 
 
 class WireCache:
@@ -111,12 +132,14 @@ class ModelCaller:
         tool_names: tuple[str, ...],
         *,
         on_text: Callable[[str], None] | None = None,
+        on_reasoning: Callable[[str], None] | None = None,
     ) -> None:
         self.settings = settings
         self.api_key = api_key
         self.recorder = recorder
         self.tool_names = tool_names
         self.on_text = on_text
+        self.on_reasoning = on_reasoning
         self._client: Any = None
         self.usage = RunUsage()
         self.cache_markers_sent = 0
@@ -147,7 +170,21 @@ class ModelCaller:
             "retry",
             {"attempt": attempt, "status": status, "delay": round(delay, 3), "reason": reason},
         )
-        print(f"seri: {reason}; retrying in {delay:.1f} s (attempt {attempt + 1})", file=sys.stderr)
+        if status is None:
+            reason = self.naming_the_url(reason)
+        print(
+            neutralise(f"seri: {reason}; retrying in {delay:.1f} s (attempt {attempt + 1})"),
+            file=sys.stderr,
+        )
+
+    def naming_the_url(self, message: str) -> str:
+        """A connection failure with the URL called and the setting that chose it."""
+        settings = self.settings
+        where = f"{settings.base_url} ({settings.base_url_source})"
+        lead = "could not reach the provider"
+        if message.startswith(lead):
+            return f"{lead} at {where}{message[len(lead) :]}"
+        return f"{message} ({where})"
 
     def body(self, effect: CallModel) -> dict[str, Any]:
         from seri.pure.tool_specs import select_tools
@@ -199,18 +236,25 @@ class ModelCaller:
         from seri.pure.provider_errors import ContextOverflow, InsufficientCredits, ProviderError
 
         on_text = self.on_text if effect.purpose == "turn" else None
+        on_reasoning = self.on_reasoning
         try:
             try:
-                result = self.client().stream_chat(self.encoded_body(effect), on_text)
+                result = self.client().stream_chat(
+                    self.encoded_body(effect), on_text, on_reasoning=on_reasoning
+                )
             except (ContextOverflow, InsufficientCredits) as exc:
                 # One more try, only when a smaller output budget is what the provider asked
                 # for: the input fits the window, or the credit left covers fewer tokens.
                 if not self._lower_output_budget(exc.failure):
                     raise
-                result = self.client().stream_chat(self.encoded_body(effect), on_text)
+                result = self.client().stream_chat(
+                    self.encoded_body(effect), on_text, on_reasoning=on_reasoning
+                )
         except ContextOverflow as exc:
             return ModelFailed(str(exc), overflow=True, overflow_numbers=exc.failure.overflow)
         except ProviderError as exc:
+            if exc.failure.kind == "connection":
+                return ModelFailed(self.naming_the_url(str(exc)))
             return ModelFailed(str(exc))
         except KeyboardInterrupt:
             return ModelFailed(
@@ -280,7 +324,7 @@ class Driver:
         redactor: Redactor,
         asker: Asker,
         clock: Callable[[], float] = time.time,
-        show_activity: bool = False,
+        activity: Activity | None = None,
         spill_dir: Path | None = None,
     ) -> None:
         self.store = store
@@ -292,7 +336,7 @@ class Driver:
         self.redactor = redactor
         self.asker = asker
         self.clock = clock
-        self.show_activity = show_activity
+        self.activity = activity
         # Where whole texts too long for the window are kept (None: nowhere).
         self.spill_dir = spill_dir
         self._counters: UpdateCounters | None = None
@@ -318,23 +362,45 @@ class Driver:
         if effect.purpose == "summary" and self._session_changed():
             # The swap would be refused: do not pay for a recap that cannot be stored.
             return ModelFailed(SESSION_CHANGED)
-        reply = self.model.call(effect)
+        activity = self.activity
+        if activity is not None:
+            activity.model_call_started(effect.purpose)
+        try:
+            reply = self.model.call(effect)
+        finally:
+            if activity is not None:
+                activity.model_call_finished()
         if isinstance(reply, ModelReply) and effect.purpose == "summary":
-            self.recorder.record(
-                "summary_call",
-                {"usage": _usage(reply), "finish_reason": reply.finish_reason},
+            self._Record(
+                Record(
+                    "summary_call",
+                    {"usage": _usage(reply), "finish_reason": reply.finish_reason},
+                )
             )
         return reply
 
-    def _AskPerson(self, effect: AskPerson) -> bool:  # noqa: N802
+    def _AskPerson(self, effect: AskPerson) -> Any:  # noqa: N802
         return self.asker(effect)
 
     def _ResolvePath(self, effect: ResolvePath) -> ResolvedPath:  # noqa: N802
         return self.tools.resolve(effect.raw)
 
     def _RunTool(self, effect: RunTool) -> ToolRun:  # noqa: N802
-        if self.show_activity:
-            print(f"\n  -> {_activity_line(effect)}", file=sys.stderr)
+        activity = self.activity
+        if activity is None or not activity.shows_tools:
+            return self._run_tool(effect)
+        call, arguments = effect.call, effect.arguments
+        path = arguments.get("path") if call.name in ("write_file", "edit") else None
+        before = self.tools.current_text(path) if isinstance(path, str) else None
+        activity.tool_started(call, arguments)
+        run = self._run_tool(effect)
+        change = None
+        if isinstance(path, str) and not run.is_error:
+            change = (before, self.tools.current_text(path))
+        activity.tool_finished(call, arguments, run, change)
+        return run
+
+    def _run_tool(self, effect: RunTool) -> ToolRun:
         run: ToolRun = self.tools.run(effect.call, effect.arguments, effect.max_chars)
         return ToolRun(
             self.redactor.text(run.text), run.is_error, run.interrupted, run.touched_paths
@@ -350,9 +416,14 @@ class Driver:
 
     def _Record(self, effect: Record) -> None:  # noqa: N802
         self.recorder.record(effect.type, effect.data)
+        if self.activity is not None:
+            self.activity.recorded(effect.type, effect.data)
 
     def _Say(self, effect: Say) -> None:  # noqa: N802
-        print(f"seri: {effect.text}", file=sys.stderr)
+        if self.activity is not None:
+            self.activity.notice(f"seri: {effect.text}")
+        else:
+            print(neutralise(f"seri: {effect.text}"), file=sys.stderr)
 
     def _UpdateCounters(self, effect: UpdateCounters) -> None:  # noqa: N802
         # Written with the next message, in the same transaction: one fsync, not two.
@@ -448,17 +519,6 @@ def _partial(message: Message) -> Message | None:
     if not (message.text or message.reasoning or message.reasoning_details):
         return None
     return attrs.evolve(message, tool_calls=(), kind="partial")
-
-
-def _activity_line(effect: RunTool) -> str:
-    """One line a person can follow: the tool and its main argument."""
-    arguments = effect.arguments
-    for key in ("command", "path", "pattern", "description"):
-        value = arguments.get(key)
-        if isinstance(value, str) and value:
-            shown = " ".join(value.split())
-            return f"{effect.call.name} {shown[:100]}{'…' if len(shown) > 100 else ''}"
-    return effect.call.name
 
 
 def _usage(reply: ModelReply) -> dict[str, Any]:

@@ -13,6 +13,7 @@ Commands:
   rewind      list a session's turns, or restore its conversation and files
   trajectory  export run recordings as JSON Lines, toggle recording, prune old ones
   memory      list, approve or reject staged memory writes
+  completion  print a completion script for bash, zsh or fish
 
 Run `seri COMMAND --help` for a command's options.
 
@@ -40,6 +41,7 @@ COMMANDS = {
     "rewind": "seri.commands.rewind",
     "trajectory": "seri.commands.trajectory",
     "memory": "seri.commands.memory",
+    "completion": "seri.commands.completion",
 }
 
 
@@ -56,16 +58,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _dispatch(args: list[str]) -> int:
     from docopt import DocoptExit, docopt
 
+    from seri.commands.running import usage_error
     from seri.pure.errors import EXIT_USAGE
+    from seri.pure.terminal_text import neutralise
 
+    if not args:
+        listed = ", ".join(COMMANDS)
+        print(f"seri: a command is needed ({listed}); see seri --help", file=sys.stderr)
+        return EXIT_USAGE
     try:
         options = docopt(__doc__, args, version=f"seri {__version__}", options_first=True)
-    except DocoptExit as exc:
-        print(str(exc), file=sys.stderr)
-        return EXIT_USAGE
+    except DocoptExit:
+        usage_error(__doc__ or "", args, "seri")
     name = options["<command>"]
     if name not in COMMANDS:
-        print(f"seri: unknown command '{name}'; `seri --help` lists the commands", file=sys.stderr)
+        shown = neutralise(repr(name))
+        print(f"seri: unknown command {shown}; `seri --help` lists the commands", file=sys.stderr)
         return EXIT_USAGE
     import importlib
 

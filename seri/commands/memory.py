@@ -27,6 +27,7 @@ from seri.commands.profile import Profile, open_profile
 from seri.commands.running import parse_usage, whole_number
 from seri.io import memory_store
 from seri.pure.errors import EXIT_OK, EXIT_USAGE, SeriError
+from seri.pure.terminal_text import neutralise
 from seri.pure.text_table import render_table
 from seri.pure.timestamps import iso_utc
 
@@ -90,7 +91,7 @@ def memory_slash(chat: ChatSession, rest: str) -> LineOutcome:
                 file=sys.stderr,
             )
         except SeriError as exc:
-            print(f"seri: {exc}", file=sys.stderr)
+            print(neutralise(f"seri: {exc}"), file=sys.stderr)
             return 1
         return None
     print("usage: /memory pending | approve N | reject N", file=sys.stderr)

@@ -1,84 +1,255 @@
-"""The interactive loop on a terminal: line editing and history, Ctrl-C cancels the turn."""
+"""The interactive loop on a terminal, built on prompt_toolkit (as aider and IPython are).
+
+Keys at the prompt:
+  Enter                  send the message
+  Alt-Enter (Esc Enter)  a new line (so does a line ending in a backslash, then Enter)
+  a paste                stays one message, however many lines (bracketed paste)
+  Up, Down, Ctrl-R       history, kept across sessions in $SERI_HOME/input_history
+  Tab                    complete a slash command
+  Ctrl-C                 clear the line; while a task runs, cancel the task
+  Ctrl-D                 on an empty line: leave (exit status 0, or the last task's)
+
+prompt_toolkit is imported here only, when seri chat starts on a terminal: no other command
+pays for it.
+"""
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
-from seri.pure.effects import AskPerson
+from seri.io.terminal import Screen, keys_echoed, keys_not_echoed
 from seri.pure.errors import EXIT_OK
+from seri.pure.terminal_text import neutralise
 
 if TYPE_CHECKING:
-    from seri.commands.chat_session import ChatSession
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+    from prompt_toolkit.document import Document
+    from prompt_toolkit.history import FileHistory
+
+    from seri.commands.chat_opening import ChatOpener
+    from seri.commands.chat_options import ChatOptions
+    from seri.commands.profile import Profile
 
 HISTORY_FILE = "input_history"
-HISTORY_LENGTH = 1000
+PROMPT = "seri> "
+CONTINUATION = "    … "
+KEYS_HINT = "Alt-Enter newline · /help · Ctrl-D quit"
 
 
-def _setup_readline(root: str) -> None:
+def interactive(profile: Profile, project: str, options: ChatOptions) -> int:
+    """The loop: prompt, task, prompt. Settings and the key are checked before the prompt."""
+    import attrs
+
+    from seri.commands.chat_opening import ChatOpener
+    from seri.commands.chat_options import api_key_from
+    from seri.commands.running import load_settings_warned
+
+    settings = load_settings_warned(profile.root)
+    if options.model:
+        settings = attrs.evolve(settings, model=options.model)
+    api_key_from(os.environ)  # no key: say so now, not after the first task
+    opener = ChatOpener(profile, project, options, settings, Screen())
     try:
-        import readline
-    except ImportError:  # not on every platform; input() still works without it
-        return
-    path = os.path.join(root, HISTORY_FILE)
-    with contextlib.suppress(OSError):
-        readline.read_history_file(path)
-    readline.set_history_length(HISTORY_LENGTH)
-
-    import atexit
-
-    def save() -> None:
-        try:
-            readline.write_history_file(path)
-            os.chmod(path, 0o600)
-        except OSError:
-            pass
-
-    atexit.register(save)
+        return _loop(opener)
+    finally:
+        if opener.ready and opener.chat is not None:
+            opener.chat.close()
 
 
-def interactive(chat: ChatSession) -> int:
+def _loop(opener: ChatOpener) -> int:
     from seri.commands.chat import line_outcome
+    from seri.commands.chat_info import banner_line, show_replay
+    from seri.commands.chat_opening import LateLine
 
-    _setup_readline(str(chat.profile.root))
-    print("seri: type a task, /help for commands, Ctrl-D to leave", file=sys.stderr)
+    session = _prompt_session(opener)
+    banner = LateLine(opener.screen)
+    if opener.options.resume or opener.options.continue_last:
+        chat = opener.open_now()
+        chat.start_window_lookup()
+        banner.print_once(banner_line(chat))
+        show_replay(chat)
+    else:
+
+        def when_open() -> None:
+            error = opener.failed
+            if error is not None:
+                _abort(session.app, error)
+            elif opener.chat is not None:
+                banner.above_prompt(session.app, banner_line(opener.chat))
+
+        # Started just before the prompt: the thread's first import and the prompt's first
+        # drawing share the interpreter for a few milliseconds, no more.
+        opener.open_behind(when_open)
     status = EXIT_OK
     while True:
+        if opener.ready and opener.chat is not None:
+            banner.print_once(banner_line(opener.chat))
         try:
-            line = input("seri> ")
-        except EOFError:
-            print(file=sys.stderr)
-            return status
+            line = session.prompt(_prompt_message())
         except KeyboardInterrupt:
-            print(file=sys.stderr)
-            continue
+            continue  # the line is cleared; Ctrl-D leaves
+        except EOFError:
+            return status
         if not line.strip():
             continue
+        chat = opener.result()
+        chat.view.read_line = _read_line
+        banner.print_once(banner_line(chat))
         try:
-            outcome = line_outcome(chat, line)
+            with keys_not_echoed(sys.stdin):
+                outcome = line_outcome(chat, line)
         except KeyboardInterrupt:
-            print("\nseri: turn cancelled", file=sys.stderr)
+            chat.view.close()
+            chat.view.notice("seri: cancelled (Ctrl-C); the session is as it was stored")
             continue
-        print()
         if outcome == "exit":
             return status
         if isinstance(outcome, int):
             status = outcome
 
 
-def ask_permission(effect: AskPerson) -> bool:
-    """Ask the person at the terminal; anything but yes is no."""
-    call = effect.call
+def _abort(app: Any, error: BaseException) -> None:
+    """Opening the session failed behind the prompt: end the prompt with that error."""
+    loop = getattr(app, "loop", None)
+    if app.is_running and loop is not None:
+        loop.call_soon_threadsafe(lambda: app.exit(exception=error))
+
+
+def _prompt_message() -> Any:
+    from prompt_toolkit.formatted_text import FormattedText
+
+    return FormattedText([("bold fg:ansicyan", PROMPT)])
+
+
+def _prompt_session(opener: ChatOpener) -> PromptSession[str]:
+    from prompt_toolkit import PromptSession
+
+    # Not prompt_toolkit's multi-line mode: Enter must send even in a dumb terminal, where
+    # only the bindings below (not our Enter) decide; a new line is always an explicit key.
+    return PromptSession(
+        multiline=False,
+        key_bindings=_key_bindings(),
+        history=_history(str(opener.profile.root)),
+        completer=_slash_completer(),
+        complete_while_typing=False,
+        prompt_continuation=CONTINUATION,
+        bottom_toolbar=lambda: _toolbar(opener),
+        enable_history_search=False,
+    )
+
+
+def _toolbar(opener: ChatOpener) -> Any:
+    from prompt_toolkit.formatted_text import FormattedText
+
+    chat = opener.chat if opener.ready else None
+    status = opener.settings.model
+    if chat is not None:
+        from seri.commands.chat_info import status_line
+
+        status = status_line(chat)
+    return FormattedText([("", f" {neutralise(status)} │ {KEYS_HINT} ")])
+
+
+def _key_bindings() -> Any:
+    from prompt_toolkit.key_binding import KeyBindings
+
+    bindings = KeyBindings()
+
+    @bindings.add("enter")
+    def _send(event: Any) -> None:
+        buffer = event.current_buffer
+        before = buffer.document.text_before_cursor
+        if before.endswith("\\") and buffer.document.is_cursor_at_the_end:
+            buffer.delete_before_cursor(1)
+            buffer.insert_text("\n")
+            return
+        buffer.validate_and_handle()
+
+    # Not Ctrl-J: a terminal still in cooked mode (keys typed while a task runs) turns Enter
+    # into a line feed, which must send like Enter does, as prompt_toolkit has it.
+    @bindings.add("escape", "enter")
+    def _new_line(event: Any) -> None:
+        event.current_buffer.insert_text("\n")
+
+    return bindings
+
+
+def _history(root: str) -> FileHistory:
+    from prompt_toolkit.history import FileHistory
+
+    class History(FileHistory):
+        """prompt_toolkit's history file, private to the user, that also reads the plain
+        one-line-per-entry file earlier seri versions wrote through readline."""
+
+        def load_history_strings(self) -> Iterable[str]:
+            return _history_entries(os.fsdecode(self.filename))
+
+        def store_string(self, string: str) -> None:
+            super().store_string(string)
+            with contextlib.suppress(OSError):
+                os.chmod(self.filename, 0o600)
+
+    return History(os.path.join(root, HISTORY_FILE))
+
+
+def _history_entries(path: str) -> list[str]:
+    """Newest first, as prompt_toolkit wants them: ``+``-lines of one entry, ``#`` between
+    entries; any other line is one entry of the older plain format."""
+    entries: list[str] = []
+    lines: list[str] = []
     try:
-        arguments = json.loads(call.arguments)
-        shown = arguments.get("command") or arguments.get("path") or call.arguments
-    except (json.JSONDecodeError, AttributeError):
-        shown = call.arguments
-    prompt = f"\nseri: allow {call.name}: {shown}\n      ({effect.reason}) [y/N] "
-    return _yes(_ask_terminal(prompt))
+        with open(path, "rb") as handle:
+            raw = handle.read().decode("utf-8", "replace")
+    except OSError:
+        return []
+    for line in raw.splitlines():
+        if line.startswith("+"):
+            lines.append(line[1:])
+            continue
+        if lines:
+            entries.append("\n".join(lines))
+            lines = []
+        if line and not line.startswith("#"):
+            entries.append(line)
+    if lines:
+        entries.append("\n".join(lines))
+    return entries[::-1]
+
+
+def _slash_completer() -> Completer:
+    from prompt_toolkit.completion import Completer, Completion
+
+    from seri.commands.slash import COMMAND_NAMES
+
+    class SlashCompleter(Completer):
+        """Tab after a slash completes the command's name."""
+
+        def get_completions(
+            self, document: Document, complete_event: CompleteEvent
+        ) -> Iterable[Completion]:
+            text = document.text_before_cursor
+            if not text.startswith("/") or " " in text or "\n" in text:
+                return
+            for name in COMMAND_NAMES:
+                if name.startswith(text):
+                    yield Completion(name, start_position=-len(text))
+
+    return SlashCompleter()
+
+
+def _read_line(question: str) -> str:
+    """One line from the person, for approvals: Ctrl-D counts as no, Ctrl-C cancels the task."""
+    from prompt_toolkit import prompt
+
+    try:
+        return prompt(question)
+    except EOFError:
+        return "n"
 
 
 def confirm(question: str) -> bool:
@@ -104,13 +275,15 @@ def _ask_terminal(prompt: str) -> str | None:
     try:
         os.write(fd, prompt.encode("utf-8", "replace"))
         line = b""
-        while not line.endswith(b"\n"):
-            chunk = os.read(fd, 1024)
-            if not chunk:
-                break
-            line += chunk
+        with keys_echoed(fd):
+            while not line.endswith(b"\n"):
+                chunk = os.read(fd, 1024)
+                if not chunk:
+                    break
+                line += chunk
         return line.decode("utf-8", "replace")
     except OSError:
         return None
     finally:
         os.close(fd)
+

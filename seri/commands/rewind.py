@@ -38,6 +38,7 @@ from seri.io.codec import message_from_json
 from seri.io.files import atomic_write, project_root, remove_within
 from seri.io.store import Store
 from seri.pure.errors import EXIT_OK, EXIT_UNFINISHED, EXIT_USAGE, SeriError
+from seri.pure.terminal_text import neutralise
 
 if TYPE_CHECKING:
     from seri.commands.chat_session import ChatSession, LineOutcome
@@ -248,14 +249,14 @@ def run(argv: list[str]) -> int:
                 sys.stdout.write(json.dumps(_turn_dict(turn), ensure_ascii=False) + "\n")
         else:
             gone = bool(listed) and file_history_gone(store, session_id, listed[0].seq)
-            sys.stdout.write(_listing(listed, history_gone=gone) + "\n")
+            sys.stdout.write(neutralise(_listing(listed, history_gone=gone)) + "\n")
         return EXIT_OK
     n = _number(options["--to"])
     mode = (
         "files" if options["--files"] else "conversation" if options["--conversation"] else "both"
     )
     for line in perform(store, session_id, project, n, mode, confirmed=options["--yes"]):
-        print(line, file=sys.stderr)
+        print(neutralise(line), file=sys.stderr)
     return EXIT_OK
 
 
@@ -282,7 +283,7 @@ def rewind_slash(chat: ChatSession, rest: str) -> LineOutcome:
     if not words:
         listed = turns(store, chat.session_id)
         gone = bool(listed) and file_history_gone(store, chat.session_id, listed[0].seq)
-        print(_listing(listed, history_gone=gone), file=sys.stderr)
+        print(neutralise(_listing(listed, history_gone=gone)), file=sys.stderr)
         return None
     yes = any(word in YES_WORDS for word in words[1:])
     modes = [word for word in words[1:] if word not in YES_WORDS]
@@ -312,9 +313,9 @@ def rewind_slash(chat: ChatSession, rest: str) -> LineOutcome:
             store, chat.session_id, project, n, mode, confirmed=confirmed, confirm_hint=hint
         )
     except SeriError as exc:
-        print(f"seri: {exc}", file=sys.stderr)
+        print(neutralise(f"seri: {exc}"), file=sys.stderr)
         return EXIT_UNFINISHED
     for line in lines:
-        print(line, file=sys.stderr)
+        print(neutralise(line), file=sys.stderr)
     chat.reload()
     return None

@@ -6,9 +6,13 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from seri.pure.errors import EXIT_INTERRUPTED, EXIT_UNFINISHED, EXIT_USAGE, SeriError
+from seri.pure.terminal_text import neutralise
+
+if TYPE_CHECKING:
+    from seri.pure.settings import Settings
 
 
 def run_guarded(action: Callable[[], int]) -> int:
@@ -19,7 +23,7 @@ def run_guarded(action: Callable[[], int]) -> int:
     except SeriError as exc:
         if debug:
             raise
-        print(f"seri: {exc}", file=sys.stderr)
+        print(neutralise(f"seri: {exc}"), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("seri: interrupted", file=sys.stderr)
@@ -35,10 +39,12 @@ def run_guarded(action: Callable[[], int]) -> int:
         described = _describe_storage(exc)
         if described:
             message, code = described
-            print(f"seri: {message}", file=sys.stderr)
+            print(neutralise(f"seri: {message}"), file=sys.stderr)
             return code
         print(
-            f"seri: internal error: {type(exc).__name__}: {exc} (SERI_DEBUG=1 shows where)",
+            neutralise(
+                f"seri: internal error: {type(exc).__name__}: {exc} (SERI_DEBUG=1 shows where)"
+            ),
             file=sys.stderr,
         )
         return EXIT_UNFINISHED
@@ -84,22 +90,24 @@ def _silence_stdout() -> None:
         pass
 
 
+def load_settings_warned(root: Path) -> Settings:
+    """config.json and the environment as settings; unknown keys are named on stderr."""
+    from seri.io.config import load_settings
+
+    settings = load_settings(root)
+    for warning in settings.warnings:
+        print(f"seri: warning: {warning}", file=sys.stderr)
+    return settings
+
+
 def parse_usage(doc: str, argv: Sequence[str]) -> dict[str, Any]:
     """docopt for a subcommand; a usage error prints the usage on stderr (exit 2)."""
     from docopt import DocoptExit, docopt
 
     try:
         options: dict[str, Any] = docopt(doc, list(argv))
-    except DocoptExit as exc:
-        if str(exc).startswith("Warning: found unmatched"):
-            # docopt-ng's own wording ('Warning: found unmatched (duplicate?)
-            # arguments [Argument(None, 'x')]') is about its parser, not the command.
-            shown = " ".join(["seri", *argv])
-            print(f"seri: unexpected or missing arguments in `{shown}`", file=sys.stderr)
-            print(DocoptExit.usage.strip(), file=sys.stderr)
-        else:
-            print(str(exc), file=sys.stderr)
-        raise SystemExit(EXIT_USAGE) from None
+    except DocoptExit:
+        usage_error(doc, argv[1:], f"seri {argv[0]}")
     return options
 
 
@@ -109,3 +117,15 @@ def whole_number(text: str, what: str) -> int:
         return int(text)
     except ValueError:
         raise SeriError(f"{what} is needed, not {text!r}") from None
+
+
+def usage_error(doc: str, words: Sequence[str], command: str) -> NoReturn:
+    """docopt refused the command line: say what is wrong in our words, exit 2.
+
+    docopt-ng's own ('Warning: found unmatched (duplicate?) arguments [Option('-v', None, 0,
+    True)]') is about its parser, not the command.
+    """
+    from seri.pure.usage_errors import usage_problem
+
+    print(neutralise(f"seri: {usage_problem(doc, words, command)}"), file=sys.stderr)
+    raise SystemExit(EXIT_USAGE)

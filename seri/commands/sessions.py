@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from seri.commands.profile import Profile, current_project, open_profile
 from seri.commands.running import parse_usage
 from seri.io.session_index import session_rows
+from seri.pure.terminal_text import neutralise
 from seri.pure.text_table import render_table
 from seri.pure.timestamps import iso_utc
 
@@ -176,7 +177,7 @@ def _print_human(session: Session, head: dict[str, Any], store: Any, session_id:
     ]
     if head["children"]:
         fields.append(("subagents", ", ".join(head["children"])))
-    out.write("".join(f"{name:<10} {value}\n" for name, value in fields))
+    out.write("".join(f"{name:<10} {neutralise(value)}\n" for name, value in fields))
     if head["compactions"]:
         out.write("\ncompactions:\n")
         rows = [
@@ -197,7 +198,8 @@ def _print_human(session: Session, head: dict[str, Any], store: Any, session_id:
         out.write("".join(f"  {line}\n" for line in table.split("\n")))
     out.write("\n")
     for seq, _created, message in conversations.iter_message_rows(store, session_id):
-        out.write(_render_message(seq, message))
+        # Stored text may hold escape sequences (a model's answer, a file it read).
+        out.write(neutralise(_render_message(seq, message)))
 
 
 def _render_message(seq: int, message: Message) -> str:
@@ -218,7 +220,9 @@ def _render_message(seq: int, message: Message) -> str:
 
 def _indent(text: str, width: int = 2000) -> str:
     shown = text if len(text) <= width else text[:width] + f"… ({len(text) - width} more chars)"
-    return "\n".join(("    " + line).rstrip() for line in shown.splitlines() or [""])
+    # Lines end at "\n" only: a carriage return is not a line (the terminal text drops it).
+    lines = shown.removesuffix("\n").split("\n")
+    return "\n".join(("    " + line).rstrip() for line in lines)
 
 
 def _import_report(profile: Profile) -> int:

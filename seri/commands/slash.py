@@ -6,8 +6,8 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from seri.pure.compaction import NOT_ENOUGH_HISTORY
 from seri.pure.errors import EXIT_USAGE
+from seri.pure.terminal_text import neutralise
 
 if TYPE_CHECKING:
     from seri.commands.chat_session import ChatSession, LineOutcome
@@ -24,12 +24,26 @@ HELP = """\
 /memory approve N        write entry N into its memory file (enters the prompt next start)
 /memory reject N         drop entry N
 /pin [TEXT]              pin a note every recap carries verbatim; alone, list the pins
+/status                  model, how full the window is, turn budget, cost so far
+/cost                    tokens and cost of this run and of the whole session
+/model [NAME]            show the model, or talk to NAME for the rest of this session
+/permissions             the rules in force and where each comes from
+/last [N]                the whole output of the last tool call (or the Nth from the end)
 /help                    this list
-/exit                    leave (Ctrl-D works too)"""
+/exit                    leave (Ctrl-D works too)
+
+Keys: Enter sends; Alt-Enter (or Esc Enter, or a line ending in \\) starts a new line; a paste
+stays one message; Up/Down and Ctrl-R search the history; Ctrl-C cancels the running
+task (or clears the line); Ctrl-D on an empty line leaves."""
+
+# Every command's name, for Tab completion: the first word of each line of HELP above.
+COMMAND_NAMES = tuple(
+    dict.fromkeys(line.split()[0] for line in HELP.splitlines() if line.startswith("/"))
+)
 
 
 def _say(text: str) -> None:
-    print(text, file=sys.stderr)
+    print(neutralise(text), file=sys.stderr)
 
 
 def run_slash(chat: ChatSession, line: str) -> LineOutcome:
@@ -71,11 +85,35 @@ def run_slash(chat: ChatSession, line: str) -> LineOutcome:
         from seri.commands.rewind import rewind_slash
 
         return rewind_slash(chat, rest)
+    if name in ORIENTATION_COMMANDS:
+        return _orientation_command(chat, name, rest)
+    # A typo is not a failed task: the session's exit status stays as it was.
     _say(f"unknown command {name}; /help lists them")
-    return EXIT_USAGE
+    return None
+
+
+ORIENTATION_COMMANDS = frozenset({"/status", "/cost", "/model", "/permissions", "/last"})
+
+
+def _orientation_command(chat: ChatSession, name: str, rest: str) -> LineOutcome:
+    """/status, /cost, /model, /permissions, /last (seri.commands.chat_info)."""
+    from seri.commands import chat_info
+
+    if name == "/status":
+        return chat_info.show_status(chat)
+    if name == "/cost":
+        return chat_info.show_cost(chat)
+    if name == "/model":
+        return chat_info.switch_model(chat, rest)
+    if name == "/permissions":
+        return chat_info.show_permissions(chat)
+    return chat_info.show_last(chat, rest)
 
 
 def _compact(chat: ChatSession, focus: str) -> LineOutcome:
+    # Here, not at the top: the prompt reads COMMAND_NAMES before the agent is loaded.
+    from seri.pure.compaction import NOT_ENOUGH_HISTORY
+
     why_not = chat.compact(focus)
     if why_not == NOT_ENOUGH_HISTORY:
         print(NOT_ENOUGH_HISTORY)
@@ -83,7 +121,7 @@ def _compact(chat: ChatSession, focus: str) -> LineOutcome:
     if why_not:
         _say(f"compaction failed: {why_not}")
         return 1
-    _say("Compacted: the conversation fits the window again (the ledger: seri sessions show).")
+    # The chat's view has said "compacted: 84k → 21k tokens (...)".
     return None
 
 

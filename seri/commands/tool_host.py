@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,7 +20,13 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from seri.io import checkpoints, memory_store
-from seri.io.files import PathRefusedError, default_protected, project_root, relative_name
+from seri.io.files import (
+    PathRefusedError,
+    default_protected,
+    open_confined,
+    project_root,
+    relative_name,
+)
 from seri.io.files import resolve_in_project as confine
 from seri.io.recorder import Recorder
 from seri.io.tools import ToolContext, run_tool, snapshot_file, spill_file
@@ -38,6 +45,8 @@ if TYPE_CHECKING:
 WRITING_TOOLS = frozenset({"write_file", "edit"})
 CHECK_TIMEOUT = 300
 CHECK_OUTPUT_CHARS = 4000
+# The largest file whose change is shown to a person (a diff, +N −M).
+SHOW_MAX_BYTES = 4 * 1024 * 1024
 
 
 class ToolHost:
@@ -92,6 +101,29 @@ class ToolHost:
             where = f" (resolves to {exc.resolved})" if exc.resolved else ""
             return ResolvedPath(None, exc.resolved or None, f"{exc}{where}: outside the project")
         return ResolvedPath(relative_name(self.project, path), str(path))
+
+    def current_text(self, raw: str) -> str | None:
+        """A file's text as it is now, to show a person what a write changes.
+
+        None when there is no such regular file in the project, or it is too large to show
+        (``SHOW_MAX_BYTES``); read like read_file reads (no symlink swapped in at the last
+        moment, no hanging on a FIFO).
+        """
+        try:
+            path = confine(self.project, raw)
+            fd = open_confined(self.project, path, os.O_RDONLY)
+        except (PathRefusedError, OSError):
+            return None
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > SHOW_MAX_BYTES:
+                return None
+            data = os.read(fd, SHOW_MAX_BYTES + 1)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        return data.decode("utf-8", "replace")
 
     def run(
         self, call: ToolCall, arguments: Mapping[str, Any], max_chars: int | None = None

@@ -143,14 +143,14 @@ def _write_fully(out: BinaryIO, data: bytes) -> None:
 
 
 def _status() -> int:
+    from seri.commands.running import load_settings_warned
     from seri.commands.trajectory_start import window_words
     from seri.commands.trajectory_toggle import effective
-    from seri.io.config import load_settings
     from seri.io.trajectory_store import recording_counts
 
     root = profile_root()
     enabled, source = effective(root, os.environ)
-    settings = load_settings(root)
+    settings = load_settings_warned(root)
     lines = [("recording", f"{'on' if enabled else 'off'} ({source})")]
     if settings.retention_error:
         lines.append(("retention", f"invalid: {settings.retention_error}"))
@@ -176,12 +176,12 @@ def _status() -> int:
 
 def _prune(*, dry_run: bool) -> int:
     from seri.commands.profile import open_profile
+    from seri.commands.running import load_settings_warned
     from seri.commands.trajectory_start import prune_warnings
-    from seri.io.config import load_settings
     from seri.io.trajectory_prune import plan_prune, prune
 
     root = profile_root()
-    settings = load_settings(root)
+    settings = load_settings_warned(root)
     if settings.retention_error:
         print(f"seri: {settings.retention_error}", file=sys.stderr)
         return EXIT_USAGE

@@ -38,6 +38,7 @@ from seri.io.files import (
 )
 from seri.io.search import glob_files, grep_files
 from seri.io.shell import HEAD_BYTES, TAIL_BYTES, run_bash
+from seri.pure.edit_match import plan_edit
 from seri.pure.tool_outcome import ToolOutcome, failure, outcome
 from seri.pure.tool_specs import BASH_DEFAULT_TIMEOUT, BASH_MAX_TIMEOUT
 
@@ -270,18 +271,15 @@ def _edit(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
     original = _read_text_for_edit(root, path, rel)
     if isinstance(original, ToolOutcome):
         return original
-    if old == new:
+    plan = plan_edit(original, old, new, replace_all=replace_all)
+    if plan.outcome == "unchanged":
         return failure(
             "old_string and new_string are the same; nothing to change",
             outcome="unchanged",
             path=rel,
             replacements=0,
         )
-    if old not in original and "\r\n" in original and "\n" in old:
-        # The model writes "\n"; a CRLF file needs "\r\n" for the match to hold.
-        old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
-    count = original.count(old)
-    if count == 0:
+    if plan.outcome == "not_found":
         return failure(
             f"old_string not found in {rel}. It must match the file exactly, whitespace and "
             "indentation included, without read_file's line numbers; read the file again.",
@@ -289,19 +287,19 @@ def _edit(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
             path=rel,
             replacements=0,
         )
-    if count > 1 and not replace_all:
+    if plan.outcome == "ambiguous":
         return failure(
-            f"old_string occurs {count} times in {rel}; include more surrounding lines to "
-            "make it unique, or set replace_all to true to replace every one.",
+            f"old_string occurs {plan.occurrences} times in {rel}; include more surrounding "
+            "lines to make it unique, or set replace_all to true to replace every one.",
             outcome="ambiguous",
             path=rel,
             replacements=0,
-            occurrences=count,
+            occurrences=plan.occurrences,
         )
-    updated = original.replace(old, new) if replace_all else original.replace(old, new, 1)
+    updated = plan.updated
     data = updated.encode("utf-8")
     atomic_write(root, path, data)
-    replaced = count if replace_all else 1
+    replaced = plan.replacements
     plural = "s" if replaced != 1 else ""
     return outcome(
         f"Edited {rel}: {replaced} replacement{plural}.",

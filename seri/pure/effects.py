@@ -65,10 +65,19 @@ class ModelFailed:
 
 @attrs.frozen
 class AskPerson:
-    """Ask whether a tool call may run. Answered with True (run it) or False."""
+    """Ask whether a tool call may run.
+
+    Answered with True (run it), False, or an ``approval.Answer``: approved or not, the
+    ``offered`` allow rules when the person said "always", the reason when they said no.
+    """
 
     call: ToolCall
     reason: str
+    arguments: Mapping[str, Any] = attrs.field(factory=dict)
+    # The path the call touches, relative to the project (file tools), for showing the diff.
+    path: str | None = None
+    # The allow rules "always" adds for the rest of the session; () when none can be offered.
+    offered: tuple[str, ...] = ()
 
 
 @attrs.frozen

@@ -13,6 +13,7 @@ from typing import Any
 
 import attrs
 
+from seri.pure.config_keys import describe, unknown_keys
 from seri.pure.errors import SeriError
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
@@ -54,6 +55,10 @@ class Settings:
     retention_error: str = ""
     check_command: str = ""
     permissions: Mapping[str, Any] = _EMPTY
+    # Which setting chose base_url, for messages about reaching it.
+    base_url_source: str = "seri's default"
+    # Unknown keys in config.json, each with the closest known key: shown, not fatal.
+    warnings: tuple[str, ...] = ()
 
 
 def configured_max_tokens(settings: Settings) -> int | None:
@@ -109,8 +114,35 @@ def retention_days(value: Any) -> float:
     return float(value)
 
 
+def config_warnings(config: Mapping[str, Any]) -> tuple[str, ...]:
+    """Unknown keys, each named with the closest known one.
+
+    An unknown key inside ``permissions``, or a misspelt ``permissions`` itself, stops seri:
+    running with a deny list silently ignored is worse than not running.
+    """
+    warnings = []
+    for dotted, guess, strict in unknown_keys(config):
+        message = describe(dotted, guess)
+        if strict or guess == "permissions":
+            raise ConfigError(
+                f"{message} It is a safety setting, so seri stops rather than run without "
+                "it; fix the key (allow, ask and deny go inside permissions)"
+            )
+        warnings.append(f"{message} It is ignored.")
+    return tuple(warnings)
+
+
+def _base_url(config: Mapping[str, Any], env: Mapping[str, str]) -> tuple[str, str]:
+    if env.get("SERI_BASE_URL"):
+        return env["SERI_BASE_URL"], "set by SERI_BASE_URL"
+    if "base_url" in config:
+        return _text("base_url", config["base_url"]), "set by base_url in config.json"
+    return DEFAULT_BASE_URL, "seri's default"
+
+
 def parse_settings(config: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
     """Build settings from config.json's object and the environment (which wins)."""
+    warnings = config_warnings(config)
     compaction = _mapping("compaction", config.get("compaction", {}))
     trajectory = _mapping("trajectory", config.get("trajectory", {}))
     reasoning = _mapping("reasoning", config.get("reasoning", {}))
@@ -134,6 +166,7 @@ def parse_settings(config: Mapping[str, Any], env: Mapping[str, str]) -> Setting
             )
         enabled, forced = from_env, ("on" if from_env else "off")
     window = config.get("context_window")
+    base_url, base_url_source = _base_url(config, env)
     window_days, window_error = float(DEFAULT_RETENTION_DAYS), ""
     try:
         window_days = retention_days(trajectory.get("retention_days", DEFAULT_RETENTION_DAYS))
@@ -141,9 +174,9 @@ def parse_settings(config: Mapping[str, Any], env: Mapping[str, str]) -> Setting
         window_error = str(exc)
     return Settings(
         model=env.get("SERI_MODEL") or _text("model", config.get("model", DEFAULT_MODEL)),
-        base_url=(
-            env.get("SERI_BASE_URL") or _text("base_url", config.get("base_url", DEFAULT_BASE_URL))
-        ).rstrip("/"),
+        base_url=base_url.rstrip("/"),
+        base_url_source=base_url_source,
+        warnings=warnings,
         context_window=None if window is None else _positive_int("context_window", window),
         max_turns=_positive_int("max_turns", config.get("max_turns", DEFAULT_MAX_TURNS)),
         subagent_max_turns=_positive_int(

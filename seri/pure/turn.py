@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 import attrs
 
+from seri.pure.approval import Answer, always_rules
 from seri.pure.compaction import NOT_ENOUGH_HISTORY, SESSION_CHANGED, Compacted, compact
 from seri.pure.effects import (
     AskPerson,
@@ -31,7 +32,7 @@ from seri.pure.effects import (
     ToolRun,
     UpdateCounters,
 )
-from seri.pure.permissions import Policy, decide
+from seri.pure.permissions import Policy, decide, with_allowed
 from seri.pure.recap import Recap
 from seri.pure.records import Message, ToolCall, Usage
 from seri.pure.result_cap import cap_result, needs_cap
@@ -182,6 +183,8 @@ class _Loop:
         self.grown: int | None = None
         # The local size of the last turn request, to compare with what the provider counted.
         self.request_local = 0
+        # The setup's policy, plus the rules a person allowed "always" during this task.
+        self.policy = setup.policy
 
     def add(self, messages: Sequence[Message]) -> Persist:
         self.history.extend(messages)
@@ -586,7 +589,7 @@ def _one_call(
             )
             return ToolRun(f"denied: {where.refused}", is_error=True)
     decision = decide(
-        setup.policy,
+        loop.policy,
         call.name,
         arguments,
         project_relative_path=where.relative,
@@ -609,19 +612,25 @@ def _one_call(
         )
         return ToolRun(text, is_error=True)
     if decision.action == "ask":
-        approved = yield AskPerson(call, decision.reason)
-        if not approved:
+        offered = always_rules(
+            loop.policy,
+            call.name,
+            arguments,
+            relative_path=where.relative,
+            absolute_path=where.absolute,
+        )
+        reply = yield AskPerson(call, decision.reason, arguments, where.relative, offered)
+        answer = reply if isinstance(reply, Answer) else Answer(bool(reply))
+        if not answer.approved:
+            said = f"denied by user: {answer.reason}" if answer.reason else "denied by user"
             yield Record(
                 "denial",
-                {
-                    "id": call.id,
-                    "name": call.name,
-                    "rule": "",
-                    "reason": "denied by user",
-                    "by": "user",
-                },
+                {"id": call.id, "name": call.name, "rule": "", "reason": said, "by": "user"},
             )
-            return ToolRun("denied by user", is_error=True)
+            return ToolRun(said, is_error=True)
+        if answer.always:
+            loop.policy = with_allowed(loop.policy, answer.always)
+            yield Record("session_rule", {"id": call.id, "rules": list(answer.always)})
     run = yield RunTool(call, arguments, loop.window.result_cap_chars)
     assert isinstance(run, ToolRun)
     if run.interrupted:

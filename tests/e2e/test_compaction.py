@@ -626,7 +626,7 @@ def test_slash_compact_uses_its_words_as_focus(run_seri: RunSeri, seri_home: Pat
         requests = list(fake.requests)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "seen 1\nseen 2\nseen 3\nseen 4\nseen 5\nfine\n"
-    assert "Compacted" in result.stderr
+    assert "compacted: " in result.stderr
     # /compact does not wait for the 50% trigger (these messages are far below it).
     assert kinds(requests) == "TTTTT" + "S" + "T"
     check_requests(requests)

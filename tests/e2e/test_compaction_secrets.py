@@ -22,7 +22,7 @@ def test_the_stored_recap_is_redacted(run_seri: RunSeri, seri_home: Path) -> Non
         env = {"SERI_BASE_URL": fake.base_url, "SERI_API_KEY": "k" * 12}
         result = run_seri("chat", input="first\nsecond\nthird\n/compact\n", env=env)
     assert result.returncode == 0, result.stderr
-    assert "Compacted" in result.stderr
+    assert "compacted: " in result.stderr
     stored = b"".join(p.read_bytes() for p in seri_home.glob("seri.db*"))
     assert CANARY.encode() not in stored
     shown = run_seri("sessions", "--json").stdout

@@ -170,28 +170,39 @@ def test_the_interactive_loop_on_a_terminal(
 def test_a_tool_that_needs_approval_is_asked_on_the_terminal(
     project: Path, seri_home: Path
 ) -> None:
+    (project / "why.txt").write_text("old line\n")
     script: list[dict[str, Any]] = [
         {"tool_calls": [call("w1", "write_file", path="no.txt", content="no\n")]},
-        {"tool_calls": [call("w2", "write_file", path="yes.txt", content="yes\n")]},
-        {"text": "one of two"},
+        {"tool_calls": [call("w2", "write_file", path="why.txt", content="new line\n")]},
+        {"tool_calls": [call("w3", "write_file", path="yes.txt", content="yes\n")]},
+        {"text": "one of three"},
     ]
     with FakeModel(script) as fake:
         term = Terminal(["chat"], project, _terminal_env(seri_home, fake))
         term.expect(PROMPT)
-        term.type("write two files")
+        term.type("write three files")
         first = term.expect("[y/N] ")
         term.type("n")
         second = term.expect("[y/N] ")
+        term.type("keep why.txt as it is")
+        third = term.expect("[y/N] ")
         term.type("y")
         term.expect(PROMPT)
         term.type("/exit")
         status = term.wait()
         denial = fake.requests[1]["messages"][-1]
+        reasoned = fake.requests[2]["messages"][-1]
     assert status == 0, term.output
-    assert "allow write_file: no.txt" in first
-    assert "allow write_file: yes.txt" in second
+    # A new file shows its size and head; an existing one the diff; each offers "always".
+    assert "? write_file  no.txt" in first and "new file no.txt: 3 B, 1 line" in first
+    assert "a always: write_file for this session" in first
+    assert "-old line" in second and "+new line" in second
+    assert "? write_file  yes.txt" in third
     assert denial["content"] == "denied by user"
+    assert reasoned["content"] == "denied by user: keep why.txt as it is"
+    assert "⊘ write_file  why.txt: denied by user: keep why.txt as it is" in third
     assert not (project / "no.txt").exists()
+    assert (project / "why.txt").read_text() == "old line\n"
     assert (project / "yes.txt").read_bytes() == b"yes\n"
 
 

@@ -215,7 +215,7 @@ def _compacted_session(run_seri: RunSeri, seri_home: Path, project: Path) -> str
             "chat", *WRITE, input="first\nsecond\n/compact\nthird\n", env=chat_env(fake)
         )
     assert result.returncode == 0, result.stderr
-    assert "Compacted" in result.stderr, result.stderr
+    assert "compacted: " in result.stderr, result.stderr
     return _only_session(run_seri)
 
 

@@ -130,7 +130,7 @@ def test_a_rule_does_not_fire_again_after_a_compaction_and_a_resume(
             "chat", "--allow", "write_file", input="one\ntwo\nthree\n/compact\n",
             env=chat_env(fake),
         )
-    assert "Compacted" in first.stderr, first.stderr
+    assert "compacted: " in first.stderr, first.stderr
     script = [
         {"tool_calls": [call("w2", "write_file", path="b.py", content="y = 1\n")]},
         {"text": "four"},

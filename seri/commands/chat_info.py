@@ -1,0 +1,209 @@
+"""Orientation in the chat: the banner, the replayed last exchange, the status toolbar,
+and the slash commands that answer "where am I": /status, /cost, /permissions, /last,
+/model."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from seri import __version__
+from seri.pure.chat_status import (
+    UsageTotals,
+    banner,
+    cost_lines,
+    cost_summary,
+    last_exchange,
+    short_path,
+    status_lines,
+)
+from seri.pure.errors import EXIT_USAGE
+from seri.pure.human_units import cost_text, tokens_short
+from seri.pure.markdown_stream import render_markdown
+from seri.pure.records import Message
+from seri.pure.settings import DEFAULT_CONTEXT_WINDOW
+from seri.pure.terminal_style import Span
+from seri.pure.tokens import history_estimate
+from seri.pure.tool_lines import Mark, parsed_arguments, tool_line
+
+if TYPE_CHECKING:
+    from seri.commands.chat_session import ChatSession, LineOutcome
+
+# How long the banner waits for the provider to name the window before it goes without.
+BANNER_WAIT = 0.15
+REPLAY_USER_LINES = 6
+REPLAY_ANSWER_LINES = 30
+
+
+def banner_line(chat: ChatSession) -> str:
+    """What seri talks to, how much it holds, where, in which session (waiting briefly for
+    the provider to name the window)."""
+    return banner(
+        version=__version__,
+        model=chat.settings.model,
+        window=chat.known_window(wait=BANNER_WAIT),
+        project=short_path(chat.project, os.path.expanduser("~")),
+        session=chat.session_id,
+        messages=len(chat.conversation.history),
+    )
+
+
+def show_replay(chat: ChatSession) -> None:
+    """On --continue/--resume: what was said last, so a person knows where they are."""
+    screen = chat.view.screen
+    exchange = last_exchange(chat.conversation.history)
+    if exchange:
+        screen.say_spans(replay_spans(exchange, screen.width(), chat.session_id))
+
+
+def replay_spans(exchange: tuple[Message, ...], width: int, session_id: str) -> list[Span]:
+    rule = "─" * min(width - 1, 60)
+    spans: list[Span] = [("dim", f"── where you left off {rule[22:]}\n")]
+    user_lines = exchange[0].text.splitlines() or [""]
+    for index, text in enumerate(user_lines[:REPLAY_USER_LINES]):
+        spans += [("user", "you› " if index == 0 else "     "), ("", text + "\n")]
+    if len(user_lines) > REPLAY_USER_LINES:
+        spans.append(("notice", f"     … {len(user_lines) - REPLAY_USER_LINES} more lines\n"))
+    calls = {
+        call.id: (call.name, parsed_arguments(call.arguments))
+        for message in exchange
+        for call in message.tool_calls
+    }
+    answer = ""
+    for message in exchange[1:]:
+        if message.role == "tool":
+            name, arguments = calls.get(message.tool_call_id, (message.tool_name, {}))
+            mark: Mark = "ok"
+            if message.is_error:
+                mark = "denied" if message.text.startswith("denied") else "error"
+            detail = message.text if mark != "ok" else ""
+            spans += tool_line(mark, name, arguments, detail=detail, width=width)
+        elif message.role == "assistant" and message.text:
+            answer = message.text
+    if answer:
+        lines = answer.rstrip("\n").split("\n")
+        spans += render_markdown("\n".join(lines[:REPLAY_ANSWER_LINES]) + "\n")
+        if len(lines) > REPLAY_ANSWER_LINES:
+            more = len(lines) - REPLAY_ANSWER_LINES
+            spans.append(
+                ("notice", f"… {more} more lines (seri sessions show {session_id[:8]})\n")
+            )
+    spans.append(("dim", rule + "\n"))
+    return spans
+
+
+def estimate(chat: ChatSession) -> int:
+    """What the next request would hold, as the compaction trigger counts it: the history,
+    the frozen prompt and the tool definitions (or the last bill, if larger)."""
+    from seri.commands.chat_session import PARENT_TOOLS
+    from seri.pure.tool_specs import tool_definition_chars
+
+    conversation = chat.conversation
+    overhead = len(chat.startup.prompt.text) + tool_definition_chars(PARENT_TOOLS)
+    return history_estimate(
+        conversation.last_input_tokens, conversation.total_chars + overhead
+    )
+
+
+def status_line(chat: ChatSession) -> str:
+    """The toolbar under the prompt: model, how full the window is, what it cost so far."""
+    window = chat.known_window()
+    parts = [chat.settings.model]
+    if window:
+        parts.append(f"{100 * estimate(chat) / window:.0f}% of {tokens_short(window)}")
+    usage = chat.view.run_usage
+    if usage.cost is not None:
+        parts.append(cost_text(usage.cost))
+    return " · ".join(parts)
+
+
+def _session_usage(chat: ChatSession) -> UsageTotals | None:
+    if not chat.session_id or not chat.settings.trajectory_enabled:
+        return None
+    from seri.io.usage_store import session_usage
+
+    if chat.recorder is not None:
+        chat.recorder.flush()
+    return session_usage(chat.store, chat.session_id)
+
+
+def show_status(chat: ChatSession) -> LineOutcome:
+    session = _session_usage(chat)
+    totals = session if session is not None else chat.view.run_usage
+    policy = chat.policy
+    lines = status_lines(
+        model=chat.settings.model,
+        window=chat.known_window() or DEFAULT_CONTEXT_WINDOW,
+        estimate=estimate(chat),
+        max_turns=chat.max_turns,
+        last_task_turns=chat.last_task_turns,
+        session=chat.session_id,
+        project=chat.project,
+        cost=cost_summary(totals) + ("" if session is not None else " (this run)"),
+        rules=len(policy.allow) + len(policy.ask) + len(policy.deny),
+    )
+    chat.view.screen.say("\n".join(lines))
+    return None
+
+
+def show_cost(chat: ChatSession) -> LineOutcome:
+    chat.view.screen.say("\n".join(cost_lines(chat.view.run_usage, _session_usage(chat))))
+    return None
+
+
+def show_permissions(chat: ChatSession) -> LineOutcome:
+    policy = chat.policy
+    session = set(chat.session_rules)
+    allowed = set(chat.options.allow)
+    lines = []
+    for verdict, rules in (("deny", policy.deny), ("ask", policy.ask), ("allow", policy.allow)):
+        for rule in rules:
+            if rule.text in session:
+                origin = "this session (you said always)"
+            elif rule.text in allowed:
+                origin = "--allow"
+            else:
+                origin = "config.json"
+            lines.append(f"{verdict:<6} {rule.text:<32} {origin}")
+    if not lines:
+        lines.append("no rules: read_file, glob and grep run, everything else asks")
+    else:
+        lines.append("otherwise: read_file, glob and grep run, everything else asks")
+    lines.append("protected paths (.git, the profile, shell rc files, ~/.ssh) are never written")
+    chat.view.screen.say("\n".join(lines))
+    return None
+
+
+def show_last(chat: ChatSession, rest: str) -> LineOutcome:
+    """/last [N]: the whole result of the last tool call (or the Nth from the end)."""
+    outputs = chat.view.outputs
+    try:
+        back = int(rest) if rest else 1
+    except ValueError:
+        back = 0
+    if back < 1:
+        chat.view.screen.say(f"/last takes a number of at least 1, not {rest!r}")
+        return EXIT_USAGE
+    if back > len(outputs):
+        chat.view.screen.say("no tool output to show yet" if not outputs else
+                             f"only {len(outputs)} tool results are kept")
+        return None
+    output = outputs[-back]
+    chat.view.screen.say(f"── {output.title}", "bold")
+    chat.view.screen.say(output.text.rstrip("\n"))
+    return None
+
+
+def switch_model(chat: ChatSession, rest: str) -> LineOutcome:
+    name = rest.strip()
+    if not name:
+        chat.view.screen.say(f"model: {chat.settings.model} (/model NAME switches)")
+        return None
+    if any(char.isspace() for char in name):
+        chat.view.screen.say(f"/model takes one model id, not {name!r}")
+        return EXIT_USAGE
+    chat.set_model(name)
+    window = chat.known_window(wait=BANNER_WAIT)
+    size = f"{window:,} tokens" if window else "window not known yet"
+    chat.view.screen.say(f"model: {name} for the rest of this session ({size})")
+    return None

@@ -1,0 +1,289 @@
+"""What a person sees of a running task: the answer as it streams, one line per tool call,
+approvals, the spinner while seri waits, and notices such as a compaction.
+
+The driver tells this view what happens (``Activity``); the view decides nothing about the
+task, it only shows it. Without a terminal only notices that matter to a log (compaction)
+are written; the answer goes out as data, as before.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from seri.io.terminal import Screen, Spinner
+from seri.pure.approval import Answer, read_answer
+from seri.pure.chat_status import UsageTotals, compaction_notice
+from seri.pure.diff_view import diff_spans, line_changes
+from seri.pure.effects import AskPerson, ToolRun
+from seri.pure.markdown_stream import MarkdownStream, render_markdown
+from seri.pure.records import ToolCall
+from seri.pure.terminal_style import Span
+from seri.pure.terminal_text import neutralise
+from seri.pure.tokens import CHARS_PER_TOKEN
+from seri.pure.tool_lines import (
+    call_subject,
+    exit_detail,
+    output_tail,
+    parsed_arguments,
+    tool_line,
+)
+
+# Asks the person one line at the terminal (the interactive loop provides it).
+LineReader = Callable[[str], str]
+FileReader = Callable[[str], "str | None"]
+KEEP_OUTPUTS = 20
+
+
+@attrs.frozen
+class ToolOutput:
+    """A finished call's full result, for /last."""
+
+    title: str
+    text: str
+
+
+class ChatView:
+    def __init__(self, screen: Screen, *, interactive: bool, had_recap: bool = False) -> None:
+        self.screen = screen
+        self.interactive = interactive
+        self.shows_tools = interactive
+        self.spinner = Spinner(screen)
+        self.read_line: LineReader | None = None
+        self.run_usage = UsageTotals()
+        self.outputs: list[ToolOutput] = []
+        # Whether the session has a recap already: a compaction then updates it.
+        self.had_recap = had_recap
+        self._markdown = MarkdownStream()
+        self._streamed_chars = 0
+        self._answer_streamed = False
+        # Tool calls of this run by id: (name, arguments), for lines about calls never run.
+        self._calls: dict[str, tuple[str, Mapping[str, Any]]] = {}
+
+    # -- the model -----------------------------------------------------------------------------
+
+    def model_call_started(self, purpose: str) -> None:
+        self._streamed_chars = 0
+        if self.interactive:
+            label = "writing the recap" if purpose == "summary" else "thinking"
+            self.spinner.start(label, lambda: self._streamed_chars // CHARS_PER_TOKEN)
+
+    def model_text(self, text: str) -> None:
+        self._streamed_chars += len(text)
+        self._answer_streamed = True
+        screen = self.screen
+        if not screen.out_tty:
+            screen.write_out(text)
+        elif screen.out_colour:
+            screen.answer_spans(self._markdown.feed(text))
+        else:
+            screen.write_out(neutralise(text))
+
+    def model_reasoning(self, text: str) -> None:
+        self._streamed_chars += len(text)
+
+    def model_call_finished(self) -> None:
+        if self.screen.out_colour:
+            self.screen.answer_spans(self._markdown.finish())
+        self.spinner.stop()
+        if self.interactive:
+            self.screen.fresh_line()
+
+    def answer_was_streamed(self) -> bool:
+        """Whether the last task's answer already reached the screen (then it is not repeated)."""
+        streamed, self._answer_streamed = self._answer_streamed, False
+        return streamed
+
+    def show_answer(self, text: str) -> None:
+        """A whole answer (``-p`` and scripted lines): data when piped, rendered on a terminal."""
+        body = text.rstrip("\n") + "\n"
+        if not self.screen.out_tty:
+            self.screen.write_out(body)
+        elif self.screen.out_colour:
+            self.screen.answer_spans(render_markdown(body))
+        else:
+            self.screen.write_out(neutralise(body))
+
+    # -- tools ---------------------------------------------------------------------------------
+
+    def tool_started(self, call: ToolCall, arguments: Mapping[str, Any]) -> None:
+        if self.interactive:
+            self.spinner.start(f"{call.name} {call_subject(arguments)}".strip())
+
+    def tool_finished(
+        self,
+        call: ToolCall,
+        arguments: Mapping[str, Any],
+        run: ToolRun,
+        change: tuple[str | None, str | None] | None,
+    ) -> None:
+        self.spinner.stop()
+        title = f"{call.name} {call_subject(arguments)}".strip()
+        self._keep_output(title, run.text)
+        if not self.interactive:
+            return
+        width = self.screen.width()
+        if run.interrupted:
+            spans = tool_line(
+                "interrupted", call.name, arguments, detail="interrupted", width=width
+            )
+        elif run.is_error:
+            detail = exit_detail(run.text) if call.name == "bash" else run.text
+            spans = tool_line("error", call.name, arguments, detail=detail or run.text, width=width)
+        else:
+            changes = None
+            if change is not None and change[1] is not None:
+                changes = line_changes(change[0], change[1])
+            spans = tool_line("ok", call.name, arguments, changes=changes, width=width)
+        if call.name == "bash":
+            spans += output_tail(run.text, width=width)
+        self.screen.say_spans(spans)
+
+    def recorded(self, type_: str, data: Mapping[str, Any]) -> None:
+        """Events of the loop that leave no tool run behind: denials, rejections, compaction."""
+        if type_ == "tool_call":
+            self._calls[str(data.get("id"))] = (
+                str(data.get("name")),
+                parsed_arguments(str(data.get("arguments", ""))),
+            )
+        elif type_ in ("model_call", "summary_call"):
+            usage = data.get("usage")
+            if isinstance(usage, Mapping):
+                self.run_usage = self.run_usage.plus(usage)
+        elif type_ == "compaction":
+            self._compacted(data)
+        elif not self.interactive:
+            return
+        elif type_ == "denial":
+            self._denied(data)
+        elif type_ == "tool_result" and "error" in data:
+            # Rejected before running: unknown tool, bad arguments, a cut stream.
+            name, arguments = self._calls.get(str(data.get("id")), ("tool", {}))
+            width = self.screen.width()
+            detail = str(data["error"])
+            self.screen.say_spans(tool_line("error", name, arguments, detail=detail, width=width))
+        elif type_ == "session_rule":
+            rules = ", ".join(map(str, data.get("rules", ())))
+            self.screen.say(f"  allowed for the rest of this session: {rules}", "notice")
+
+    def _denied(self, data: Mapping[str, Any]) -> None:
+        _, arguments = self._calls.get(str(data.get("id")), ("", {}))
+        rule = str(data.get("rule") or "")
+        if data.get("by") == "user":
+            detail = str(data.get("reason") or "denied by user")
+        elif rule:
+            detail = f"denied by rule {rule}"
+        else:
+            detail = str(data.get("reason") or "denied")
+        self.screen.say_spans(
+            tool_line(
+                "denied", str(data.get("name")), arguments, detail=detail, width=self.screen.width()
+            )
+        )
+
+    def _compacted(self, data: Mapping[str, Any]) -> None:
+        before, after = int(data.get("estimate_before", 0)), int(data.get("estimate_after", 0))
+        notice = compaction_notice(before, after, updated=self.had_recap)
+        self.had_recap = True
+        self.spinner.stop()
+        self.screen.fresh_line()
+        self.screen.say(f"seri: {notice}", "notice" if self.interactive else "")
+
+    def _keep_output(self, title: str, text: str) -> None:
+        self.outputs.append(ToolOutput(title, text))
+        del self.outputs[:-KEEP_OUTPUTS]
+
+    # -- asking --------------------------------------------------------------------------------
+
+    def ask(self, effect: AskPerson, read_file: FileReader) -> Answer:
+        """Show what the call would do, then ask: yes, no (and why), or always."""
+        self.spinner.stop()
+        screen = self.screen
+        screen.fresh_line()
+        screen.say_spans(approval_spans(effect, read_file))
+        if self.read_line is None:
+            return Answer(False)
+        options = "  y yes · n no (or type what to do instead)"
+        if effect.offered:
+            options += f" · a always: {', '.join(effect.offered)} for this session"
+        screen.say(options, "notice")
+        return read_answer(self.read_line("  allow? [y/N] "), effect.offered)
+
+    def notice(self, text: str) -> None:
+        self.spinner.stop()
+        self.screen.fresh_line()
+        self.screen.say(text, "notice")
+
+    def close(self) -> None:
+        self.spinner.stop()
+
+
+def approval_spans(effect: AskPerson, read_file: FileReader) -> list[Span]:
+    """The call as a person must see it to decide: the diff, the whole command."""
+    call, arguments = effect.call, effect.arguments
+    subject = "" if call.name == "bash" else f"  {call_subject(arguments)}"
+    spans: list[Span] = [("warning", "? "), ("tool", call.name), ("", f"{subject}\n")]
+    body: list[Span] = []
+    if call.name in ("write_file", "edit") and effect.path is not None:
+        before = read_file(effect.path)
+        after = _after(call.name, arguments, before)
+        if isinstance(after, str):
+            body = diff_spans(effect.path, before, after)
+        else:
+            body = [("error", f"{after[1]}\n")]
+    elif call.name == "bash":
+        command = str(arguments.get("command", "")).rstrip("\n")
+        body = [("dim", "$ "), ("bold", command + "\n")]
+    elif call.name == "task":
+        body = [("", f"{arguments.get('description', '')}: {arguments.get('prompt', '')}\n")]
+    elif call.name == "remember":
+        body = [("", f"{arguments.get('scope', 'project')}: {arguments.get('text', '')}\n")]
+    spans += indented(body)
+    spans.append(("notice", f"  {effect.reason}\n"))
+    return spans
+
+
+def indented(spans: list[Span], prefix: str = "  ") -> list[Span]:
+    """``spans`` with every line started by ``prefix`` (in no style)."""
+    out: list[Span] = []
+    at_start = True
+    for style, text in spans:
+        # Only a newline starts a line (splitlines would also cut at \r and \x1c-\x1e).
+        for piece in re.split(r"(?<=\n)", text):
+            if not piece:
+                continue
+            if at_start:
+                out.append(("", prefix))
+            out.append((style, piece))
+            at_start = piece.endswith("\n")
+    return out
+
+
+def _after(
+    tool: str, arguments: Mapping[str, Any], before: str | None
+) -> str | tuple[None, str]:
+    """The file's text if the call runs, or why it would fail."""
+    if tool == "write_file":
+        return str(arguments.get("content", ""))
+    from seri.pure.edit_match import plan_edit
+
+    if before is None:
+        return None, "the file does not exist or cannot be read: this edit will fail"
+    plan = plan_edit(
+        before,
+        str(arguments.get("old_string", "")),
+        str(arguments.get("new_string", "")),
+        replace_all=bool(arguments.get("replace_all", False)),
+    )
+    if plan.outcome != "applied":
+        why = {
+            "not_found": "old_string is not in the file",
+            "ambiguous": f"old_string occurs {plan.occurrences} times",
+            "unchanged": "old_string and new_string are the same",
+        }[plan.outcome]
+        return None, f"{why}: this edit will fail"
+    return plan.updated
+

@@ -1,0 +1,63 @@
+"""Print a shell completion script.
+
+Usage:
+  seri completion (bash | zsh | fish)
+  seri completion session-ids
+  seri completion (-h | --help)
+
+Options:
+  -h --help   Show this help.
+
+The script completes seri's commands, their words and options, and session ids after
+--resume, --session and `sessions show`. Load it:
+  bash  eval "$(seri completion bash)"                          in ~/.bashrc
+  zsh   eval "$(seri completion zsh)"                           in ~/.zshrc, after compinit
+  fish  seri completion fish > ~/.config/fish/completions/seri.fish
+
+`session-ids` is what the scripts call on Tab: the ids of the stored sessions, the
+current directory's first, newest first; nothing (and no profile created) when there is
+no database yet.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+from seri.commands.running import parse_usage
+
+IDS_SHOWN = 200
+
+
+def run(argv: list[str]) -> int:
+    options = parse_usage(__doc__ or "", argv)
+    if options["session-ids"]:
+        return _session_ids()
+    from seri.commands.main import COMMANDS
+    from seri.pure.completion_scripts import SHELLS, command_words, completion_script
+
+    shell = next(name for name in SHELLS if options[name])
+    commands = {
+        name: command_words(importlib.import_module(module).__doc__ or "", f"seri {name}")
+        for name, module in COMMANDS.items()
+    }
+    sys.stdout.write(completion_script(shell, commands))
+    return 0
+
+
+def _session_ids() -> int:
+    from seri.commands.profile import current_project
+    from seri.io.session_index import session_rows
+    from seri.io.store import DB_NAME, StoreError, open_store, profile_root
+
+    if not (profile_root() / DB_NAME).exists():
+        return 0  # no profile yet: nothing to complete, and nothing created
+    try:
+        store = open_store(readonly=True)
+    except (StoreError, OSError):
+        return 0
+    here = current_project()
+    rows = session_rows(store, None, limit=IDS_SHOWN)
+    ordered = [row for row in rows if row[1] == here] + [row for row in rows if row[1] != here]
+    sys.stdout.write("".join(f"{row[0]}\n" for row in ordered))
+    return 0

@@ -1,0 +1,233 @@
+"""The terminal seri talks to: its two streams, whether to colour them, and the spinner.
+
+Answers go to stdout, everything else for people to stderr; on a terminal both land on
+one screen, so one ``Screen`` writes both under one lock and knows whether the cursor is
+at the start of a line (a cancelled turn then leaves it on a fresh one). The spinner runs
+in a thread of its own and paints only on stderr, only when stderr is a terminal, only on
+an empty line, and wipes itself before anything else is written.
+
+Colour is on for a stream that is a terminal, unless ``NO_COLOR`` is set (to anything)
+or ``TERM`` is ``dumb`` (no-color.org).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TextIO
+
+from seri.pure.human_units import seconds_short, tokens_short
+from seri.pure.terminal_style import Span, paint, paint_spans
+
+SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+SPINNER_INTERVAL = 0.1
+# The spinner shows after this long without output, so a fast stream never flickers.
+SPINNER_DELAY = 0.3
+CLEAR_LINE = "\r\x1b[K"
+
+
+def wants_colour(stream: TextIO, env: Mapping[str, str]) -> bool:
+    if env.get("NO_COLOR") or env.get("TERM") == "dumb":
+        return False
+    return _isatty(stream)
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (ValueError, OSError):
+        return False
+
+
+class Screen:
+    """stdout and stderr as one screen."""
+
+    def __init__(
+        self,
+        out: TextIO | None = None,
+        err: TextIO | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        env = os.environ if env is None else env
+        self.out_colour = wants_colour(self.out, env)
+        self.err_colour = wants_colour(self.err, env)
+        self.out_tty = _isatty(self.out)
+        self.err_tty = _isatty(self.err)
+        self.lock = threading.RLock()
+        self.at_line_start = True
+        self.last_write = time.monotonic()
+        self._spinner_shown = False
+
+    def width(self) -> int:
+        return max(20, shutil.get_terminal_size((100, 24)).columns)
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def say(self, text: str, style: str = "") -> None:
+        """A line for people, on stderr."""
+        self.write_err(paint(text, style, colour=self.err_colour) + "\n")
+
+    def say_spans(self, spans: Iterable[Span]) -> None:
+        self.write_err(paint_spans(spans, colour=self.err_colour))
+
+    def answer_spans(self, spans: Iterable[Span]) -> None:
+        self.write_out(paint_spans(spans, colour=self.out_colour))
+
+    def write_out(self, text: str) -> None:
+        self._write(self.out, text)
+
+    def write_err(self, text: str) -> None:
+        self._write(self.err, text)
+
+    def fresh_line(self) -> None:
+        """End the current line if something was left on it."""
+        with self.lock:
+            if not self.at_line_start:
+                self._write(self.err, "\n")
+
+    def _write(self, stream: TextIO, text: str) -> None:
+        if not text:
+            return
+        with self.lock:
+            self._wipe_spinner()
+            if stream is self.err:
+                self.out.flush()
+            try:
+                stream.write(text)
+            except UnicodeEncodeError:
+                # A terminal that is not UTF-8 (PYTHONIOENCODING=ascii): show what it can.
+                encoding = getattr(stream, "encoding", None) or "ascii"
+                stream.write(text.encode(encoding, "replace").decode(encoding))
+            stream.flush()
+            self.at_line_start = text.endswith("\n")
+            self.last_write = time.monotonic()
+
+    # -- the spinner ---------------------------------------------------------------------------
+
+    def paint_spinner(self, line: str) -> None:
+        """Called by the spinner thread: draw ``line`` if the screen is free for it."""
+        with self.lock:
+            if not self.at_line_start:
+                return
+            if time.monotonic() - self.last_write < SPINNER_DELAY and not self._spinner_shown:
+                return
+            self.err.write(CLEAR_LINE + line)
+            self.err.flush()
+            self._spinner_shown = True
+
+    def _wipe_spinner(self) -> None:
+        if self._spinner_shown:
+            self.err.write(CLEAR_LINE)
+            self.err.flush()
+            self._spinner_shown = False
+
+    def wipe_spinner(self) -> None:
+        with self.lock:
+            self._wipe_spinner()
+
+
+class Spinner:
+    """A line that says seri is busy: what with, for how long, tokens so far, how to stop.
+
+    ``label`` and ``tokens`` are read on every frame, so the caller can change them.
+    """
+
+    def __init__(self, screen: Screen) -> None:
+        self.screen = screen
+        self.label = ""
+        self.tokens: Callable[[], int] | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._started = 0.0
+
+    def start(self, label: str, tokens: Callable[[], int] | None = None) -> None:
+        self.label, self.tokens = label, tokens
+        if self._thread is not None or not self.screen.err_tty:
+            return
+        self._started = time.monotonic()
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="seri-spinner", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            self._stop.set()
+            thread.join()
+        self.screen.wipe_spinner()
+
+    def _run(self) -> None:
+        frame = 0
+        while not self._stop.wait(SPINNER_INTERVAL):
+            self.screen.paint_spinner(self.line(frame))
+            frame += 1
+
+    def line(self, frame: int) -> str:
+        elapsed = time.monotonic() - self._started
+        parts = [f"{SPINNER_FRAMES[frame % len(SPINNER_FRAMES)]} {self.label}"]
+        parts.append(seconds_short(elapsed))
+        tokens = self.tokens() if self.tokens is not None else 0
+        if tokens:
+            parts.append(f"{tokens_short(tokens)} tokens")
+        parts.append("Ctrl-C to interrupt")
+        text = " · ".join(parts)
+        width = self.screen.width() - 1
+        if len(text) > width:
+            text = text[: width - 1] + "…"
+        return paint(text, "spinner", colour=self.screen.err_colour)
+
+
+@contextlib.contextmanager
+def keys_not_echoed(stream: TextIO) -> Iterator[None]:
+    """While a task runs: keys typed ahead are not echoed into its output (nor ^C).
+
+    They still wait in the terminal's buffer for the next prompt, which shows them. Ctrl-C
+    still interrupts (only echo is turned off). Anything but a terminal is left alone.
+    """
+    try:
+        import termios
+
+        fd = stream.fileno()
+        saved = termios.tcgetattr(fd)
+    except (ImportError, OSError, ValueError):
+        yield
+        return
+    quiet = list(saved)
+    quiet[3] &= ~(termios.ECHO | termios.ECHOCTL)  # lflags
+    try:
+        termios.tcsetattr(fd, termios.TCSANOW, quiet)
+    except OSError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
+
+
+@contextlib.contextmanager
+def keys_echoed(fd: int) -> Iterator[None]:
+    """A line typed at a plain question (/rewind's confirmation) is seen while typed."""
+    try:
+        import termios
+
+        saved = termios.tcgetattr(fd)
+    except (ImportError, OSError):
+        yield
+        return
+    loud = list(saved)
+    loud[3] |= termios.ECHO | termios.ICANON
+    try:
+        termios.tcsetattr(fd, termios.TCSANOW, loud)
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            termios.tcsetattr(fd, termios.TCSANOW, saved)

@@ -1,0 +1,26 @@
+"""What a session's model calls cost so far, summed from its recorded trajectory events."""
+
+from __future__ import annotations
+
+import json
+
+from seri.io.store import Store
+from seri.pure.chat_status import UsageTotals
+
+
+def session_usage(store: Store, session_id: str) -> UsageTotals:
+    """Every recorded model and summarizer call of the session, subagents' included (they
+    record into their parent's runs). Read on request (/cost, /status), never per call."""
+    totals = UsageTotals()
+    rows = store.connection.execute(
+        "SELECT body FROM events WHERE session_id = ? AND type IN ('model_call', 'summary_call')",
+        (session_id,),
+    )
+    for (body,) in rows:
+        try:
+            usage = json.loads(body).get("usage")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(usage, dict):
+            totals = totals.plus(usage)
+    return totals

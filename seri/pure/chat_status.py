@@ -1,0 +1,142 @@
+"""Where a person is: the banner, /status, /cost and the compaction notice, as text."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import attrs
+
+from seri.pure.human_units import cost_text, plural, tokens_short
+from seri.pure.records import Message
+
+
+@attrs.frozen
+class UsageTotals:
+    """Token and cost sums over some model calls; ``cost`` is None when none reported one."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+    cost: float | None = None
+    unreported: int = 0  # calls that came back without usage
+
+    def plus(self, usage: Mapping[str, object]) -> UsageTotals:
+        """Add one recorded ``usage`` object (see ``turn.usage_record``)."""
+        if usage.get("reported") is False:
+            return attrs.evolve(self, calls=self.calls + 1, unreported=self.unreported + 1)
+        total_cost = self.cost
+        # What the provider charged, and what an upstream (BYOK) provider did, if it says.
+        for key in ("cost", "upstream_cost"):
+            cost = usage.get(key)
+            if isinstance(cost, int | float) and not isinstance(cost, bool):
+                total_cost = (total_cost or 0.0) + float(cost)
+        return UsageTotals(
+            calls=self.calls + 1,
+            input_tokens=self.input_tokens + _count(usage.get("input_tokens")),
+            output_tokens=self.output_tokens + _count(usage.get("output_tokens")),
+            cached_tokens=self.cached_tokens + _count(usage.get("cached_tokens")),
+            reasoning_tokens=self.reasoning_tokens + _count(usage.get("reasoning_tokens")),
+            cost=total_cost,
+            unreported=self.unreported,
+        )
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def banner(
+    *,
+    version: str,
+    model: str,
+    window: int | None,
+    project: str,
+    session: str,
+    messages: int,
+) -> str:
+    """One line: what seri talks to, how much it can hold, where, and in which session."""
+    where = f"session {session[:8]} ({plural(messages, 'message')})" if session else "new session"
+    size = f"{tokens_short(window)} window" if window else "window unknown"
+    return f"seri {version} · {model} · {size} · {project} · {where}"
+
+
+def short_path(path: str, home: str) -> str:
+    if home and (path == home or path.startswith(home.rstrip("/") + "/")):
+        return "~" + path[len(home.rstrip("/")) :]
+    return path
+
+
+def compaction_notice(before: int, after: int, *, updated: bool) -> str:
+    recap = "recap updated" if updated else "recap written"
+    return f"compacted: {tokens_short(before)} → {tokens_short(after)} tokens ({recap})"
+
+
+def window_use(estimate: int, window: int) -> str:
+    share = 100 * estimate / window if window else 0
+    return f"{tokens_short(estimate)} of {tokens_short(window)} tokens ({share:.0f}%)"
+
+
+def cost_summary(totals: UsageTotals) -> str:
+    if not totals.calls:
+        return "no model calls yet"
+    cost = cost_text(totals.cost) if totals.cost is not None else "cost not reported"
+    text = f"{cost} over {plural(totals.calls, 'call')}"
+    if totals.unreported:
+        text += f" ({totals.unreported} without usage)"
+    return text
+
+
+def cost_lines(run: UsageTotals, session: UsageTotals | None) -> list[str]:
+    lines = [
+        f"this run:     {cost_summary(run)}",
+        f"  tokens:     {tokens_short(run.input_tokens)} in "
+        f"({tokens_short(run.cached_tokens)} cached), {tokens_short(run.output_tokens)} out "
+        f"({tokens_short(run.reasoning_tokens)} reasoning)",
+    ]
+    if session is None:
+        lines.append("this session: unknown (trajectory recording is off)")
+    else:
+        lines.append(f"this session: {cost_summary(session)}, subagents and earlier runs included")
+    return lines
+
+
+def status_lines(
+    *,
+    model: str,
+    window: int,
+    estimate: int,
+    max_turns: int,
+    last_task_turns: int,
+    session: str,
+    project: str,
+    cost: str,
+    rules: int,
+) -> list[str]:
+    turns = f"{max_turns} model turns per task"
+    if last_task_turns:
+        left = max(0, max_turns - last_task_turns)
+        turns += f" (the last task used {last_task_turns}, {left} left)"
+    return [
+        f"model:        {model}",
+        f"window:       {window_use(estimate, window)}; compaction at 50%",
+        f"turn budget:  {turns}",
+        f"cost so far:  {cost}",
+        f"session:      {session or 'none yet (starts with the first task)'}",
+        f"project:      {project}",
+        f"permissions:  {plural(rules, 'rule')} in force (/permissions lists them)",
+    ]
+
+
+def last_exchange(history: Sequence[Message]) -> tuple[Message, ...]:
+    """The last thing the person asked and everything after it: what ``--continue`` replays.
+
+    Recaps, fired rules and synthetic repairs are not something anyone typed; the exchange
+    starts at the last user message that is.
+    """
+    for index in range(len(history) - 1, -1, -1):
+        message = history[index]
+        if message.role == "user" and not message.kind:
+            return tuple(history[index:])
+    return ()

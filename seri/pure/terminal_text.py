@@ -1,0 +1,44 @@
+"""Text that seri did not write, made safe to put on a terminal.
+
+Whatever comes from the model, a tool, a file or the store may hold escape sequences:
+``\\x1b[2J`` clears the screen, ``\\x1b]0;…\\x07`` retitles the window, ``\\x1b]52;…``
+writes the clipboard, a bare ``\\r`` or backspace overwrites what was shown, and the
+bidirectional overrides reorder a line (Trojan Source). ``neutralise`` turns every such
+character into a visible stand-in, one character at a time, so text cut into stream chunks
+anywhere comes out the same as when it arrives whole, and a second pass changes nothing.
+
+Only the terminal gets this: ``--json`` output and the store keep the exact text.
+"""
+
+from __future__ import annotations
+
+import re
+
+# C0 controls (but tab and newline) and DEL become their Unicode control pictures
+# (ESC shows as ␛); a carriage return is dropped: it only ever moves the cursor back over
+# text already shown (a CRLF file loses nothing, its newline stays).
+_KEPT = {0x09, 0x0A}
+_TABLE: dict[int, str] = {code: chr(0x2400 + code) for code in range(0x20) if code not in _KEPT}
+_TABLE[0x0D] = ""
+_TABLE[0x7F] = "\u2421"
+# C1 controls: 0x9b is CSI on terminals that honour 8-bit controls.
+_TABLE.update({code: f"\\x{code:02x}" for code in range(0x80, 0xA0)})
+# Bidirectional embeddings, overrides and isolates.
+_BIDI = (*range(0x202A, 0x202F), *range(0x2066, 0x206A))
+_TABLE.update({code: f"<U+{code:04X}>" for code in _BIDI})
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def neutralise(text: str) -> str:
+    """``text`` with every control character replaced by a visible, inert stand-in."""
+    safe = text.translate(_TABLE)
+    if _SURROGATE.search(safe):
+        # A lone surrogate cannot be encoded for the terminal at all.
+        safe = _SURROGATE.sub("\ufffd", safe)
+    return safe
+
+
+def is_inert(text: str) -> bool:
+    """Whether ``text`` holds nothing a terminal would act on (tab and newline aside)."""
+    return neutralise(text) == text

@@ -1,0 +1,177 @@
+"""Invariants of the chat's pure parts: approvals, diffs, tool lines, usage errors, config keys."""
+
+from __future__ import annotations
+
+import difflib
+
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from seri.commands import chat, compact, main, rewind, sessions, trajectory
+from seri.pure.approval import always_rules, command_rule, read_answer
+from seri.pure.chat_status import UsageTotals, last_exchange
+from seri.pure.config_keys import KNOWN_KEYS, closest, unknown_keys
+from seri.pure.diff_view import MAX_DIFF_LINES, diff_spans, line_changes
+from seri.pure.edit_match import plan_edit
+from seri.pure.permissions import Policy, decide, parse_policy, with_allowed
+from seri.pure.records import Message
+from seri.pure.tool_lines import OUTPUT_TAIL_LINES, output_tail
+from seri.pure.usage_errors import usage_problem
+
+WORD = st.text(alphabet="abcdefgh-_./*?[]$\"' =&|;", min_size=1, max_size=8)
+COMMAND = st.lists(WORD, min_size=1, max_size=6).map(" ".join)
+LINES = st.lists(st.sampled_from(["a", "b", "c", "", "def f():", "  return 1"]), max_size=30)
+RULES = st.lists(
+    st.sampled_from(["bash(git *)", "bash(rm *)", "bash(ls *)", "edit", "write_file(src/**)"]),
+    max_size=3,
+)
+
+
+@given(COMMAND, RULES, RULES)
+def test_always_offers_only_rules_that_let_the_very_call_through(
+    command: str, deny: list[str], ask: list[str]
+) -> None:
+    policy = parse_policy({"deny": deny, "ask": ask})
+    offered = always_rules(policy, "bash", {"command": command})
+    if offered:
+        widened = with_allowed(policy, offered)
+        assert decide(widened, "bash", {"command": command}).action == "allow"
+        assert all(rule.startswith("bash(") for rule in offered)
+
+
+@given(st.lists(st.text(alphabet="abcxyz019-", min_size=1, max_size=6), min_size=1, max_size=5))
+def test_a_command_rule_matches_the_command_it_came_from(words: list[str]) -> None:
+    rule = command_rule(tuple(words))
+    assume(rule)
+    policy = with_allowed(Policy(), (rule,))
+    assert decide(policy, "bash", {"command": " ".join(words)}).action == "allow"
+
+
+@given(st.text(max_size=30), st.sampled_from([(), ("edit",)]))
+def test_only_yes_and_always_approve(reply: str, offered: tuple[str, ...]) -> None:
+    answer = read_answer(reply, offered)
+    word = reply.strip().lower()
+    assert answer.approved == (word in ("y", "yes") or (bool(offered) and word in ("a", "always")))
+    assert answer.always == (offered if answer.approved and word in ("a", "always") else ())
+    if not answer.approved:
+        assert answer.reason == answer.reason.strip()
+
+
+@given(LINES, LINES)
+def test_line_changes_agree_with_the_line_counts(before: list[str], after: list[str]) -> None:
+    old, new = "\n".join(before), "\n".join(after)
+    added, removed = line_changes(old, new)
+    assert added - removed == len(new.splitlines()) - len(old.splitlines())
+    diff = [
+        line for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="")
+        if not line.startswith(("+++", "---"))
+    ]
+    assert added == sum(line.startswith("+") for line in diff)
+    assert removed == sum(line.startswith("-") for line in diff)
+
+
+@given(LINES, LINES)
+def test_a_diff_is_cut_but_never_longer_than_its_cap(before: list[str], after: list[str]) -> None:
+    spans = diff_spans("f.py", "\n".join(before) + "\n", "\n".join(after) + "\n")
+    assert all(text.endswith("\n") for _, text in spans)
+    assert len(spans) <= MAX_DIFF_LINES + 2
+
+
+@given(st.lists(st.sampled_from(["x", "y", "ab", "\n", "xy"]), max_size=20).map("".join),
+       st.sampled_from(["x", "ab", "xy\n", "y"]), st.sampled_from(["", "z", "xx"]), st.booleans())
+def test_an_applied_edit_replaces_exactly_what_the_tool_says(
+    original: str, old: str, new: str, replace_all: bool
+) -> None:
+    plan = plan_edit(original, old, new, replace_all=replace_all)
+    count = original.count(old)
+    if old == new:
+        assert plan.outcome == "unchanged"
+    elif count == 0:
+        assert plan.outcome == "not_found"
+    elif count > 1 and not replace_all:
+        assert plan.outcome == "ambiguous" and plan.occurrences == count
+    else:
+        assert plan.outcome == "applied"
+        expected = original.replace(old, new) if replace_all else original.replace(old, new, 1)
+        assert plan.updated == expected
+        assert plan.replacements == (count if replace_all else 1)
+
+
+@given(st.lists(st.text(alphabet="ab \r", max_size=10), max_size=20))
+def test_the_output_tail_never_shows_more_than_its_lines(lines: list[str]) -> None:
+    text = "\n".join([*lines, "[exit code 1]"])
+    shown = output_tail(text)
+    body = [span for span in shown if "/last" not in span[1]]
+    assert len(body) <= OUTPUT_TAIL_LINES
+    assert all("[exit code" not in text for _, text in shown)
+    assert all("\r" not in text for _, text in shown)
+
+
+DOCS = {
+    "seri": main.__doc__, "seri chat": chat.__doc__, "seri sessions": sessions.__doc__,
+    "seri compact": compact.__doc__, "seri rewind": rewind.__doc__,
+    "seri trajectory": trajectory.__doc__,
+}
+ARGV = st.lists(
+    st.sampled_from(["-v", "--json", "--resume", "x", "show", "--", "-p", "--continue", "-",
+                     "--session", "--to", "2", "--files", "--conversation", "--cont", "-px",
+                     "--model=m", "list", "export", "on", "--all", "--help"]),
+    max_size=6,
+)
+
+
+@given(st.sampled_from(sorted(DOCS)), ARGV)
+def test_every_usage_problem_is_one_line_naming_the_help(command: str, argv: list[str]) -> None:
+    text = usage_problem(DOCS[command] or "", argv, command)
+    assert "\n" not in text
+    assert text.endswith(f"see {command} --help")
+
+
+@given(st.dictionaries(st.text(min_size=1, max_size=12), st.integers(), max_size=6))
+def test_unknown_keys_are_exactly_the_ones_not_known(config: dict[str, int]) -> None:
+    reported = {dotted for dotted, _, _ in unknown_keys(config)}
+    assert reported == {key for key in config if key not in KNOWN_KEYS}
+    for _, guess, _ in unknown_keys(config):
+        assert guess == "" or guess in KNOWN_KEYS
+
+
+@given(st.text(max_size=20))
+def test_the_closest_key_is_a_known_one_or_none(key: str) -> None:
+    guess = closest(key, sorted(KNOWN_KEYS))
+    assert guess == "" or guess in KNOWN_KEYS
+
+
+def test_a_misspelt_key_is_named_with_the_one_it_meant() -> None:
+    assert unknown_keys({"permisions": {}, "compaction": {"keep_token": 1}, "zzz": 1}) == [
+        ("permisions", "permissions", False),
+        ("compaction.keep_token", "compaction.keep_tokens", False),
+        ("zzz", "", False),
+    ]
+    assert unknown_keys({"permissions": {"alow": []}}) == [
+        ("permissions.alow", "permissions.allow", True)
+    ]
+
+
+@given(st.lists(st.one_of(st.none(), st.floats(0, 1), st.integers(-5, 5)), max_size=10))
+def test_cost_totals_add_what_was_reported(costs: list[float | int | None]) -> None:
+    totals = UsageTotals()
+    for cost in costs:
+        totals = totals.plus({"input_tokens": 1, "cost": cost})
+    reported = [c for c in costs if isinstance(c, int | float)]
+    assert totals.calls == len(costs)
+    assert totals.cost == (None if not reported else sum(float(c) for c in reported))
+
+
+@given(st.lists(st.sampled_from(["user", "user:recap", "assistant", "tool", "user:rule"]),
+                max_size=12))
+def test_the_replayed_exchange_starts_at_what_a_person_typed(roles: list[str]) -> None:
+    history = [
+        Message(role=role.split(":")[0], text=role, kind=role.split(":")[1] if ":" in role else "")  # type: ignore[arg-type]
+        for role in roles
+    ]
+    exchange = last_exchange(history)
+    typed = [i for i, m in enumerate(history) if m.role == "user" and not m.kind]
+    if not typed:
+        assert exchange == ()
+    else:
+        assert exchange == tuple(history[typed[-1]:])
