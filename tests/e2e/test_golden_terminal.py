@@ -294,9 +294,9 @@ def test_the_spinner_shows_time_tokens_and_how_to_interrupt(
     project: Path, seri_home: Path, terminals: list[TmuxTerminal]
 ) -> None:
     script: list[dict[str, Any]] = [
-        # About three seconds of reasoning, a byte at a time.
-        {"reasoning": "Let me think. " * 20, "text": "Thought it through.",
-         "piece_chars": 40, "drip_interval": 0.002},
+        # A second or two of reasoning, a byte at a time.
+        {"reasoning": "Let me think. " * 12, "text": "Thought it through.",
+         "piece_chars": 84, "drip_interval": 0.002},
     ]
     with FakeModel(script) as fake:
         terminal = _open(terminals, project, _env(seri_home, fake))
