@@ -75,17 +75,27 @@ class ChatOpener:
             self._error = exc
 
     @property
+    def started(self) -> bool:
+        return self._thread is not None or self.chat is not None or self._error is not None
+
+    @property
     def ready(self) -> bool:
-        return self._thread is None or not self._thread.is_alive()
+        """Opened (or failed); False while the thread works, and before it started."""
+        if self._thread is None:
+            return self.chat is not None or self._error is not None
+        return not self._thread.is_alive()
 
     @property
     def failed(self) -> BaseException | None:
         return self._error if self.ready else None
 
     def result(self) -> ChatSession:
-        """The open session (waiting for it); its opening's error is raised here."""
+        """The open session (waiting for it, or opening it now if no thread did); its
+        opening's error is raised here."""
         if self._thread is not None:
             self._thread.join()
+        elif not self.started:
+            self._open(wait_for_window=False)
         if self._error is not None:
             raise self._error
         assert self.chat is not None

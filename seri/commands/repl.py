@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from seri.io.terminal import Screen, keys_echoed, keys_not_echoed
@@ -62,12 +62,15 @@ def interactive(profile: Profile, project: str, options: ChatOptions) -> int:
 
 
 def _loop(opener: ChatOpener) -> int:
+    from prompt_toolkit.application import get_app
+
     from seri.commands.chat import line_outcome
     from seri.commands.chat_info import banner_line, show_replay
     from seri.commands.chat_opening import LateLine
 
     session = _prompt_session(opener)
     banner = LateLine(opener.screen)
+    start_opening: Callable[[], None] | None = None
     if opener.options.resume or opener.options.continue_last:
         chat = opener.open_now()
         chat.start_window_lookup()
@@ -82,15 +85,21 @@ def _loop(opener: ChatOpener) -> int:
             elif opener.chat is not None:
                 banner.above_prompt(session.app, banner_line(opener.chat))
 
-        # Started just before the prompt: the thread's first import and the prompt's first
-        # drawing share the interpreter for a few milliseconds, no more.
-        opener.open_behind(when_open)
+        def start() -> None:
+            # Once the prompt is drawn (the loop runs this after the first frame): the
+            # thread's imports must not hold the interpreter while the prompt is drawn.
+            loop = get_app().loop
+            if not opener.started and loop is not None:
+                loop.call_soon(lambda: opener.open_behind(when_open))
+
+        start_opening = start
     status = EXIT_OK
     while True:
         if opener.ready and opener.chat is not None:
             banner.print_once(banner_line(opener.chat))
         try:
-            line = session.prompt(_prompt_message())
+            # A dumb terminal runs no pre_run: the session then opens at the first task.
+            line = session.prompt(_prompt_message(), pre_run=start_opening)
         except KeyboardInterrupt:
             continue  # the line is cleared; Ctrl-D leaves
         except EOFError:
