@@ -43,6 +43,7 @@ class ChatOpener:
         self.chat: ChatSession | None = None
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
+        self._done = threading.Event()  # set once opened or failed
 
     def open_now(self) -> ChatSession:
         """Open here and now (a resumed session: its history is shown before the prompt)."""
@@ -54,7 +55,7 @@ class ChatOpener:
 
         def run() -> None:
             self._open(wait_for_window=True)
-            when_ready()
+            when_ready()  # after _open set _done: ready and failed already tell
 
         self._thread = threading.Thread(target=run, name="seri-open", daemon=True)
         self._thread.start()
@@ -73,17 +74,17 @@ class ChatOpener:
             self.chat = chat
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread by result()
             self._error = exc
+        finally:
+            self._done.set()
 
     @property
     def started(self) -> bool:
-        return self._thread is not None or self.chat is not None or self._error is not None
+        return self._thread is not None or self._done.is_set()
 
     @property
     def ready(self) -> bool:
         """Opened (or failed); False while the thread works, and before it started."""
-        if self._thread is None:
-            return self.chat is not None or self._error is not None
-        return not self._thread.is_alive()
+        return self._done.is_set()
 
     @property
     def failed(self) -> BaseException | None:

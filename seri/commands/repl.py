@@ -63,6 +63,7 @@ def interactive(profile: Profile, project: str, options: ChatOptions) -> int:
 
 def _loop(opener: ChatOpener) -> int:
     from prompt_toolkit.application import get_app
+    from prompt_toolkit.utils import is_dumb_terminal
 
     from seri.commands.chat import line_outcome
     from seri.commands.chat_info import banner_line, show_replay
@@ -71,7 +72,9 @@ def _loop(opener: ChatOpener) -> int:
     session = _prompt_session(opener)
     banner = LateLine(opener.screen)
     start_opening: Callable[[], None] | None = None
-    if opener.options.resume or opener.options.continue_last:
+    # A resumed session is read first (its last exchange comes before the prompt); so is any
+    # session in a dumb terminal, where nothing can be printed above a prompt.
+    if opener.options.resume or opener.options.continue_last or is_dumb_terminal():
         chat = opener.open_now()
         chat.start_window_lookup()
         banner.print_once(banner_line(chat))
@@ -98,7 +101,6 @@ def _loop(opener: ChatOpener) -> int:
         if opener.ready and opener.chat is not None:
             banner.print_once(banner_line(opener.chat))
         try:
-            # A dumb terminal runs no pre_run: the session then opens at the first task.
             line = session.prompt(_prompt_message(), pre_run=start_opening)
         except KeyboardInterrupt:
             continue  # the line is cleared; Ctrl-D leaves

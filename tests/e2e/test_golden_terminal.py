@@ -350,3 +350,24 @@ def test_history_is_kept_across_sessions(
     assert asked == ["remember this line", "remember this line"]
     assert shown.count("remember this line") == 1
     assert oct((seri_home / "input_history").stat().st_mode & 0o777) == "0o600"
+
+
+@pytest.mark.parametrize("term", ["screen-256color", "dumb"])
+def test_a_bad_rule_found_while_the_session_opens_ends_seri_with_one_line(
+    project: Path, seri_home: Path, terminals: list[TmuxTerminal], term: str
+) -> None:
+    """The prompt comes up before the session is opened: a rule that cannot be parsed still
+    ends seri at once with its one line (exit 2), without anything being typed."""
+    seri_home.mkdir(parents=True)
+    (seri_home / "config.json").write_text(json.dumps({"permissions": {"allow": ["bash("]}}))
+    with FakeModel([{"text": "never"}]) as fake:
+        env = {**_env(seri_home, fake), "TERM": term}
+        terminal = TmuxTerminal(project, env)
+        terminals.append(terminal)
+        status = terminal.exit_status()
+        screen = terminal.history()
+        calls = len(fake.requests)
+    assert status == 2
+    assert calls == 0
+    assert "seri: permissions.allow: permission rule 'bash(' is not" in screen
+    assert "Traceback" not in screen
