@@ -31,17 +31,19 @@ if TYPE_CHECKING:
 
 # How long the banner waits for the provider to name the window before it goes without.
 BANNER_WAIT = 0.15
+# ... when a session is resumed: its history is shown before the prompt anyway.
+RESUME_BANNER_WAIT = 1.0
 REPLAY_USER_LINES = 6
 REPLAY_ANSWER_LINES = 30
 
 
-def banner_line(chat: ChatSession) -> str:
-    """What seri talks to, how much it holds, where, in which session (waiting briefly for
-    the provider to name the window)."""
+def banner_line(chat: ChatSession, wait: float = BANNER_WAIT) -> str:
+    """What seri talks to, how much it holds, where, in which session (waiting up to
+    ``wait`` s for the provider to name the window)."""
     return banner(
         version=__version__,
         model=chat.settings.model,
-        window=chat.known_window(wait=BANNER_WAIT),
+        window=chat.known_window(wait=wait),
         project=short_path(chat.project, os.path.expanduser("~")),
         session=chat.session_id,
         messages=len(chat.conversation.history),

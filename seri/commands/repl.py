@@ -66,7 +66,7 @@ def _loop(opener: ChatOpener) -> int:
     from prompt_toolkit.utils import is_dumb_terminal
 
     from seri.commands.chat import line_outcome
-    from seri.commands.chat_info import banner_line, show_replay
+    from seri.commands.chat_info import RESUME_BANNER_WAIT, banner_line, show_replay
     from seri.commands.chat_opening import LateLine
 
     session = _prompt_session(opener)
@@ -76,8 +76,7 @@ def _loop(opener: ChatOpener) -> int:
     # session in a dumb terminal, where nothing can be printed above a prompt.
     if opener.options.resume or opener.options.continue_last or is_dumb_terminal():
         chat = opener.open_now()
-        chat.start_window_lookup()
-        banner.print_once(banner_line(chat))
+        banner.print_once(banner_line(chat, wait=RESUME_BANNER_WAIT))
         show_replay(chat)
     else:
 
