@@ -207,5 +207,5 @@ def switch_model(chat: ChatSession, rest: str) -> LineOutcome:
     chat.set_model(name)
     window = chat.known_window(wait=BANNER_WAIT)
     size = f"{window:,} tokens" if window else "window not known yet"
-    chat.view.screen.say(f"model: {name} for the rest of this session ({size})")
+    chat.view.screen.say(f"model: {name} for the rest of this run of seri ({size})")
     return None

@@ -26,7 +26,7 @@ HELP = """\
 /pin [TEXT]              pin a note every recap carries verbatim; alone, list the pins
 /status                  model, how full the window is, turn budget, cost so far
 /cost                    tokens and cost of this run and of the whole session
-/model [NAME]            show the model, or talk to NAME for the rest of this session
+/model [NAME]            show the model, or talk to NAME for the rest of this run
 /permissions             the rules in force and where each comes from
 /last [N]                the whole output of the last tool call (or the Nth from the end)
 /help                    this list
