@@ -40,8 +40,13 @@ class TouchedPaths(NamedTuple):
 
 def call_path(call: ToolCall) -> str | None:
     """The file a tool call names, or None when its arguments name none (or are not JSON)."""
+    return arguments_path(call.arguments)
+
+
+def arguments_path(text: str) -> str | None:
+    """The file a tool call's arguments (JSON text) name, or None."""
     try:
-        arguments = json.loads(call.arguments)
+        arguments = json.loads(text)
     except ValueError:
         return None
     if not isinstance(arguments, dict):

@@ -34,11 +34,18 @@ class Payload:
     text: str
 
 
-def elided_payload(original_bytes: int, full_text_at: str = "") -> str:
-    """The marker that stands in for a payload of ``original_bytes`` bytes."""
+def elided_payload(original_bytes: int, full_text_at: str = "", path: str = "") -> str:
+    """The marker that stands in for a payload of ``original_bytes`` bytes.
+
+    ``path`` is the file an elided call's arguments named: kept, so that the call still says
+    what it touched (to the model, and to the recap's Read:/Modified: lists, which are taken
+    from the calls themselves when the call is evicted later).
+    """
     marker: dict[str, object] = {"elided": True, "originalBytes": original_bytes}
     if full_text_at:
         marker["fullText"] = full_text_at
+    if path:
+        marker["path"] = path
     return json.dumps(marker)
 
 

@@ -34,6 +34,7 @@ from seri.pure.effects import (
 )
 from seri.pure.permissions import Policy, decide, with_allowed
 from seri.pure.recap import Recap
+from seri.pure.recap_paths import arguments_path
 from seri.pure.records import Message, ToolCall, Usage
 from seri.pure.result_cap import cap_result, needs_cap
 from seri.pure.rules import GlobRule, rules_fired_by
@@ -334,7 +335,9 @@ class _Loop:
             else:
                 stored = payload.text
                 spill = yield SpillText(stored)
-            marker = elided_payload(len(stored.encode("utf-8", "surrogatepass")), spill)
+            path = arguments_path(payload.text) if payload.call is not None else None
+            size = len(stored.encode("utf-8", "surrogatepass"))
+            marker = elided_payload(size, spill, path or "")
             replaced[payload.index] = with_elided(current, payload, marker)
         before = self.estimate()
         chars = self.chars + sum(

@@ -28,6 +28,7 @@ from seri.pure.fold import MIN_ENTRY_CHARS, next_chunk, request_tokens
 from seri.pure.permissions import Policy
 from seri.pure.provider_errors import OverflowNumbers
 from seri.pure.recap import Recap, render_recap, summarizer_messages
+from seri.pure.recap_paths import paths_touched
 from seri.pure.records import Message, ToolCall, Usage
 from seri.pure.result_cap import cap_result, needs_cap
 from seri.pure.shrink import is_elided, payloads, plan_shrink, saving, with_elided
@@ -49,8 +50,9 @@ def texts(draw: st.DrawFn, most: int = 6_000) -> str:
 
 
 @st.composite
-def histories(draw: st.DrawFn) -> list[Message]:
-    """User turns, answers, and assistant messages with parallel calls and their results."""
+def histories(draw: st.DrawFn, content_most: int = 3_000) -> list[Message]:
+    """User turns, answers, and assistant messages with parallel calls and their results;
+    a call's arguments carry up to ``content_most`` characters of content."""
     history: list[Message] = []
     for turn in range(draw(st.integers(1, 14))):
         history.append(Message(role="user", text=f"task {turn}: " + draw(texts(800))))
@@ -59,7 +61,9 @@ def histories(draw: st.DrawFn) -> list[Message]:
                 ToolCall(
                     f"c{turn}_{step}_{n}",
                     draw(st.sampled_from(["read_file", "bash", "write_file"])),
-                    json.dumps({"path": f"/p/src/f{turn}_{n}.py", "content": draw(texts(3_000))}),
+                    json.dumps(
+                        {"path": f"/p/src/f{turn}_{n}.py", "content": draw(texts(content_most))}
+                    ),
                 )
                 for n in range(draw(st.integers(1, 3)))
             )
@@ -292,6 +296,53 @@ def test_compact_on_demand_leaves_a_fitting_session_or_says_why(
     if after.recap is not None:
         for pin in pins:
             assert f"- {pin}" in after.history[0].text
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    histories(content_most=30_000),
+    st.sampled_from([8_000, 16_000]),
+    st.sampled_from([1.0, 3.0]),
+    st.integers(0, 2),
+)
+def test_the_ladder_never_forgets_which_files_were_touched(
+    history: list[Message], tokens: int, ratio: float, last_writes: int
+) -> None:
+    """A write_file whose arguments the ladder elides still names its file: in the recap's
+    Modified: list once it is evicted, and to the model while it is kept (the spec: paths come
+    from the evicted tool calls themselves). The newest group may itself hold big writes, so
+    that no cut can help and the ladder has to elide them."""
+    for n in range(last_writes):
+        arguments = json.dumps({"path": f"/p/new/w{n}.py", "content": "y" * 30_000})
+        call = ToolCall(f"last_{n}", "write_file", arguments)
+        history = [
+            *history,
+            Message(role="assistant", text="writing", tool_calls=(call,)),
+            Message(role="tool", text="ok", tool_call_id=call.id, tool_name=call.name),
+        ]
+    setup = TaskSetup(
+        system_prompt="s" * 800,
+        max_turns=1,
+        context_window=tokens,
+        keep_tokens=20_000,
+        elide_bytes=4_096,
+        policy=Policy(),
+        interactive=False,
+        tool_names=(),
+        tool_chars=4_700,
+        project="/p",
+    )
+    conversation = Conversation(
+        tuple(history), total_chars=messages_chars(history), token_scale=ratio
+    )
+    after, _why_not = drive(compact_on_demand(setup, conversation, ""), Provider(ratio, tokens))
+    before = paths_touched(history, "/p")
+    kept = paths_touched(after.history, "/p")
+    recap = after.recap or Recap()
+    assert set(before.modified) <= set(kept.modified) | set(recap.modified_paths)
+    assert set(before.read) <= (
+        set(kept.read) | set(kept.modified) | set(recap.read_paths) | set(recap.modified_paths)
+    )
 
 
 # --- a tool result's share, and the recap's --------------------------------------------------
