@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -245,7 +246,22 @@ def _details_text(details: list[Any]) -> str:
 
 
 def _money(value: object) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    amount = float(value)
+    # NaN, infinity or a negative charge is no price: not reported.
+    return amount if math.isfinite(amount) and amount >= 0 else None
+
+
+# A token count above this (2**53, JSON's exact integers) is no count; SQLite stores 64 bits.
+MAX_TOKEN_COUNT = 2**53
+
+
+def _count(value: object) -> int:
+    """A usage count as reported, or 0 (not reported) when it is not a sane count: negative,
+    or more than any request could hold."""
+    count = _int(value)
+    return count if 0 <= count < MAX_TOKEN_COUNT else 0
 
 
 def usage_from(raw: Mapping[str, Any], provider: str = "") -> Usage:
@@ -257,15 +273,15 @@ def usage_from(raw: Mapping[str, Any], provider: str = "") -> Usage:
     """
     details = _mapping(raw.get("prompt_tokens_details"))
     return Usage(
-        input_tokens=_int(raw.get("prompt_tokens")),
-        output_tokens=_int(raw.get("completion_tokens")),
-        reasoning_tokens=_int(
+        input_tokens=_count(raw.get("prompt_tokens")),
+        output_tokens=_count(raw.get("completion_tokens")),
+        reasoning_tokens=_count(
             _mapping(raw.get("completion_tokens_details")).get("reasoning_tokens")
         ),
-        cached_tokens=_int(details.get("cached_tokens")) or _int(raw.get("cached_tokens")),
+        cached_tokens=_count(details.get("cached_tokens")) or _count(raw.get("cached_tokens")),
         cost=_money(raw.get("cost")),
         provider=provider,
-        cache_write_tokens=_int(details.get("cache_write_tokens")),
+        cache_write_tokens=_count(details.get("cache_write_tokens")),
         # Only with the user's own key is the upstream cost on top of `cost`; otherwise it is a
         # breakdown of the same charge and adding it would count it twice.
         upstream_cost=_money(_mapping(raw.get("cost_details")).get("upstream_inference_cost"))

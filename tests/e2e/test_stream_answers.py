@@ -105,3 +105,30 @@ def test_a_reasoning_only_partial_is_kept_but_not_sent(run_seri: RunSeri) -> Non
     roles = [m["role"] for m in requests[-1]["messages"]]
     assert roles == ["system", "user", "user"], "an empty assistant turn was sent"
     assert_valid_request(requests[-1])
+
+
+def test_absurd_usage_numbers_are_not_believed(run_seri: RunSeri) -> None:
+    """A provider that reports nonsense usage (more prompt tokens than SQLite's integers hold,
+    negative counts, a cost of NaN or infinity) loses nothing: the answer is stored and shown,
+    the session goes on, and the counts are taken as not reported."""
+    steps = [
+        {"text": "first", "usage": {"prompt_tokens": 10**20, "completion_tokens": -5,
+                                    "cost": float("nan")}},
+        {"text": "second", "usage": {"prompt_tokens": -7, "cost": float("inf")}},
+    ]
+    with FakeModel(steps) as fake:
+        first = run_seri("chat", "-p", "one", env=_env(fake, SERI_MODEL="anthropic/claude-x"))
+        second = run_seri("chat", "--continue", "-p", "two",
+                          env=_env(fake, SERI_MODEL="anthropic/claude-x"))
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == "first\n"
+    assert second.returncode == 0, second.stderr
+    assert "internal error" not in first.stderr + second.stderr
+    for stderr in (first.stderr, second.stderr):
+        assert "nan" not in stderr and "inf" not in stderr and "-7" not in stderr, stderr
+    assert [m["text"] for m in _stored(run_seri)] == ["one", "first", "two", "second"]
+    calls = [e for e in _export(run_seri) if e["type"] == "model_call"]
+    for call in calls:
+        usage = call["usage"]
+        assert 0 <= usage["input_tokens"] < 2**53 and 0 <= usage["output_tokens"] < 2**53
+        assert usage["cost"] is None
