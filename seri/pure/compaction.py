@@ -289,6 +289,12 @@ class Fold:
             return f"the summarizer call failed: {reply.error}"
         if not reply.message.text.strip():
             return "the summarizer answered with nothing"
+        if reply.finish_reason == "length":
+            # Half a recap: its goal would be a fragment of JSON, replacing the real one.
+            return (
+                "the summarizer's answer was cut off at the output limit (finish_reason "
+                "length); raise sampling.max_tokens in config.json"
+            )
         if reply.usage is not None:
             self.window = self.window.learned(reply.usage.input_tokens, chunk.local_tokens)
         answer = parse_recap_answer(reply.message.text)

@@ -559,8 +559,10 @@ def test_a_failed_overflow_compaction_fails_the_turn(
         {"status": 400, "body": {"error": {"code": 400, "message": "summarizer refused"}}},
         {"text": ""},
         {"text": "cut short", "cut_after_chunks": 2},
+        # A recap cut by the output limit: half a JSON object, whose "goal" would be garbage.
+        {"text": '{"goal": "make the parser rob', "finish_reason": "length"},
     ],
-    ids=["refused", "empty", "cut"],
+    ids=["refused", "empty", "cut", "length"],
 )
 def test_a_failed_automatic_compaction_is_fail_soft(
     run_seri: RunSeri, seri_home: Path, project: Path, failure: dict[str, Any]
