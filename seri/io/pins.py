@@ -45,10 +45,11 @@ def list_pins(store: Store, session_id: str) -> tuple[str, ...]:
 def remove_pin(store: Store, session_id: str, number: int) -> str:
     """Remove pin ``number`` (as listed); returns its text."""
     with store.write() as conn:
+        # A session has a few pins: numbering them here keeps any number, however large, out
+        # of SQLite's 64-bit integers.
         rows = conn.execute(
-            "SELECT id, text FROM pins WHERE session_id = ? ORDER BY id LIMIT 1 OFFSET ?",
-            (session_id, max(number - 1, 0)),
-        ).fetchall()
+            "SELECT id, text FROM pins WHERE session_id = ? ORDER BY id", (session_id,)
+        ).fetchall()[number - 1 : number]
         if number < 1 or not rows:
             raise SeriError(
                 f"session {session_id} has no pin {number}; seri pin --session {session_id} "

@@ -484,6 +484,11 @@ def test_pins_ride_along_in_every_recap(tmp_path: Path) -> None:
             "VAT may be 0",
         ]
         assert seri("pin", "--session", session_id, "--rm", "9").code == 2
+        # Not a pin number: a clear usage error, never an internal one.
+        for bad in ("9" * 30, "1_0", "0", "-1"):
+            refused = seri("pin", "--session", session_id, "--rm", bad)
+            assert refused.code == 2 and "internal error" not in refused.stderr, refused.stderr
+        assert len(seri("pin", "--session", session_id, "--list").stdout.splitlines()) == 2
         chat = seri(
             "chat", "--resume", session_id, stdin="/pin keep summary.csv columns\n/compact\n"
         )
