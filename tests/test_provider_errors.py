@@ -21,6 +21,7 @@ from seri.pure.provider_errors import (
     overflow_numbers,
     parse_retry_after,
     plan_retry,
+    rate_limit_reset,
     redact,
     stream_stalled,
     to_exception,
@@ -508,3 +509,28 @@ def test_stream_errors() -> None:
     stalled = to_exception(stream_stalled(90))
     assert isinstance(stalled, StreamStalled)
     assert str(stalled) == "provider sent no content for 90 s"
+
+
+reset_stamps = (
+    st.floats(allow_nan=True, allow_infinity=True).map(repr)
+    | st.integers(min_value=-(10**30), max_value=10**400).map(str)
+    | st.text(max_size=20)
+)
+
+
+@given(reset_stamps, st.sampled_from(["free-models-per-day", "limit_rpm/minute"]))
+def test_any_rate_limit_reset_stamp_is_survived(stamp: str, message: str) -> None:
+    """OpenRouter's X-RateLimit-Reset is the provider's word, not a promise: a stamp past any
+    calendar (1e20 ms, 1e308, 400 digits) or nonsense is not believed, never a crash."""
+    headers = {"X-RateLimit-Limit": "50", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": stamp}
+    body = json.dumps(
+        {"error": {"code": 429, "message": f"Rate limit exceeded: {message}",
+                   "metadata": {"headers": headers, "provider_name": None}}}
+    )
+    failure = classify_http_error(429, body, {}, now=1_761_200_000.0)
+    assert failure.status == 429
+    reset = rate_limit_reset(json.loads(body))
+    if reset is not None:
+        assert 0 < reset < 253_402_300_800  # before the year 10000
+    if failure.retry_after is not None:
+        assert 0 <= failure.retry_after < 253_402_300_800

@@ -631,8 +631,14 @@ def rate_limit_reset(body: object, headers: Mapping[str, str] | None = None) -> 
             continue
         if math.isfinite(stamp) and stamp > 0:
             # Milliseconds and seconds since the epoch differ by three orders of magnitude.
-            return stamp / 1000.0 if stamp > 1e11 else stamp
+            seconds = stamp / 1000.0 if stamp > 1e11 else stamp
+            if seconds < _LAST_STAMP:
+                return seconds
     return None
+
+
+# 9999-12-31 00:00 UTC: a reset past any calendar date is not believed (and cannot be shown).
+_LAST_STAMP = 253_402_214_400.0
 
 
 def _utc(stamp: float) -> str:
