@@ -343,6 +343,9 @@ def _render(recap: Recap, pins: Sequence[str], detail: _Detail) -> str:
     goal = recap.goal or "(not stated)"
     if detail.goal is not None and len(goal) > detail.goal:
         goal = goal[: detail.goal] + f"… [{len(goal) - detail.goal} more characters]"
+    # Continuation lines are indented like the bullets': no line of the model's words can then
+    # begin a section, the rules heading included (``rules_in_force`` trusts that heading).
+    goal = goal.replace("\n", "\n  ")
     read = _path_list("Read", recap.read_paths, detail.paths)
     modified = _path_list("Modified", recap.modified_paths, detail.paths)
     blocks = [
