@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from seri.pure.errors import EXIT_OK
+from seri.pure.tokens import messages_chars
 
 if TYPE_CHECKING:
     from seri.commands.compact import ShellCompaction
     from seri.pure.compaction import CompactionPlan
+    from seri.pure.records import Message
 
 
 def show_plan(job: ShellCompaction, focus: str, *, as_json: bool) -> int:
@@ -22,10 +27,11 @@ def show_plan(job: ShellCompaction, focus: str, *, as_json: bool) -> int:
     caller = job.model(Recorder(job.store, job.session_id, job.redactor, enabled=False))
     setup = job.setup(state, caller)
     window = setup.window(conversation.token_scale)
-    overhead = window.overhead_chars
-    chars = conversation.total_chars + overhead
+    stored = conversation.history
+    sent = sent_history(job, stored, window.result_cap_chars)
+    chars = messages_chars(sent) + window.overhead_chars
     plan = plan_compaction(
-        conversation.history,
+        sent,
         conversation.recap,
         window=window,
         elide_bytes=setup.elide_bytes,
@@ -33,6 +39,7 @@ def show_plan(job: ShellCompaction, focus: str, *, as_json: bool) -> int:
         project=setup.project,
         pins=conversation.pins,
         estimate_before=max(conversation.last_input_tokens, -(-chars // 4)),
+        stored=stored,
     )
     first = caller.body(CallModel(plan.chunks[0].request, "summary")) if plan.chunks else None
     report = plan_report(job.session_id, plan, first)
@@ -41,6 +48,25 @@ def show_plan(job: ShellCompaction, focus: str, *, as_json: bool) -> int:
     else:
         sys.stdout.write(plan_text(report))
     return EXIT_OK
+
+
+def sent_history(
+    job: ShellCompaction, stored: Sequence[Message], cap: int
+) -> list[Message]:
+    """The history as a compaction would see it: stored tool results over the window's cap
+    shown cut, naming the spill file the compaction would keep them in (not written here)."""
+    from seri.io.spill import SPILL_DIR, spill_path
+    from seri.pure.result_cap import cap_result, needs_cap
+
+    spill_dir = job.profile.root / SPILL_DIR
+    sent = []
+    for message in stored:
+        shown = message
+        if message.role == "tool" and needs_cap(message.text, cap):
+            where = str(spill_path(spill_dir, job.redactor.text(message.text)))
+            shown = attrs.evolve(message, text=cap_result(message.text, cap, where))
+        sent.append(shown)
+    return sent
 
 
 def plan_report(

@@ -25,8 +25,8 @@ def keep_text(spill_dir: Path, text: str) -> str:
     the rest was not kept.
     """
     data = text.encode("utf-8", "surrogatepass")
-    name = f"result-{hashlib.sha256(data).hexdigest()[:24]}.txt"
-    path = spill_dir / name
+    path = spill_path(spill_dir, text)
+    name = path.name
     try:
         spill_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         if path.is_file() and not path.is_symlink() and path.stat().st_size == len(data):
@@ -45,3 +45,9 @@ def keep_text(spill_dir: Path, text: str) -> str:
     except OSError:
         return ""
     return str(path)
+
+
+def spill_path(spill_dir: Path, text: str) -> Path:
+    """Where ``keep_text`` keeps ``text`` (named by its content); nothing is written."""
+    data = text.encode("utf-8", "surrogatepass")
+    return spill_dir / f"result-{hashlib.sha256(data).hexdigest()[:24]}.txt"

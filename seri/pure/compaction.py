@@ -145,16 +145,21 @@ def compact(
     pins: Sequence[str] = (),
     estimate_before: int | None = None,
     keep: int | None = None,
+    stored: Sequence[Message] | None = None,
 ) -> Generator[Effect, Any, CompactionOutcome]:
     """Compact ``history``; the driver applies the swap atomically or reports a conflict.
 
     ``keep`` overrides the keep budget (local tokens); ``window`` is the window as known so
-    far, and the outcome carries it as the summarizer calls left it.
+    far, and the outcome carries it as the summarizer calls left it. ``stored`` is the history
+    as the store keeps it, where ``history`` (what requests carry) shows long tool results cut
+    to the window's cap: the cut is made by what is sent, the summarizer reads what is stored
+    (elided as usual, so it is told each payload's real size).
     """
     cut = find_cut(history, previous, pins, window, keep)
     if cut is None:
         return NotCompacted(NOT_ENOUGH_HISTORY, no_cut=True, window=window)
-    fold = Fold(history, previous, window, elide_bytes, focus, project)
+    read = history if stored is None else stored
+    fold = Fold(read, previous, window, elide_bytes, focus, project)
     end = cut.index_of_first_kept
     while fold.done < end:
         why_not = yield from fold.step(end)
@@ -334,11 +339,14 @@ def plan_compaction(
     project: str = "",
     pins: Sequence[str] = (),
     estimate_before: int,
+    stored: Sequence[Message] | None = None,
 ) -> CompactionPlan:
+    """``history`` and ``stored`` as for ``compact``."""
     cut = find_cut(history, previous, pins, window, None)
     end = cut.index_of_first_kept if cut is not None else 0
     chunks: list[Chunk] = []
-    fold = Fold(history, previous, window, elide_bytes, focus, project)
+    read = history if stored is None else stored
+    fold = Fold(read, previous, window, elide_bytes, focus, project)
     while fold.done < end:
         chunk = fold.chunk(end)
         chunks.append(chunk)

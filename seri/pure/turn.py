@@ -253,6 +253,11 @@ class _Loop:
             self.chars += message_chars(view) - message_chars(message)
             self.cut_views[id(view)] = (view, stored, spill)
 
+    def stored_history(self) -> list[Message]:
+        """The history with each cut view replaced by the stored message it shows."""
+        views = self.cut_views
+        return [views[id(m)][1] if id(m) in views else m for m in self.history]
+
     def capped_result(self, text: str) -> Generator[Effect, Any, str]:
         """A new tool result as it enters the history: cut to the window's cap."""
         cap = self.window.result_cap_chars
@@ -280,6 +285,7 @@ class _Loop:
             # count them.
             estimate_before=self.estimate(),
             keep=keep,
+            stored=self.stored_history(),
         )
         if outcome.window is not None:
             self.window = outcome.window
