@@ -493,12 +493,27 @@ def overflow_numbers(text: str) -> OverflowNumbers:
     return OverflowNumbers()
 
 
-def _overflow_numbers_of(evidence: _Evidence) -> OverflowNumbers:
+def _overflow_numbers_of(evidence: _Evidence, body: object = None) -> OverflowNumbers:
     for text in evidence.texts:
         numbers = overflow_numbers(text)
         if numbers != OverflowNumbers():
             return numbers
-    return OverflowNumbers()
+    return _llamacpp_fields(body)
+
+
+def _llamacpp_fields(body: object) -> OverflowNumbers:
+    """llama.cpp's ``exceed_context_size_error`` states its numbers as fields too; its older
+    wording ("the request exceeds the available context size. try increasing the context size
+    or enable context shift") has them nowhere else."""
+    error = _error_object(body)
+    prompt, window = error.get("n_prompt_tokens"), error.get("n_ctx")
+
+    def count(value: object) -> int | None:
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+        return None
+
+    return OverflowNumbers(limit=count(window), input_tokens=count(prompt))
 
 
 # --- the provider's own words ----------------------------------------------------------------
@@ -759,7 +774,7 @@ def classify_http_error(
             status=status,
             retryable=False,
             detail=detail,
-            overflow=_overflow_numbers_of(evidence),
+            overflow=_overflow_numbers_of(evidence, structured),
         )
     if status == 429:
         quota = _quota_message(evidence, structured, headers, now)
@@ -814,7 +829,7 @@ def classify_stream_error(
             kind="context_overflow",
             message=f"the conversation is too long for the model's context window{where}: {said}",
             detail=detail,
-            overflow=_overflow_numbers_of(evidence),
+            overflow=_overflow_numbers_of(evidence, error),
         )
     status = _status_code(error)
     if status is not None:
