@@ -245,11 +245,18 @@ class ModelCaller:
             except (ContextOverflow, InsufficientCredits) as exc:
                 # One more try, only when a smaller output budget is what the provider asked
                 # for: the input fits the window, or the credit left covers fewer tokens.
+                before = self.settings
                 if not self._lower_output_budget(exc.failure):
                     raise
-                result = self.client().stream_chat(
-                    self.encoded_body(effect), on_text, on_reasoning=on_reasoning
-                )
+                try:
+                    result = self.client().stream_chat(
+                        self.encoded_body(effect), on_text, on_reasoning=on_reasoning
+                    )
+                finally:
+                    if isinstance(exc, ContextOverflow):
+                        # The room left beside this input, not beside the next one (a new
+                        # task, a summarizer call): those go out with the budget as it was.
+                        self.settings = before
         except ContextOverflow as exc:
             return ModelFailed(str(exc), overflow=True, overflow_numbers=exc.failure.overflow)
         except ProviderError as exc:
@@ -289,11 +296,12 @@ class ModelCaller:
         )
 
     def _lower_output_budget(self, failure: Any) -> bool:
-        """Lower max_tokens for the rest of the run rather than compact or give up.
+        """Lower max_tokens rather than compact or give up.
 
         An overflow whose numbers show the input fits: the output budget goes to what is left
-        of the window. A 402 "can only afford N tokens": to N. Set whether or not config.json
-        named a budget (without one the provider assumed its own, too large, default).
+        of the window, for the retry of that call. A 402 "can only afford N tokens": to N, for
+        the rest of the run. Set whether or not config.json named a budget (without one the
+        provider assumed its own, too large, default).
         """
         from seri.pure.output_budget import lowered_output_budget
 

@@ -82,3 +82,27 @@ def test_a_402_that_names_what_is_affordable_is_retried_once(run_seri: RunSeri) 
     assert len(requests) == 2, "retried once, not more"
     assert requests[1]["max_tokens"] == 27342 - 64
     assert "credit" in result.stderr
+
+
+def test_a_budget_lowered_for_one_input_is_not_kept_for_the_next(run_seri: RunSeri) -> None:
+    """The room an overflow leaves is the room beside that one input: the next request (a new
+    task, a summarizer call) goes out with the configured budget again, not with a few hundred
+    tokens that would cut its answer off."""
+    near_full = {
+        "error": {
+            "code": 400,
+            "message": (
+                "This endpoint's maximum context length is 8000 tokens. However, you requested "
+                "about 17600 tokens (7600 of text input, 10000 in the output). Please reduce "
+                "the length of either one."
+            ),
+        }
+    }
+    script = [{"status": 400, "body": near_full}, {"text": "fits"}, {"text": "next"}]
+    with FakeModel(script) as fake:
+        env = {"SERI_BASE_URL": fake.base_url, "SERI_API_KEY": "k" * 12}
+        result = run_seri("chat", input="a long task\na short question\n", env=env)
+        requests = fake.requests
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "fits\nnext\n"
+    assert [r.get("max_tokens") for r in requests] == [None, 8000 - 7600 - 64, None]
