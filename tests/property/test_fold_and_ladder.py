@@ -263,15 +263,9 @@ def test_the_ladder_elides_oldest_first_and_keeps_every_pair(
         assert is_elided(text)
 
 
-@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
-@given(histories(), st.sampled_from([8_000, 16_000]), st.sampled_from([1.0, 3.0]), pin_lists)
-def test_compact_on_demand_leaves_a_fitting_session_or_says_why(
-    history: list[Message], tokens: int, ratio: float, pins: list[str]
-) -> None:
-    """/compact and seri compact: when they report success (or "not enough history"), the
-    history fits under the target; the ladder never splits a pair and the pins survive."""
-    pins = [p for p in pins if p]
-    setup = TaskSetup(
+def on_demand_setup(tokens: int, project: str = "") -> TaskSetup:
+    """What /compact and seri compact run with: seri's prompt and tools filling the window."""
+    return TaskSetup(
         system_prompt="s" * 800,
         max_turns=1,
         context_window=tokens,
@@ -281,7 +275,19 @@ def test_compact_on_demand_leaves_a_fitting_session_or_says_why(
         interactive=False,
         tool_names=(),
         tool_chars=4_700,
+        project=project,
     )
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@given(histories(), st.sampled_from([8_000, 16_000]), st.sampled_from([1.0, 3.0]), pin_lists)
+def test_compact_on_demand_leaves_a_fitting_session_or_says_why(
+    history: list[Message], tokens: int, ratio: float, pins: list[str]
+) -> None:
+    """/compact and seri compact: when they report success (or "not enough history"), the
+    history fits under the target; the ladder never splits a pair and the pins survive."""
+    pins = [p for p in pins if p]
+    setup = on_demand_setup(tokens)
     conversation = Conversation(
         tuple(history), total_chars=messages_chars(history), token_scale=ratio, pins=tuple(pins)
     )
@@ -320,18 +326,7 @@ def test_the_ladder_never_forgets_which_files_were_touched(
             Message(role="assistant", text="writing", tool_calls=(call,)),
             Message(role="tool", text="ok", tool_call_id=call.id, tool_name=call.name),
         ]
-    setup = TaskSetup(
-        system_prompt="s" * 800,
-        max_turns=1,
-        context_window=tokens,
-        keep_tokens=20_000,
-        elide_bytes=4_096,
-        policy=Policy(),
-        interactive=False,
-        tool_names=(),
-        tool_chars=4_700,
-        project="/p",
-    )
+    setup = on_demand_setup(tokens, project="/p")
     conversation = Conversation(
         tuple(history), total_chars=messages_chars(history), token_scale=ratio
     )
