@@ -11,7 +11,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # (the completion scripts). Debian packages, installed when missing (CI runs as root).
 TEST_PROGRAMS := tmux zsh fish
 
-.PHONY: install demo test test-real check golden bench compaction-matrix clean test-programs
+.PHONY: install sandbox-tools demo test test-real check golden bench compaction-matrix races fuzz clean test-programs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,19 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# bash runs under bubblewrap where it is installed, else under Landlock, else with no OS
+# sandbox (README: Sandbox). The tests try every sandbox the machine has, so a fresh Debian
+# machine gets bubblewrap here when we may install it (root with apt-get); elsewhere a note.
+sandbox-tools:
+	@command -v bwrap >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get install -y -qq bubblewrap >/dev/null 2>&1 || \
+	    { apt-get update -qq >/dev/null && apt-get install -y -qq bubblewrap >/dev/null; } || \
+	    echo "note: could not install bubblewrap: bash runs under Landlock or no sandbox"; \
+	  else \
+	    echo "note: bubblewrap (bwrap) is not installed: bash runs under Landlock or no sandbox"; \
+	  fi; }
 
 demo: install
 	$(PY) scripts/demo.py
@@ -35,7 +48,7 @@ test-programs:
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-test: install check test-programs
+test: install check test-programs sandbox-tools
 	$(PY) -m pytest -n $(JOBS) --durations=10
 
 # seri against a real llama.cpp server (not part of `make test`): the first run builds
@@ -43,6 +56,13 @@ test: install check test-programs
 test-real: install
 	JOBS=$(JOBS) scripts/real_server/build.sh $(PY)
 	SERI_REAL_SERVER=.cache/real/bin/llama-server $(PY) -m pytest -p no:xdist -v tests/real
+
+# The long runs of the process races and the input fuzzing (make test runs short ones).
+races: install sandbox-tools
+	FAULT_ROUNDS=500 $(PY) -m pytest -n $(JOBS) -q tests/faults/test_races.py
+
+fuzz: install
+	FUZZ_EXAMPLES=300 $(PY) -m pytest -n $(JOBS) -q tests/faults/test_hostile_input.py -k H2
 
 golden: install test-programs
 	SERI_REGEN_GOLDEN=1 $(PY) -m pytest -n $(JOBS) -q tests -k golden

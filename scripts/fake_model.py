@@ -356,6 +356,11 @@ class _State:
         with self.lock:
             self.steps.extend(checked)
 
+    def replace(self, steps: Sequence[Mapping[str, Any]]) -> None:
+        checked = check_steps(steps)
+        with self.lock:
+            self.steps = checked
+
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
@@ -774,6 +779,10 @@ class FakeModel:
 
     def add_steps(self, *steps: Mapping[str, Any]) -> None:
         self._state.add(steps)
+
+    def script(self, *steps: Mapping[str, Any]) -> None:
+        """Replace the steps not yet served: one server for many short scripted runs."""
+        self._state.replace(steps)
 
     def start(self) -> FakeModel:
         self._thread = threading.Thread(

@@ -14,6 +14,7 @@ from seri.io import conversations
 from seri.io.store import open_store
 from seri.pure.records import Message, ToolCall, assistant, tool_result, user
 from tests.conftest import RunSeri
+from tests.store_writes import append_latest
 
 SESSION_KEYS = [
     "type",
@@ -51,7 +52,7 @@ def _make(
             parent_id=parent,
         )
         if messages:
-            conversations.append_messages(store, session_id, messages, updated)
+            append_latest(store, session_id, messages, updated)
     finally:
         store.close()
 

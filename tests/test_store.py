@@ -32,6 +32,7 @@ from seri.io.store import (
 from seri.pure.records import Message, ToolCall, assistant, tool_result, user
 from tests.conftest import SERI, RunSeri, seri_env
 from tests.legacy_support import copy_fixtures, sha256
+from tests.store_writes import append_latest, insert_latest
 
 
 def _pragma(conn: apsw.Connection, name: str) -> object:
@@ -124,7 +125,7 @@ def test_every_write_path_runs_inside_begin_immediate(seri_home: Path) -> None:
     try:
         _new_session(store)
         call = ToolCall("c1", "bash", "{}")
-        conversations.append_messages(
+        append_latest(
             store, "s1", [user("hi"), assistant("", (call,)), tool_result(call, "ok")], 1001.0
         )
         conversations.record_usage(store, "s1", 123)
@@ -167,7 +168,7 @@ def test_deferred_read_then_write_fails_at_once_while_ours_waits(seri_home: Path
         a.execute("BEGIN DEFERRED")
         count = a.execute("SELECT count(*) FROM messages").fetchall()[0][0]
         with second.write() as conn:
-            conversations.insert_messages(conn, "s1", [user("from b")], 1.0)
+            insert_latest(conn, "s1", [user("from b")], 1.0)
         started = time.monotonic()
         with pytest.raises(apsw.BusyError):
             a.execute(
@@ -184,7 +185,7 @@ def test_deferred_read_then_write_fails_at_once_while_ours_waits(seri_home: Path
 
         def writer_b() -> None:
             try:
-                conversations.append_messages(second, "s1", [user("b again")], 2.0)
+                append_latest(second, "s1", [user("b again")], 2.0)
             except BaseException as exc:
                 b_error.append(exc)
             finally:
@@ -196,7 +197,7 @@ def test_deferred_read_then_write_fails_at_once_while_ours_waits(seri_home: Path
             thread.start()
             time.sleep(0.4)
             assert not b_done.is_set(), "B wrote while A held the write transaction"
-            conversations.insert_messages(conn, "s1", [user(f"a saw {before}")], 3.0)
+            insert_latest(conn, "s1", [user(f"a saw {before}")], 3.0)
         thread.join(timeout=15)
         assert b_done.is_set()
         assert not b_error, b_error
@@ -212,16 +213,16 @@ def test_nested_write_is_a_savepoint_and_a_failed_one_rolls_back_alone(store: St
 
     def failing_inner() -> None:
         with store.write() as conn:
-            conversations.insert_messages(conn, "s1", [user("inner")], 2.0)
+            insert_latest(conn, "s1", [user("inner")], 2.0)
             raise ZeroDivisionError
 
     with store.write():
-        conversations.append_messages(store, "s1", [user("outer")], 1.0)
+        append_latest(store, "s1", [user("outer")], 1.0)
         with pytest.raises(ZeroDivisionError):
             failing_inner()
     assert [m.text for m in conversations.load_messages(store, "s1")] == ["outer"]
     with pytest.raises(RuntimeError, match="inside a read snapshot"), store.snapshot():
-        conversations.append_messages(store, "s1", [user("no")], 3.0)
+        append_latest(store, "s1", [user("no")], 3.0)
     assert store.connection.get_autocommit()
 
 
@@ -462,7 +463,7 @@ def test_a_world_readable_db_is_tightened_with_a_warning(
 def _append_seconds(store: Store, session_id: str, n: int) -> float:
     message = Message(role="user", text=f"message {n} " + "x" * 200)
     started = time.perf_counter()
-    conversations.append_messages(store, session_id, [message], 2000.0 + n)
+    append_latest(store, session_id, [message], 2000.0 + n)
     return time.perf_counter() - started
 
 
@@ -476,15 +477,15 @@ def test_appending_costs_the_same_at_message_10_and_at_100000(store: Store, tmp_
     fresh = open_store(tmp_path / "small-profile")
     try:
         _new_session(fresh, "alone")
-        conversations.append_messages(fresh, "alone", [user(f"m{n}") for n in range(10)], 1.0)
+        append_latest(fresh, "alone", [user(f"m{n}") for n in range(10)], 1.0)
         _new_session(store, "short")
-        conversations.append_messages(store, "short", [user(f"m{n}") for n in range(10)], 1.0)
+        append_latest(store, "short", [user(f"m{n}") for n in range(10)], 1.0)
         _new_session(store, "long")
         # Grow one history to 100,000 messages quickly: one transaction.
         call = ToolCall("c", "read_file", '{"path": "README.md"}')
         pair = (assistant("", (call,)), tool_result(call, "y" * 300))
         with store.write() as conn:
-            conversations.insert_messages(conn, "long", [pair[n % 2] for n in range(100_000)], 1.5)
+            insert_latest(conn, "long", [pair[n % 2] for n in range(100_000)], 1.5)
         assert conversations.load_state(store, "long").session.messages == 100_000
         store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 

@@ -134,13 +134,17 @@ def store_with_history(
     store = open_store(home)
     session_id = new_session(store, project)
     batch: list[Message] = []
+    revision = 0  # this script is the session's only writer
     for message in iter_history(count):
         batch.append(message)
         if len(batch) == 5000:
-            conversations.append_messages(store, session_id, batch, 1_750_000_000.0)
+            conversations.append_messages(
+                store, session_id, batch, 1_750_000_000.0, revision=revision
+            )
+            revision += 1
             batch = []
     if batch:
-        conversations.append_messages(store, session_id, batch, 1_750_000_000.0)
+        conversations.append_messages(store, session_id, batch, 1_750_000_000.0, revision=revision)
     return store, session_id
 
 
@@ -151,7 +155,7 @@ def store_with_sessions(home: Path, project: str, count: int) -> None:
         for number in range(count):
             session_id = new_session(store, project, now=1_750_000_000.0 + number)
             conversations.insert_messages(
-                conn, session_id, task_messages(number), 1_750_000_000.0 + number
+                conn, session_id, task_messages(number), 1_750_000_000.0 + number, revision=0
             )
     store.close()
 

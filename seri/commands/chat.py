@@ -1,7 +1,8 @@
 """Work on a task with a model.
 
 Usage:
-  seri chat [--continue | --resume ID] [--model M] [--max-turns N] [--allow RULE]... [-p PROMPT]
+  seri chat [--continue | --resume ID] [--fork] [--model M] [--max-turns N] [--allow RULE]...
+            [-p PROMPT]
   seri chat (-h | --help)
 
 Options:
@@ -11,10 +12,18 @@ Options:
                               the policy (or --allow) allows them.
   --continue                  Open the most recent session of this project directory.
   --resume ID                 Open a given session (a unique prefix of its id is enough).
+  --fork                      With --continue or --resume: go on in a copy of the session
+                              (a new session with the same history, which records where
+                              it came from), e.g. while another seri is still running it.
   --model M                   The model id (else SERI_MODEL, else config.json `model`).
   --max-turns N               Cap the model turns of each task (else config `max_turns`, 500).
   --allow RULE                Allow a tool for this run: `write_file`, `bash(git status*)`...
   -h --help                   Show this help.
+
+A session is written by one seri at a time: a second --continue or --resume of a session
+that a running seri (chat, compact or rewind) holds is refused with its pid (exit 1);
+add --fork to go on in a copy. A seri that was killed holds nothing: its session is taken
+over by the next one.
 
 On a terminal, seri chat is interactive: type a task, watch it stream, approve what it
 wants to do (y, n or a reason why not, a for always this session), press Ctrl-C to cancel
@@ -68,7 +77,10 @@ def run(argv: list[str]) -> int:
         max_turns=_positive(max_turns, "--max-turns") if max_turns else None,
         allow=tuple(options["--allow"]),
         prompt=options["--prompt"],
+        fork=bool(options["--fork"]),
     )
+    if chat_options.fork and not (chat_options.continue_last or chat_options.resume):
+        raise SeriError("--fork copies a session: give it with --resume ID or --continue")
     profile = open_profile()
     if chat_options.prompt is None and sys.stdin.isatty():
         from seri.commands.repl import interactive

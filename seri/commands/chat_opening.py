@@ -64,9 +64,10 @@ class ChatOpener:
         try:
             from seri.commands.chat_session import ChatSession
 
+            # Behind the prompt, its warnings wait to be shown above it (show_notes).
             chat = ChatSession.open(
                 self.profile, self.project, self.options, settings=self.settings,
-                screen=self.screen,
+                screen=self.screen, show_notes=not wait_for_window,
             )
             chat.start_window_lookup()
             if wait_for_window:
@@ -123,17 +124,24 @@ class LateLine:
     def printed(self) -> bool:
         return self._printed
 
-    def above_prompt(self, app: Any, text: str) -> None:
-        """From another thread: print above the prompt ``app`` is showing, if it is."""
+    def above_prompt(
+        self, app: Any, text: str, before: Callable[[], None] = lambda: None
+    ) -> None:
+        """From another thread: print above the prompt ``app`` is showing, if it is;
+        ``before`` prints what must come first."""
         from prompt_toolkit.application import run_in_terminal
         from prompt_toolkit.application.current import set_app
+
+        def lines() -> None:
+            before()
+            self.print_once(text)
 
         def show() -> None:
             # Called in the loop's thread, but not in the app's context: without set_app,
             # run_in_terminal would not know the prompt to lift the line above.
             if not self._printed:
                 with set_app(app):
-                    run_in_terminal(lambda: self.print_once(text))
+                    run_in_terminal(lines)
 
         loop = getattr(app, "loop", None)
         if app.is_running and loop is not None:

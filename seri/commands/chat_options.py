@@ -20,12 +20,21 @@ class ChatOptions:
     max_turns: int | None = None
     allow: tuple[str, ...] = ()
     prompt: str | None = None
+    fork: bool = False
 
 
 def api_key_from(env: Mapping[str, str]) -> str:
+    """The key from the environment, with surrounding whitespace (a newline pasted along,
+    a trailing space) taken off; a key that still cannot be sent is refused by name."""
     for name in KEY_VARIABLES:
-        if env.get(name):
-            return env[name]
+        key = env.get(name, "").strip()
+        if key:
+            if not key.isascii() or any(ch.isspace() or not ch.isprintable() for ch in key):
+                raise SeriError(
+                    f"{name} holds a character no API key has (a space, a line break or a "
+                    "non-ASCII character inside it); set it to the key alone"
+                )
+            return key
     raise SeriError(
         "no API key: set OPENROUTER_API_KEY (get one at openrouter.ai/keys) or SERI_API_KEY "
         "for another OpenAI-compatible server, e.g. `export OPENROUTER_API_KEY=sk-or-...`"

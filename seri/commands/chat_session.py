@@ -7,18 +7,20 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
 from seri import __version__
-from seri.commands.chat_options import ChatOptions, api_key_from
+from seri.commands.chat_options import KEY_VARIABLES, ChatOptions, api_key_from
 from seri.commands.chat_view import ChatView
 from seri.commands.driver import Driver, ModelCaller
 from seri.commands.profile import Profile
 from seri.commands.tool_host import ToolHost
 from seri.commands.window_lookup import WindowLookup
-from seri.io import conversations
+from seri.io import conversations, leases
+from seri.io.files import directory_identity
+from seri.io.leases import Lease
 from seri.io.pins import list_pins
 from seri.io.prompt_files import StartupFiles, load_startup_files
 from seri.io.recorder import Recorder
@@ -32,7 +34,7 @@ from seri.pure.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNFINISHED, SeriErr
 from seri.pure.permissions import Policy, parse_policy, protected_paths, with_allowed
 from seri.pure.recap import recap_from_dict
 from seri.pure.records import Message
-from seri.pure.redaction import Redactor, secrets_from_environment
+from seri.pure.redaction import Redactor, child_environment, secrets_from_environment
 from seri.pure.rules import fired_rule_names
 from seri.pure.settings import DEFAULT_CONTEXT_WINDOW, Settings, configured_max_tokens
 from seri.pure.terminal_text import neutralise
@@ -48,6 +50,10 @@ from seri.pure.turn import (
 )
 
 PARENT_TOOLS = ("read_file", "write_file", "edit", "glob", "grep", "bash", "task", "remember")
+LEASE_COMMAND = "seri chat"
+
+if TYPE_CHECKING:
+    from seri.io.sandbox import Sandbox
 
 LineOutcome = Literal["exit"] | int | None
 
@@ -81,6 +87,8 @@ class ChatSession:
         api_key: str,
         session_id: str,
         screen: Screen | None = None,
+        *,
+        lease: Lease | None = None,
     ) -> None:
         self.profile = profile
         self.store = profile.store
@@ -93,6 +101,14 @@ class ChatSession:
         self.redactor = Redactor.of((api_key, *secrets_from_environment(os.environ)))
         self.policy = build_policy(settings, profile.root, options.allow, project)
         self.startup: StartupFiles = load_startup_files(profile.root, Path(project))
+        self.sandbox = open_sandbox(project, self.policy.protected)
+        # What opening found wrong (prompt files skipped, no OS sandbox): shown by
+        # show_notes, at once or, when the session opens behind the prompt, above it.
+        self.notes = tuple(f"seri: warning: {w}" for w in self.startup.warnings)
+        if self.sandbox.kind == "none":
+            self.notes += (no_sandbox_note(self.sandbox.detected.detail),)
+        # What bash and the check command get: no API key, no secret-looking variables.
+        self.child_env = child_environment(os.environ, KEY_VARIABLES)
         self.max_turns = options.max_turns or settings.max_turns
         self.revision = 0
         self.conversation = Conversation(())
@@ -110,6 +126,8 @@ class ChatSession:
         self.session_rules: tuple[str, ...] = ()
         self.last_task_turns = 0
         self.view = ChatView(screen or Screen(), interactive=self.interactive)
+        # One writer per session: the lease on the session this chat writes (see leases).
+        self.lease = lease
         if session_id:
             self._load()
         self.view.had_recap = self.conversation.recap is not None
@@ -125,9 +143,11 @@ class ChatSession:
         *,
         settings: Settings | None = None,
         screen: Screen | None = None,
+        show_notes: bool = True,
     ) -> ChatSession:
         """``settings`` when the caller has read them already (their warnings shown),
-        ``screen`` when it has started writing to the terminal."""
+        ``screen`` when it has started writing to the terminal; ``show_notes=False`` when
+        the caller shows the opening's warnings itself (above a prompt already drawn)."""
         if settings is None:
             from seri.commands.running import load_settings_warned
 
@@ -147,10 +167,28 @@ class ChatSession:
                 )
             else:
                 session_id = last.id
-        chat = cls(profile, project, options, settings, api_key, session_id, screen)
-        if session_id and not chat.interactive:
+        lease = None
+        if session_id:
+            session_id, lease = _claim(profile, session_id, fork=options.fork)
+        try:
+            chat = cls(
+                profile, project, options, settings, api_key, session_id, screen, lease=lease
+            )
+        except BaseException:
+            if lease is not None:
+                lease.close()
+            raise
+        if show_notes:
+            chat.show_notes()
+        if session_id and not chat.interactive and not options.fork:
             print(f"seri: resumed session {session_id}", file=sys.stderr)
         return chat
+
+    def show_notes(self) -> None:
+        """The warnings of opening, once."""
+        notes, self.notes = self.notes, ()
+        for note in notes:
+            print(neutralise(note), file=sys.stderr)
 
     def _load(self) -> None:
         """Read the session back, in one snapshot.
@@ -187,7 +225,9 @@ class ChatSession:
 
     def _store_repairs(self) -> None:
         if self._repairs:
-            conversations.append_messages(self.store, self.session_id, self._repairs, time.time())
+            conversations.append_messages(
+                self.store, self.session_id, self._repairs, time.time(), revision=self.revision
+            )
             self._repairs = ()
             self.revision += 1
 
@@ -206,15 +246,20 @@ class ChatSession:
     def _ensure_session(self, *, for_task: bool = True) -> None:
         if not self.session_id:
             self.session_id = uuid.uuid4().hex
-            conversations.create_session(
-                self.store,
-                session_id=self.session_id,
-                project=self.project,
-                now=time.time(),
-                model=self.settings.model,
-                system_prompt=self.startup.prompt.text,
-                prompt_hashes=dict(self.startup.prompt.hashes),
-            )
+            me = leases.this_process(LEASE_COMMAND)
+            with self.store.write() as conn:
+                conversations.create_session(
+                    self.store,
+                    session_id=self.session_id,
+                    project=self.project,
+                    now=time.time(),
+                    model=self.settings.model,
+                    system_prompt=self.startup.prompt.text,
+                    prompt_hashes=dict(self.startup.prompt.hashes),
+                    project_identity=directory_identity(Path(self.project)),
+                )
+                leases.take_in(conn, self.session_id, me)
+            self.lease = leases.Lease(self.store, self.session_id, me)
             self.revision = 0
             self._prompt_stored = True
             if self.interactive:
@@ -277,6 +322,7 @@ class ChatSession:
             "elide_bytes": settings.elide_bytes,
             "check_command": settings.check_command or None,
             "interactive": self.interactive,
+            "sandbox": self.sandbox.kind,
         }
 
     # -- running -------------------------------------------------------------------------------
@@ -353,6 +399,8 @@ class ChatSession:
             api_key=self.api_key,
             context_window=self._window(),
             startup=self.startup,
+            sandbox=self.sandbox,
+            child_env=self.child_env,
         )
         return Driver(
             store=self.store,
@@ -476,6 +524,7 @@ class ChatSession:
         self._report_usage()
         if self.recorder is not None:
             self.recorder.flush()
+        self._release()
         self.session_id = ""
         self._prompt_stored = False
         self._repairs = ()
@@ -488,10 +537,29 @@ class ChatSession:
         return old
 
     def close(self) -> None:
-        self._report_usage()
-        if self.recorder is not None:
-            self.recorder.flush()
-        self._close_client()
+        try:
+            self._report_usage()
+            self._close_client()
+            # The last recorded events and the lease's release: one transaction.
+            if self.recorder is not None or self.lease is not None:
+                with self.store.write() as conn:
+                    if self.recorder is not None:
+                        self.recorder.flush_into(conn)
+                    if self.lease is not None:
+                        self.lease.close_in(conn)
+                        self.lease = None
+        finally:
+            self.sandbox.close()
+            self._release()
+
+    def _release(self) -> None:
+        if self.lease is not None:
+            lease, self.lease = self.lease, None
+            try:
+                lease.close()
+            except Exception:  # noqa: BLE001 - the next run takes over a lease left behind
+                print(f"seri: note: session {lease.session_id} is still marked in use by "
+                      "this process; the next seri will take it over", file=sys.stderr)
 
     def _report_usage(self) -> None:
         """At the end of a run: what share of the input came from the prompt cache.
@@ -514,6 +582,44 @@ class ChatSession:
         if self._caller is not None:
             self._caller.close()
             self._caller = None
+
+
+def open_sandbox(project: str, protected: tuple[str, ...]) -> Sandbox:
+    """The OS sandbox for this run's commands; with none, seri says so once, at start."""
+    from seri.io.sandbox import CHOICES, Sandbox, detect
+
+    choice = os.environ.get("SERI_SANDBOX", "").strip().lower() or "auto"
+    if choice not in CHOICES:
+        raise SeriError(
+            f"SERI_SANDBOX must be one of {', '.join(CHOICES)}, not {choice!r}"
+        )
+    detected = detect(choice, probe=False)
+    return Sandbox(detected, Path(project), protected, choice=choice)
+
+
+def no_sandbox_note(detail: str) -> str:
+    return (
+        f"seri: warning: bash runs without an OS sandbox ({detail}); only the permission "
+        "policy keeps it from writing outside the project (README: Sandbox)"
+    )
+
+
+def _claim(profile: Profile, session_id: str, *, fork: bool) -> tuple[str, Lease]:
+    """The session this chat will write, with its lease: the one asked for, or a copy.
+
+    Without --fork a session leased by another live process is refused (SessionBusy names
+    the holder); with --fork the chat goes on in a new session with the same history.
+    """
+    store = profile.store
+    if not fork:
+        return session_id, leases.Lease.take(store, session_id, LEASE_COMMAND)
+    fork_id = uuid.uuid4().hex
+    me = leases.this_process(LEASE_COMMAND)
+    with store.write() as conn:
+        conversations.fork_session(conn, session_id, fork_id, time.time())
+        leases.take_in(conn, fork_id, me)
+    print(f"seri: forked session {session_id} into {fork_id}", file=sys.stderr)
+    return fork_id, leases.Lease(store, fork_id, me)
 
 
 def _missing_results(history: tuple[Message, ...]) -> list[Message]:

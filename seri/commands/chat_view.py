@@ -269,6 +269,7 @@ def _after(
     if tool == "write_file":
         return str(arguments.get("content", ""))
     from seri.pure.edit_match import plan_edit
+    from seri.pure.tool_specs import FILE_CAP_BYTES
 
     if before is None:
         return None, "the file does not exist or cannot be read: this edit will fail"
@@ -277,12 +278,14 @@ def _after(
         str(arguments.get("old_string", "")),
         str(arguments.get("new_string", "")),
         replace_all=bool(arguments.get("replace_all", False)),
+        cap=FILE_CAP_BYTES,
     )
     if plan.outcome != "applied":
         why = {
             "not_found": "old_string is not in the file",
             "ambiguous": f"old_string occurs {plan.occurrences} times",
             "unchanged": "old_string and new_string are the same",
+            "too_large": f"the edited file would be {plan.size} bytes, over seri's cap",
         }[plan.outcome]
         return None, f"{why}: this edit will fail"
     return plan.updated

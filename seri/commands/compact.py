@@ -27,9 +27,10 @@ text kept in FILE. When even that is not enough it changes nothing more, says wh
 big, and exits 1. `Not enough history to compact.` (exit 0) means no safe cut exists and
 the session fits as it is.
 
-Safe beside a running `seri chat` on the same session: nothing but the swap itself is
-written, and if the session changes while the recap is being written, seri reads it again
-and retries once, then gives up (exit 1) without changing anything.
+A session that a running seri holds (a chat, another compact, a rewind) is refused with
+that process's pid (exit 1): one writer per session (--dry-run writes nothing and is never
+refused). Should the session change anyway while the recap is being written, seri reads it
+again and retries once, then gives up (exit 1) without changing anything.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     from seri.commands.driver import ModelCaller
     from seri.commands.tool_host import ToolHost
     from seri.io.conversations import SessionState
+    from seri.io.leases import Lease
     from seri.io.recorder import Recorder
     from seri.pure.redaction import Redactor
     from seri.pure.settings import Settings
@@ -62,7 +64,8 @@ ATTEMPTS = 2
 def run(argv: list[str]) -> int:
     options = parse_usage(__doc__ or "", argv)
     profile = open_profile()
-    job = ShellCompaction.open(profile, options["--session"], quiet=options["--dry-run"])
+    dry_run = bool(options["--dry-run"])
+    job = ShellCompaction.open(profile, options["--session"], quiet=dry_run, hold=not dry_run)
     if options["--dry-run"]:
         try:
             from seri.commands.compact_plan import show_plan
@@ -113,6 +116,7 @@ class ShellCompaction:
         settings: Settings,
         api_key: str,
         redactor: Redactor,
+        lease: Lease | None = None,
     ) -> None:
         self.profile = profile
         self.store = profile.store
@@ -122,12 +126,16 @@ class ShellCompaction:
         self.redactor = redactor
         self._recorder: Recorder | None = None
         self._caller: ModelCaller | None = None
+        self.lease = lease
 
     @classmethod
-    def open(cls, profile: Profile, raw_id: str, *, quiet: bool = False) -> ShellCompaction:
+    def open(
+        cls, profile: Profile, raw_id: str, *, quiet: bool = False, hold: bool = True
+    ) -> ShellCompaction:
         from seri.commands.chat_options import api_key_from
         from seri.commands.running import load_settings_warned
         from seri.io import conversations
+        from seri.io.leases import Lease
         from seri.pure.redaction import Redactor, secrets_from_environment
 
         session_id = conversations.resolve_session_id(profile.store, raw_id)
@@ -138,9 +146,13 @@ class ShellCompaction:
             settings = attrs.evolve(settings, model=model)
         api_key = api_key_from(os.environ)
         redactor = Redactor.of((api_key, *secrets_from_environment(os.environ)))
+        if not hold:
+            return cls(profile, session_id, settings, api_key, redactor)
+        # One writer per session: a running chat (or another compact) keeps it; refused.
+        lease = Lease.take(profile.store, session_id, "seri compact")
         if not quiet:
             print(f"seri: compacting session {session_id}", file=sys.stderr)
-        return cls(profile, session_id, settings, api_key, redactor)
+        return cls(profile, session_id, settings, api_key, redactor, lease)
 
     def attempt(self, focus: str) -> str:
         """One compaction from a fresh read; '' when done, else why not."""
@@ -250,7 +262,11 @@ class ShellCompaction:
         return self._caller
 
     def close(self) -> None:
-        if self._recorder is not None:
-            self._recorder.flush()
-        if self._caller is not None and self._caller._client is not None:
-            self._caller._client.close()
+        try:
+            if self._recorder is not None:
+                self._recorder.flush()
+            if self._caller is not None and self._caller._client is not None:
+                self._caller._client.close()
+        finally:
+            if self.lease is not None:
+                self.lease.close()

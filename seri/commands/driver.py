@@ -417,7 +417,9 @@ class Driver:
     def _Persist(self, effect: Persist) -> None:  # noqa: N802
         messages = [self._redacted(m) for m in effect.messages]
         with self.store.write() as conn:
-            conversations.insert_messages(conn, self.session_id, messages, self.clock())
+            conversations.insert_messages(
+                conn, self.session_id, messages, self.clock(), revision=self.revision
+            )
             self._write_counters(conn)
             self.recorder.flush_into(conn)
         self.revision += 1

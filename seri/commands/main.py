@@ -52,7 +52,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     from seri.commands.running import run_guarded
 
+    _tolerant_stdio()
     return run_guarded(lambda: _dispatch(args))
+
+
+def _tolerant_stdio() -> None:
+    """Text that the terminal's encoding cannot show (PYTHONIOENCODING=ascii, a lone
+    surrogate from a model) is escaped on the way out and replaced on the way in, instead of
+    ending the run with an encoding error."""
+    import io
+
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+    if isinstance(sys.stdin, io.TextIOWrapper):
+        sys.stdin.reconfigure(errors="replace")
 
 
 def _dispatch(args: list[str]) -> int:

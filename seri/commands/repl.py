@@ -85,7 +85,8 @@ def _loop(opener: ChatOpener) -> int:
             if error is not None:
                 _abort(session.app, error)
             elif opener.chat is not None:
-                banner.above_prompt(session.app, banner_line(opener.chat))
+                chat = opener.chat
+                banner.above_prompt(session.app, banner_line(chat), before=chat.show_notes)
 
         def start() -> None:
             # Once the prompt is drawn (the loop runs this after the first frame): the
@@ -98,6 +99,7 @@ def _loop(opener: ChatOpener) -> int:
     status = EXIT_OK
     while True:
         if opener.ready and opener.chat is not None:
+            opener.chat.show_notes()
             banner.print_once(banner_line(opener.chat))
         try:
             line = session.prompt(_prompt_message(), pre_run=start_opening)
@@ -109,6 +111,7 @@ def _loop(opener: ChatOpener) -> int:
             continue
         chat = opener.result()
         chat.view.read_line = _read_line
+        chat.show_notes()
         banner.print_once(banner_line(chat))
         try:
             with keys_not_echoed(sys.stdin):

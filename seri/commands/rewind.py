@@ -19,6 +19,11 @@ Options:
 /rewind will not step across a compaction: what came before the recap is gone.
 Changes made by `bash` are not tracked and are not put back. Only the 20 most
 recently touched sessions of a project keep their file checkpoints.
+
+Files are put back only in the session's own project directory, never the current one:
+if that directory is gone, or was moved and another took its path, a rewind of files
+refuses and says where the files were. The directory is printed before it is changed.
+A session that a running seri holds (a chat, a compact) is refused with its pid (exit 1).
 """
 
 from __future__ import annotations
@@ -31,11 +36,11 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from seri.commands.profile import current_project, open_profile
+from seri.commands.profile import open_profile
 from seri.commands.running import parse_usage, whole_number
 from seri.io import checkpoints, conversations
-from seri.io.codec import message_from_json
-from seri.io.files import atomic_write, project_root, remove_within
+from seri.io.files import atomic_write, directory_identity, project_root, remove_within
+from seri.io.leases import Lease
 from seri.io.store import Store
 from seri.pure.errors import EXIT_OK, EXIT_UNFINISHED, EXIT_USAGE, SeriError
 from seri.pure.terminal_text import neutralise
@@ -76,7 +81,8 @@ def turns(store: Store, session_id: str) -> list[Turn]:
         (session_id, state.compacted_before),
     )
     return [
-        Turn(n, seq, message_from_json(body).text, tuple(files.get(seq, ())))
+        Turn(n, seq, conversations.decode_message(session_id, seq, body).text,
+             tuple(files.get(seq, ())))
         for n, (seq, body) in enumerate(rows, start=1)
     ]
 
@@ -135,11 +141,11 @@ def file_history_gone(store: Store, session_id: str, seq: int) -> bool:
     if checkpoints.has_checkpoints(store, session_id):
         return False
     rows = store.connection.execute(
-        "SELECT body FROM messages WHERE session_id = ? AND role = 'tool' AND seq >= ?",
+        "SELECT seq, body FROM messages WHERE session_id = ? AND role = 'tool' AND seq >= ?",
         (session_id, seq),
     )
-    for (body,) in rows:
-        message = message_from_json(body)
+    for number, body in rows:
+        message = conversations.decode_message(session_id, number, body)
         if message.tool_name in ("write_file", "edit") and not message.is_error:
             return True
     return False
@@ -181,17 +187,50 @@ def rewind_conversation(store: Store, session_id: str, seq: int) -> int:
     return int(str(count))
 
 
+def files_directory(store: Store, session_id: str) -> Path:
+    """The directory whose files a rewind of ``session_id`` may change: the session's own
+    project directory, still where it was and still the same directory, or a refusal.
+
+    Never the current directory: a rewind run elsewhere after the project was renamed must
+    not delete or overwrite same-named files of whatever directory it happens to run in.
+    """
+    project = Path(conversations.get_session(store, session_id).project)
+    expected = conversations.project_identity(store, session_id)
+    actual = directory_identity(project)
+    if not actual:
+        raise SeriError(
+            f"the project directory of session {session_id}, {project}, is gone (moved or "
+            f"deleted); its files were there, so none can be put back here. Move it back to "
+            "rewind files, or rewind only the conversation with --conversation. "
+            "Nothing was changed."
+        )
+    if expected and actual != expected:
+        raise SeriError(
+            f"{project} is not the directory session {session_id} worked in: that one was "
+            "moved or replaced since (its files were in the directory that was at this "
+            "path). Move it back to rewind files, or rewind only the conversation with "
+            "--conversation. Nothing was changed."
+        )
+    return project
+
+
 def perform(
     store: Store,
     session_id: str,
-    project: Path,
     n: int,
     mode: str,
     *,
     confirmed: bool,
     confirm_hint: str = "--yes",
 ) -> list[str]:
-    """Carry out a rewind; returns lines for the person. Refuses before changing anything."""
+    """Carry out a rewind; returns lines for the person. Refuses before changing anything.
+
+    The directory whose files change is printed (stderr) before anything is changed.
+    """
+    if mode in ("files", "both"):
+        project = files_directory(store, session_id)
+    else:
+        project = Path(conversations.get_session(store, session_id).project)
     plan = plan_rewind(store, session_id, project, n)
     lines = []
     if mode in ("files", "both"):
@@ -206,6 +245,8 @@ def perform(
                 + ", ".join(plan.changed_outside)
                 + f"; confirm with {confirm_hint} to overwrite them. Nothing was changed."
             )
+        if plan.restore:
+            print(neutralise(f"Rewinding files in {project}"), file=sys.stderr, flush=True)
         restored = restore_files(store, session_id, plan, project)
         lines.append(f"Restored {len(restored)} file(s): {', '.join(restored) or '-'}")
     if mode in ("conversation", "both"):
@@ -239,9 +280,6 @@ def run(argv: list[str]) -> int:
     profile = open_profile()
     store = profile.store
     session_id = conversations.resolve_session_id(store, options["--session"])
-    project = Path(conversations.get_session(store, session_id).project)
-    if not project.is_dir():
-        project = Path(current_project())
     if options["--to"] is None:
         listed = turns(store, session_id)
         if options["--json"]:
@@ -255,7 +293,13 @@ def run(argv: list[str]) -> int:
     mode = (
         "files" if options["--files"] else "conversation" if options["--conversation"] else "both"
     )
-    for line in perform(store, session_id, project, n, mode, confirmed=options["--yes"]):
+    # One writer per session: a chat working on it (or a compact) keeps it; refused.
+    lease = Lease.take(store, session_id, "seri rewind")
+    try:
+        lines = perform(store, session_id, n, mode, confirmed=options["--yes"])
+    finally:
+        lease.close()
+    for line in lines:
         print(neutralise(line), file=sys.stderr)
     return EXIT_OK
 
@@ -291,9 +335,13 @@ def rewind_slash(chat: ChatSession, rest: str) -> LineOutcome:
     if len(modes) > 1 or mode not in ("files", "conversation", "both"):
         print(SLASH_USAGE, file=sys.stderr)
         return EXIT_USAGE
-    project = Path(chat.project)
     try:
         n = _number(words[0])
+        project = (
+            files_directory(store, chat.session_id)
+            if mode != "conversation"
+            else Path(conversations.get_session(store, chat.session_id).project)
+        )
         plan = plan_rewind(store, chat.session_id, project, n)
         confirmed = yes or not plan.changed_outside
         if not confirmed and mode != "conversation" and chat.interactive:
@@ -309,9 +357,7 @@ def rewind_slash(chat: ChatSession, rest: str) -> LineOutcome:
                 print("Not overwritten. Nothing was changed.", file=sys.stderr)
                 return None
         hint = f"`/rewind {n} {mode} --yes`"
-        lines = perform(
-            store, chat.session_id, project, n, mode, confirmed=confirmed, confirm_hint=hint
-        )
+        lines = perform(store, chat.session_id, n, mode, confirmed=confirmed, confirm_hint=hint)
     except SeriError as exc:
         print(neutralise(f"seri: {exc}"), file=sys.stderr)
         return EXIT_UNFINISHED

@@ -151,6 +151,8 @@ def _show(profile: Profile, raw_id: str, *, as_json: bool) -> int:
         head["compactions"] = [{**row, "at": iso_utc(row["at"])} for row in ledger]
         head["turns_used"] = state.turns_used
         head["children"] = [child.id for child in children]
+        if state.forked_from:
+            head["forked_from"] = state.forked_from
         out = sys.stdout
         if as_json:
             out.write(json.dumps(head, ensure_ascii=False) + "\n")
@@ -177,6 +179,8 @@ def _print_human(session: Session, head: dict[str, Any], store: Any, session_id:
     ]
     if head["children"]:
         fields.append(("subagents", ", ".join(head["children"])))
+    if head.get("forked_from"):
+        fields.append(("forked", f"from {head['forked_from']} (seri chat --fork)"))
     out.write("".join(f"{name:<10} {neutralise(value)}\n" for name, value in fields))
     if head["compactions"]:
         out.write("\ncompactions:\n")

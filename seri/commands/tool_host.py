@@ -9,6 +9,7 @@ staged memory entries.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
@@ -21,10 +22,12 @@ import attrs
 
 from seri.io import checkpoints, memory_store
 from seri.io.files import (
+    NotAFileError,
     PathRefusedError,
     default_protected,
     open_confined,
     project_root,
+    refuse_non_regular,
     relative_name,
 )
 from seri.io.files import resolve_in_project as confine
@@ -36,11 +39,12 @@ from seri.pure.records import ToolCall
 from seri.pure.redaction import Redactor
 from seri.pure.settings import Settings
 from seri.pure.tool_outcome import ToolOutcome
-from seri.pure.tool_specs import READ_ONLY
+from seri.pure.tool_specs import FILE_CAP_BYTES, READ_ONLY
 
 if TYPE_CHECKING:
     from seri.commands.profile import Profile
     from seri.io.prompt_files import StartupFiles
+    from seri.io.sandbox import Sandbox
 
 WRITING_TOOLS = frozenset({"write_file", "edit"})
 CHECK_TIMEOUT = 300
@@ -65,6 +69,8 @@ class ToolHost:
         startup: StartupFiles | None = None,
         depth: int = 0,
         checkpoint_session: str = "",
+        sandbox: Sandbox | None = None,
+        child_env: Mapping[str, str] | None = None,
     ) -> None:
         self.project = project_root(project)
         self.profile = profile
@@ -83,12 +89,30 @@ class ToolHost:
         # A subagent's writes are checkpointed in its parent's session, under the parent's
         # user message that led to them, so the parent's /rewind puts them back too.
         self.checkpoint_session = checkpoint_session or session_id
+        # The OS sandbox for bash (and the check command), and their environment.
+        self.sandbox = sandbox
+        self.child_env = child_env
         self.context = ToolContext(
             project=self.project,
             protected=default_protected(Path(os.path.realpath(profile.root))),
             spill_dir=profile.root / "spill",
             redact=redactor.text,
+            read_denied=self._read_denied,
+            sandbox=sandbox,
+            env=child_env,
         )
+
+    def _read_denied(self, rel: str) -> bool:
+        """Whether a rule denies reading this file (read_file or grep): grep's walk skips it."""
+        absolute = str(self.project / rel)
+        for tool in ("read_file", "grep"):
+            decision = decide(
+                self.policy, tool, {"path": rel}, project_relative_path=rel,
+                resolved_path=absolute,
+            )
+            if decision.action == "deny":
+                return True
+        return False
 
     def resolve(self, raw: str) -> ResolvedPath:
         spilled = spill_file(raw, self.context.spill_dir)
@@ -195,10 +219,21 @@ class ToolHost:
             return None  # the tool refuses it too; there is nothing to keep
         rel = relative_name(self.project, path)
         try:
-            prior = snapshot_file(path)
+            refuse_non_regular(path)  # a socket cannot even be opened to look at it
+            prior = snapshot_file(path, FILE_CAP_BYTES)
         except IsADirectoryError:
             return None  # the tool says it is a directory; nothing is written
+        except NotAFileError as exc:
+            return (
+                f"not run: {rel} is {exc.strerror}, so it was neither read nor written; "
+                "seri writes only regular files"
+            )
         except OSError as exc:
+            if exc.errno == errno.EFBIG:
+                return (
+                    f"not run: {rel} is larger than the {FILE_CAP_BYTES // (1024 * 1024)} MiB "
+                    "seri keeps as a checkpoint for /rewind; it was left as it is"
+                )
             return (
                 f"not run: {rel} cannot be read ({exc.strerror or exc}), so seri could not "
                 "checkpoint it for /rewind; it was left as it is"
@@ -238,7 +273,13 @@ class ToolHost:
 
         command = self.settings.check_command
         started = time.monotonic()
-        result = run_bash(command, cwd=self.project, timeout=CHECK_TIMEOUT)
+        result = run_bash(
+            command,
+            cwd=self.project,
+            timeout=CHECK_TIMEOUT,
+            sandbox=self.sandbox,
+            env=self.child_env,
+        )
         details = result.details_dict()
         exit_code = details.get("exit_code")
         ok = exit_code == 0 and not details.get("timed_out")
@@ -293,6 +334,8 @@ class ToolHost:
             startup=self.startup,
             depth=self.depth + 1,
             checkpoint_session=self.checkpoint_session,
+            sandbox=self.sandbox,
+            child_env=self.child_env,
         )
 
     def child_tools(self) -> tuple[str, ...]:
@@ -328,7 +371,7 @@ class _Taken:
 
 def _readable(path: Path) -> bytes | OSError | None:
     try:
-        return snapshot_file(path)
+        return snapshot_file(path, FILE_CAP_BYTES)
     except OSError as exc:
         return exc
 

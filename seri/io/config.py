@@ -9,7 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from seri.pure.settings import ConfigError, Settings, parse_settings
+from seri.pure import json_text
+from seri.pure.settings import DEFAULT_BASE_URL, ConfigError, Settings, parse_settings
 
 CONFIG_NAME = "config.json"
 
@@ -23,24 +24,62 @@ def read_config(root: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from exc
     try:
-        value = json.loads(text)
+        value = json_text.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(
             f"{path}: not valid JSON at line {exc.lineno} column {exc.colno} ({exc.msg}); "
             "fix the file or move it aside"
         ) from exc
+    except ValueError as exc:
+        raise ConfigError(f"{path}: not JSON seri can read: {exc}; fix the file") from exc
     if not isinstance(value, dict):
         raise ConfigError(f"{path}: must hold a JSON object")
     return value
 
 
 def load_settings(root: Path, env: Mapping[str, str] | None = None) -> Settings:
-    return parse_settings(read_config(root), os.environ if env is None else env)
+    env = os.environ if env is None else env
+    settings = parse_settings(read_config(root), env)
+    check_base_url(settings.base_url, settings.base_url_source)
+    return settings
+
+
+def check_base_url(value: str, source: str) -> None:
+    """An http(s) URL with a host, or a usage error naming the setting that chose it (no
+    request is tried: retrying a URL that can never work only wastes a minute)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(value)
+        valid = parts.scheme in ("http", "https") and bool(parts.hostname)
+        valid = valid and (parts.port is None or parts.port > 0)
+    except ValueError:
+        valid = False
+    if not valid or any(ch.isspace() for ch in value):
+        raise ConfigError(
+            f"the base URL {value!r} ({source}) must be an http:// or https:// URL with a "
+            f"host, such as {DEFAULT_BASE_URL}"
+        )
 
 
 def write_config(root: Path, config: Mapping[str, Any]) -> None:
-    """Replace config.json atomically (temp file, fsync, rename), private to the user."""
+    """Replace config.json atomically (temp file, fsync, rename), private to the user.
+
+    A disk that is full, a file-size limit, an immutable or read-only file: one line that
+    names the file, and the old config.json is left whole.
+    """
     path = root / CONFIG_NAME
+    try:
+        _replace(root, path, config)
+    except OSError as exc:
+        from seri.io.store import store_error
+
+        raise store_error(
+            f"cannot write {path} ({exc.strerror or exc}); it was left as it was", exc
+        ) from exc
+
+
+def _replace(root: Path, path: Path, config: Mapping[str, Any]) -> None:
     fd, temp = tempfile.mkstemp(dir=root, prefix=".config.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

@@ -16,7 +16,8 @@ import attrs
 
 from seri.io.session_index import SESSION_COLUMNS, session_rows
 from seri.io.store import Store
-from seri.pure.errors import SeriError
+from seri.pure import json_text
+from seri.pure.errors import SeriError, SessionChanged
 from seri.pure.records import Message, Session
 from seri.pure.session_titles import title_from_prompt
 from seri.pure.tokens import message_chars
@@ -40,6 +41,7 @@ class SessionState:
     compacted_before: int
     # Provider tokens per ceil(chars/4), as learned from the provider's counts (0: never).
     token_scale: float = 0.0
+    forked_from: str = ""
 
 
 def _session_from_row(row: Sequence[Any]) -> Session:
@@ -65,11 +67,12 @@ def create_session(
     system_prompt: str,
     prompt_hashes: dict[str, str],
     parent_id: str = "",
+    project_identity: str = "",
 ) -> Session:
     with store.write() as conn:
         conn.execute(
             "INSERT INTO sessions(id, project, created, updated, model, system_prompt,"
-            " prompt_hashes, parent_id) VALUES (?,?,?,?,?,?,?,?)",
+            " prompt_hashes, parent_id, project_identity) VALUES (?,?,?,?,?,?,?,?,?)",
             (
                 session_id,
                 project,
@@ -79,6 +82,7 @@ def create_session(
                 system_prompt,
                 json.dumps(prompt_hashes, sort_keys=True),
                 parent_id or None,
+                project_identity,
             ),
         )
     return Session(session_id, project, now, now, model, "", 0, parent_id)
@@ -99,16 +103,35 @@ def _storable(text: str) -> str:
 
 
 def insert_messages(
-    conn: apsw.Connection, session_id: str, messages: Iterable[Message], now: float
+    conn: apsw.Connection,
+    session_id: str,
+    messages: Iterable[Message],
+    now: float,
+    *,
+    revision: int,
 ) -> int:
-    """Append inside the caller's transaction; returns the seq of the last one."""
+    """Append inside the caller's transaction; returns the seq of the last one.
+
+    ``revision`` is the session's revision as the caller last saw it. It is compared in
+    this same (IMMEDIATE) transaction: if anyone wrote to the session since, nothing is
+    appended and SessionChanged says so, so that no two writers can ever interleave their
+    messages (a call of one between the call and the result of the other).
+    """
     from seri.io.codec import message_to_json  # cattrs loads only when messages move
 
-    row = _rows(conn, "SELECT next_seq, title FROM sessions WHERE id = ?", (session_id,))
+    row = _rows(
+        conn, "SELECT next_seq, title, revision FROM sessions WHERE id = ?", (session_id,)
+    )
     if not row:
         raise SeriError(f"session {session_id} no longer exists")
     seq: int = row[0][0]
     title: str = row[0][1]
+    if row[0][2] != revision:
+        raise SessionChanged(
+            f"session {session_id} was changed by another process while this one was "
+            "working on it; nothing more was stored. Resume it again to go on from what "
+            "is stored"
+        )
     count = chars = 0
     for message in messages:
         size = message_chars(message)
@@ -131,9 +154,59 @@ def insert_messages(
     return int(seq) - 1
 
 
-def append_messages(store: Store, session_id: str, messages: Sequence[Message], now: float) -> int:
+def append_messages(
+    store: Store, session_id: str, messages: Sequence[Message], now: float, *, revision: int
+) -> int:
     with store.write() as conn:
-        return insert_messages(conn, session_id, messages, now)
+        return insert_messages(conn, session_id, messages, now, revision=revision)
+
+
+def project_identity(store: Store, session_id: str) -> str:
+    rows = _rows(
+        store.connection, "SELECT project_identity FROM sessions WHERE id = ?", (session_id,)
+    )
+    return str(rows[0][0]) if rows else ""
+
+
+def current_revision(conn: apsw.Connection, session_id: str) -> int:
+    rows = _rows(conn, "SELECT revision FROM sessions WHERE id = ?", (session_id,))
+    if not rows:
+        raise SeriError(f"no session {session_id}")
+    return int(rows[0][0])
+
+
+# The session row's columns a fork copies as they are (id, times and lineage are its own).
+_FORKED_COLUMNS = (
+    "project, model, title, system_prompt, prompt_hashes, next_seq, message_count,"
+    " total_chars, last_input_tokens, turns_used, max_turns, recap, compacted_before,"
+    " token_scale, project_identity"
+)
+
+
+def fork_session(conn: apsw.Connection, source_id: str, fork_id: str, now: float) -> None:
+    """Copy a session (its row, messages, file checkpoints and pins) under a new id, inside
+    the caller's transaction; the copy records where it came from."""
+    conn.execute(
+        f"INSERT INTO sessions(id, created, updated, forked_from, {_FORKED_COLUMNS})"  # noqa: S608
+        f" SELECT ?, ?, ?, id, {_FORKED_COLUMNS} FROM sessions WHERE id = ?",
+        (fork_id, now, now, source_id),
+    )
+    conn.execute(
+        "INSERT INTO messages(session_id, seq, role, kind, body, chars, created)"
+        " SELECT ?, seq, role, kind, body, chars, created FROM messages WHERE session_id = ?",
+        (fork_id, source_id),
+    )
+    conn.execute(
+        "INSERT INTO checkpoints(session_id, user_seq, path, existed, content, sha256,"
+        " after_sha256, at) SELECT ?, user_seq, path, existed, content, sha256, after_sha256,"
+        " at FROM checkpoints WHERE session_id = ? ORDER BY id",
+        (fork_id, source_id),
+    )
+    conn.execute(
+        "INSERT INTO pins(session_id, text, at) SELECT ?, text, at FROM pins"
+        " WHERE session_id = ? ORDER BY id",
+        (fork_id, source_id),
+    )
 
 
 def record_usage(store: Store, session_id: str, input_tokens: int) -> None:
@@ -157,47 +230,77 @@ def load_state(store: Store, session_id: str) -> SessionState:
     rows = _rows(
         store.connection,
         f"SELECT {_SESSION_COLUMNS}, system_prompt, prompt_hashes, revision, total_chars,"  # noqa: S608 (a constant column list)
-        " last_input_tokens, turns_used, max_turns, recap, compacted_before, token_scale"
+        " last_input_tokens, turns_used, max_turns, recap, compacted_before, token_scale,"
+        " forked_from"
         " FROM sessions WHERE id = ?",
         (session_id,),
     )
     if not rows:
         raise SeriError(f"no session {session_id}")
     row = rows[0]
+    try:
+        prompt_hashes = json_text.loads(row[9])
+        recap = json_text.loads(row[15]) if row[15] else None
+    except (ValueError, TypeError) as exc:
+        raise DamagedSession(
+            f"seri.db is damaged: the row of session {session_id} cannot be read ({exc}). "
+            "Other sessions are not affected; keep a copy of seri.db and start a new session"
+        ) from None
     return SessionState(
         session=_session_from_row(row),
         system_prompt=row[8],
-        prompt_hashes=json.loads(row[9]),
+        prompt_hashes=prompt_hashes if isinstance(prompt_hashes, dict) else {},
         revision=row[10],
         total_chars=row[11],
         last_input_tokens=row[12],
         turns_used=row[13],
         max_turns=row[14],
-        recap=json.loads(row[15]) if row[15] else None,
+        recap=recap if isinstance(recap, dict) else None,
         compacted_before=row[16],
         token_scale=float(row[17] or 0.0),
+        forked_from=row[18] or "",
     )
+
+
+# For the person to run, in the message about a damaged row.
+_DELETE_ROW = (
+    "sqlite3 seri.db \"DELETE FROM messages WHERE session_id = '{session_id}' AND seq = {seq}\""
+)
+
+
+class DamagedSession(SeriError):
+    """A stored row that cannot be read: named, with what to do; other sessions are fine."""
+
+
+def decode_message(session_id: str, seq: int, body: object) -> Message:
+    from seri.io.codec import message_from_json
+
+    try:
+        return message_from_json(body if isinstance(body, str) else repr(body))
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+        fix = _DELETE_ROW.format(session_id=session_id, seq=seq)
+        raise DamagedSession(
+            f"seri.db is damaged: message {seq} of session {session_id} cannot be read "
+            f"({type(exc).__name__}: {str(exc)[:120]}). Other sessions are not affected. Keep a "
+            f"copy of seri.db, then delete that row ({fix}) or start a new session"
+        ) from None
 
 
 def load_messages(store: Store, session_id: str) -> tuple[Message, ...]:
-    from seri.io.codec import message_from_json
-
     rows = store.connection.execute(
-        "SELECT body FROM messages WHERE session_id = ? ORDER BY seq", (session_id,)
+        "SELECT seq, body FROM messages WHERE session_id = ? ORDER BY seq", (session_id,)
     )
-    return tuple(message_from_json(body) for (body,) in rows)
+    return tuple(decode_message(session_id, seq, body) for seq, body in rows)
 
 
 def iter_message_rows(store: Store, session_id: str) -> Iterator[tuple[int, float, Message]]:
     """(seq, created, message) in order, for display and export."""
-    from seri.io.codec import message_from_json
-
     rows = store.connection.execute(
         "SELECT seq, created, body FROM messages WHERE session_id = ? ORDER BY seq",
         (session_id,),
     )
     for seq, created, body in rows:
-        yield seq, created, message_from_json(body)
+        yield seq, created, decode_message(session_id, seq, body)
 
 
 def list_sessions(store: Store, project: str | None, *, limit: int | None = None) -> list[Session]:

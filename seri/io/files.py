@@ -45,6 +45,16 @@ def project_root(project: Path) -> Path:
     return Path(os.path.realpath(project))
 
 
+def directory_identity(path: Path) -> str:
+    """``device:inode`` of a directory, or '' if it is not there: tells a directory that was
+    moved away and replaced by another of the same name from the one itself."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return ""
+    return f"{st.st_dev}:{st.st_ino}" if stat.S_ISDIR(st.st_mode) else ""
+
+
 def resolve_in_project(project: Path, raw: str) -> Path:
     """Resolve ``raw`` (relative to ``project``) and insist it stays inside.
 
@@ -53,6 +63,10 @@ def resolve_in_project(project: Path, raw: str) -> Path:
     """
     if "\x00" in raw:
         raise PathRefusedError(f"path {raw!r} contains a NUL byte")
+    try:
+        raw.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raise PathRefusedError(f"path {raw!r} is not valid Unicode (a lone surrogate)") from None
     if len(raw) > MAX_PATH_CHARS or any(
         len(part.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for part in raw.split("/")
     ):
@@ -240,16 +254,58 @@ def _changed(directory: Path, part: str) -> PathRefusedError:
     )
 
 
-def snapshot_file(path: Path) -> bytes | None:
+class NotAFileError(OSError):
+    """A FIFO, a device or a socket where a regular file was expected: never read, never
+    written (reading a FIFO blocks, reading /dev/zero never ends)."""
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, in words."""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return "not a regular file"
+
+
+def refuse_non_regular(path: Path) -> None:
+    """Raise NotAFileError if ``path`` (resolved) exists and is not a regular file or a
+    directory; nothing is opened, so a FIFO cannot block and a device cannot be read."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        raise NotAFileError(errno.EINVAL, file_kind(mode), str(path))
+
+
+def snapshot_file(path: Path, max_bytes: int | None = None) -> bytes | None:
     """The current bytes of ``path`` (a resolved path), or None if there is no file.
 
-    Used for checkpoints before a write: None means "did not exist", so
-    rewinding removes the file. A directory raises IsADirectoryError.
+    Used for checkpoints before a write: None means "did not exist", so rewinding removes
+    the file. A directory raises IsADirectoryError; a FIFO, device or socket NotAFileError
+    (opened without blocking, never read); a file over ``max_bytes`` raises EFBIG.
     """
     try:
-        return path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except (FileNotFoundError, NotADirectoryError):
         return None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+        if not stat.S_ISREG(st.st_mode):
+            raise NotAFileError(errno.EINVAL, file_kind(st.st_mode), str(path))
+        if max_bytes is not None and st.st_size > max_bytes:
+            raise OSError(errno.EFBIG, f"{st.st_size} bytes, over {max_bytes}", str(path))
+        data = f.read() if max_bytes is None else f.read(max_bytes + 1)
+    if max_bytes is not None and len(data) > max_bytes:
+        raise OSError(errno.EFBIG, f"over {max_bytes} bytes", str(path))
+    return data
 
 
 def iter_lines(f: BinaryIO, max_bytes: int) -> Iterator[tuple[bytes, int]]:

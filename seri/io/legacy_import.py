@@ -180,7 +180,7 @@ def _insert_session(conn: apsw.Connection, name: str, parsed: LegacySession, mti
             header.system_prompt,
         ),
     )
-    insert_messages(conn, header.id, parsed.messages, mtime)
+    insert_messages(conn, header.id, parsed.messages, mtime, revision=0)
     # Appending moved 'updated' to the import time; the session is as old as its file.
     conn.execute("UPDATE sessions SET updated = ? WHERE id = ?", (mtime, header.id))
 

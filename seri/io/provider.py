@@ -16,13 +16,13 @@ httpx is imported inside the methods, so commands that never talk to a model nev
 
 from __future__ import annotations
 
-import json
 import random
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from seri.pure import json_text
 from seri.pure.provider_errors import (
     ProviderFailure,
     classify_http_error,
@@ -246,7 +246,7 @@ class ProviderClient:
     ) -> StreamResult | ProviderFailure:
         """A 200 with a JSON body: a non-streaming request, or a server that ignored ``stream``."""
         try:
-            parsed = json.loads(response.read())
+            parsed = json_text.loads_lenient_numbers(response.read())
         except ValueError:
             return malformed_response("a 200 answer whose body is neither SSE nor JSON")
         if not isinstance(parsed, Mapping):
@@ -341,7 +341,9 @@ class ProviderClient:
 
         try:
             response = self._http.get(url)
-            return response.json() if response.status_code == 200 else None
+            if response.status_code != 200:
+                return None
+            return json_text.loads_lenient_numbers(response.read())
         except (httpx.HTTPError, ValueError):
             return None
 
@@ -350,7 +352,9 @@ class ProviderClient:
 
         try:
             response = self._http.post(url, json=body)
-            return response.json() if response.status_code == 200 else None
+            if response.status_code != 200:
+                return None
+            return json_text.loads_lenient_numbers(response.read())
         except (httpx.HTTPError, ValueError):
             return None
 

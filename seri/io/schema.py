@@ -140,6 +140,24 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX pins_by_session ON pins(session_id, id);
     """,
+    # 4: one writer per session. A live chat (or `seri compact`, `seri rewind`) holds a
+    # lease on its session: the holder's pid, host and start time, so a dead holder (or a
+    # reused pid) can be told apart from a live one and its lease taken over. A session
+    # continued with --fork remembers the session it was copied from.
+    """
+    CREATE TABLE leases(
+        session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        pid INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        started TEXT NOT NULL,
+        command TEXT NOT NULL,
+        since REAL NOT NULL
+    );
+    ALTER TABLE sessions ADD COLUMN forked_from TEXT;
+    -- The project directory's device:inode when the session began: a rewind of files
+    -- refuses a directory that was moved away, or replaced by another of the same name.
+    ALTER TABLE sessions ADD COLUMN project_identity TEXT NOT NULL DEFAULT '';
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

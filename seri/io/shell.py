@@ -28,11 +28,14 @@ import selectors
 import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import BinaryIO, Protocol
+from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 from seri.pure.tool_outcome import ToolOutcome, outcome
+
+if TYPE_CHECKING:
+    from seri.io.sandbox import Sandbox
 
 HEAD_BYTES = 25_000
 TAIL_BYTES = 25_000
@@ -145,26 +148,46 @@ def run_bash(
     spill_dir: Path | None = None,
     redact: Callable[[str], str] | None = None,
     max_bytes: int | None = None,
+    sandbox: Sandbox | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> ToolOutcome:
     """Run ``command``; the outcome carries the capped output and the exit status.
 
     ``redact`` is applied to what goes into the spill file (the caller redacts the
     outcome's text itself). ``max_bytes`` lowers the head and tail kept (the window's cap
-    on one result), half each.
+    on one result), half each. ``sandbox`` confines what the command may write (see
+    ``seri.io.sandbox``); ``env`` is its whole environment (the caller leaves secrets out).
 
     KeyboardInterrupt while waiting kills the process group and is re-raised,
     so the caller can record the call as interrupted.
     """
     started = time.monotonic()
-    proc = subprocess.Popen(
-        ["bash", "-c", command],
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        close_fds=True,
-    )
+    argv: list[str] = ["bash", "-c", command]
+    preexec: Callable[[], None] | None = None
+    child_env = dict(os.environ if env is None else env)
+    if sandbox is not None:
+        argv, preexec, child_env = sandbox.command(command, cwd, child_env)
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+            env=child_env,
+            preexec_fn=preexec,  # noqa: PLW1509 - Landlock must be applied between fork and exec
+        )
+    except subprocess.SubprocessError as exc:
+        kind = sandbox.kind if sandbox is not None else "none"
+        return outcome(
+            f"the command did not run: the {kind} sandbox could not be set up ({exc}); "
+            "SERI_SANDBOX=none runs commands without one",
+            is_error=True,
+            exit_code=None,
+            sandbox_failed=True,
+        )
     assert proc.stdout is not None
     spill_path: Path | None = None
     spill: BinaryIO | _RedactingSpill | None = None

@@ -47,7 +47,7 @@ class StorageFailed(StoreError):
 _TRANSIENT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 
 
-def _store_error(message: str, exc: BaseException) -> StoreError:
+def store_error(message: str, exc: BaseException) -> StoreError:
     """The StoreError for ``exc``: StorageFailed when the disk or the lock failed."""
     seen: set[int] = set()
     current: BaseException | None = exc
@@ -83,7 +83,7 @@ def ensure_profile(root: Path) -> Path:
             raise StoreError(f"{root} is not a directory; set SERI_HOME to a directory for seri")
     except OSError as exc:
         message = f"cannot create the profile directory {root}: {exc.strerror}"
-        raise _store_error(message, exc) from exc
+        raise store_error(message, exc) from exc
     return root
 
 
@@ -98,7 +98,7 @@ def _precreate_private(db: Path) -> bool:
     except FileExistsError:
         return False
     except OSError as exc:
-        raise _store_error(f"cannot create {db}: {exc.strerror}", exc) from exc
+        raise store_error(f"cannot create {db}: {exc.strerror}", exc) from exc
     try:
         # Whatever the umask: 0600, never less (a 0400 db could not be written).
         os.fchmod(fd, 0o600)
@@ -300,7 +300,7 @@ def open_store(root: Path | None = None, *, readonly: bool = False) -> Store:
                 connection.close()
         if isinstance(exc, apsw.Error):
             message = describe_sqlite_error(exc, db) or f"{db}: {exc}"
-            raise _store_error(message, exc) from exc
+            raise store_error(message, exc) from exc
         raise
     return store
 

@@ -20,17 +20,19 @@ import os
 import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import attrs
 
 from seri.io.files import (
+    NotAFileError,
     PathRefusedError,
     atomic_write,
     is_within,
     iter_lines,
     open_confined,
     project_root,
+    refuse_non_regular,
     refuse_protected,
     relative_name,
     resolve_in_project,
@@ -40,14 +42,16 @@ from seri.io.search import glob_files, grep_files
 from seri.io.shell import HEAD_BYTES, TAIL_BYTES, run_bash
 from seri.pure.edit_match import plan_edit
 from seri.pure.tool_outcome import ToolOutcome, failure, outcome
-from seri.pure.tool_specs import BASH_DEFAULT_TIMEOUT, BASH_MAX_TIMEOUT
+from seri.pure.tool_specs import BASH_DEFAULT_TIMEOUT, BASH_MAX_TIMEOUT, FILE_CAP_BYTES
+
+if TYPE_CHECKING:
+    from seri.io.sandbox import Sandbox
 
 __all__ = ["ToolContext", "resolve_subject", "run_tool", "snapshot_file", "spill_file"]
 
 READ_DEFAULT_LIMIT = 2_000
 READ_MAX_BYTES = 50_000
 READ_MAX_LINE_CHARS = 2_000
-EDIT_MAX_BYTES = 20 * 1024 * 1024
 _SNIFF_BYTES = 8_192
 
 
@@ -66,6 +70,12 @@ class ToolContext:
     redact: Callable[[str], str] | None = None
     # The window's cap on one result, in characters: read_file and bash keep within it.
     max_output_chars: int | None = None
+
+    # A project-relative path whose reading the permission rules deny (grep skips it).
+    read_denied: Callable[[str], bool] | None = None
+    # The OS sandbox bash runs in, and the environment it gets (no API key, no secrets).
+    sandbox: Sandbox | None = None
+    env: Mapping[str, str] | None = None
 
     def output_bytes(self, default: int) -> int:
         """A tool's output cap in bytes: its own, or less when the window's cap is lower."""
@@ -251,6 +261,11 @@ def _write_file(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOu
         )
     if path.is_dir():
         return failure(f"{rel} is a directory", outcome="is_directory", path=rel)
+    refused = _not_regular(path, rel)
+    if refused is not None:
+        return refused
+    if len(data) > FILE_CAP_BYTES:
+        return _too_large(rel, len(data))
     created = atomic_write(root, path, data)
     verb = "Created" if created else "Overwrote"
     return outcome(
@@ -266,12 +281,15 @@ def _edit(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
     path = resolve_in_project(root, str(args["path"]))
     rel = relative_name(root, path)
     refuse_protected(root, path, ctx.protected, raw=str(args["path"]))
+    refused = _not_regular(path, rel)
+    if refused is not None:
+        return refused
     old, new = str(args["old_string"]), str(args["new_string"])
     replace_all = bool(args.get("replace_all", False))
     original = _read_text_for_edit(root, path, rel)
     if isinstance(original, ToolOutcome):
         return original
-    plan = plan_edit(original, old, new, replace_all=replace_all)
+    plan = plan_edit(original, old, new, replace_all=replace_all, cap=FILE_CAP_BYTES)
     if plan.outcome == "unchanged":
         return failure(
             "old_string and new_string are the same; nothing to change",
@@ -296,8 +314,18 @@ def _edit(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
             replacements=0,
             occurrences=plan.occurrences,
         )
-    updated = plan.updated
-    data = updated.encode("utf-8")
+    if plan.outcome == "too_large":
+        return _too_large(rel, plan.size, edit=True)
+    try:
+        data = plan.updated.encode("utf-8")
+    except UnicodeEncodeError:
+        return failure(
+            "new_string is not valid Unicode (it holds a lone surrogate)",
+            outcome="bad_content",
+            path=rel,
+        )
+    if len(data) > FILE_CAP_BYTES:
+        return _too_large(rel, len(data), edit=True)
     atomic_write(root, path, data)
     replaced = plan.replacements
     plural = "s" if replaced != 1 else ""
@@ -307,6 +335,29 @@ def _edit(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
         path=rel,
         replacements=replaced,
         bytes=len(data),
+    )
+
+
+def _not_regular(path: Path, rel: str) -> ToolOutcome | None:
+    """A FIFO, device or socket is refused before anything opens it."""
+    try:
+        refuse_non_regular(path)
+    except NotAFileError as exc:
+        return failure(
+            f"{rel} is {exc.strerror}; seri reads and writes only regular files",
+            outcome="not_regular",
+            path=rel,
+        )
+    return None
+
+
+def _too_large(rel: str, size: int, *, edit: bool = False) -> ToolOutcome:
+    what = "the edited file" if edit else "the content"
+    return failure(
+        f"{what} would be {size} bytes, over the {FILE_CAP_BYTES // (1024 * 1024)} MiB seri "
+        f"writes (and checkpoints for /rewind); {rel} was left as it is",
+        outcome="too_large",
+        path=rel,
     )
 
 
@@ -325,7 +376,7 @@ def _read_text_for_edit(root: Path, path: Path, rel: str) -> str | ToolOutcome:
         os.close(fd)
         return failure(f"{rel} is not a regular file", outcome="not_regular", path=rel)
     with os.fdopen(fd, "rb") as f:
-        if st.st_size > EDIT_MAX_BYTES:
+        if st.st_size > FILE_CAP_BYTES:
             return failure(
                 f"{rel} is too large to edit ({st.st_size} bytes)", outcome="too_large", path=rel
             )
@@ -346,7 +397,9 @@ def _glob(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
 
 
 def _grep(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
-    return grep_files(root, str(args["pattern"]), str(args.get("path") or "."))
+    return grep_files(
+        root, str(args["pattern"]), str(args.get("path") or "."), hidden=ctx.read_denied
+    )
 
 
 def _bash(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
@@ -359,6 +412,8 @@ def _bash(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
         spill_dir=ctx.spill_dir,
         redact=ctx.redact,
         max_bytes=ctx.output_bytes(HEAD_BYTES + TAIL_BYTES),
+        sandbox=ctx.sandbox,
+        env=ctx.env,
     )
 
 

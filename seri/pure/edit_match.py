@@ -10,7 +10,7 @@ from typing import Literal
 
 import attrs
 
-EditOutcome = Literal["applied", "unchanged", "not_found", "ambiguous"]
+EditOutcome = Literal["applied", "unchanged", "not_found", "ambiguous", "too_large"]
 
 
 @attrs.frozen
@@ -20,9 +20,16 @@ class EditPlan:
     updated: str = ""
     replacements: int = 0
     occurrences: int = 0
+    # The edited file's length in characters; set when it would pass the cap.
+    size: int = 0
 
 
-def plan_edit(original: str, old: str, new: str, *, replace_all: bool = False) -> EditPlan:
+def plan_edit(
+    original: str, old: str, new: str, *, replace_all: bool = False, cap: int | None = None
+) -> EditPlan:
+    """What the edit does; with ``cap``, an edit whose result would hold more characters
+    than that is ``too_large`` and is measured before it is built (a ``replace_all`` of a
+    short string by a long one could otherwise ask for terabytes)."""
     if old == new:
         return EditPlan("unchanged")
     if old not in original and "\r\n" in original and "\n" in old:
@@ -33,5 +40,9 @@ def plan_edit(original: str, old: str, new: str, *, replace_all: bool = False) -
         return EditPlan("not_found")
     if count > 1 and not replace_all:
         return EditPlan("ambiguous", occurrences=count)
+    replaced = count if replace_all else 1
+    size = len(original) + (len(new) - len(old)) * replaced
+    if cap is not None and size > cap:  # a character is at least a byte: over in bytes too
+        return EditPlan("too_large", replacements=replaced, occurrences=count, size=size)
     updated = original.replace(old, new) if replace_all else original.replace(old, new, 1)
-    return EditPlan("applied", updated, count if replace_all else 1, count)
+    return EditPlan("applied", updated, replaced, count)

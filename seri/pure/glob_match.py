@@ -20,11 +20,19 @@ def glob_matches(pattern: str, text: str, *, paths: bool) -> bool:
     return compile_glob(pattern, paths=paths).fullmatch(text) is not None
 
 
+class GlobError(ValueError):
+    """A glob that means nothing, such as the range ``[9-0]``."""
+
+
 @lru_cache(maxsize=512)
 def compile_glob(pattern: str, *, paths: bool) -> re.Pattern[str]:
     # DOTALL: a quoted argument in a command can hold a newline, and ``*`` must
     # still cover it, or a deny rule could be dodged with a multi-line string.
-    return re.compile(_translate(pattern, paths=paths), re.DOTALL)
+    try:
+        return re.compile(_translate(pattern, paths=paths), re.DOTALL)
+    except (re.error, RecursionError, OverflowError) as exc:
+        reason = getattr(exc, "msg", None) or str(exc)
+        raise GlobError(f"invalid glob pattern {pattern!r}: {reason}") from None
 
 
 def _translate(pattern: str, *, paths: bool) -> str:

@@ -26,7 +26,7 @@ from typing import Literal
 
 import attrs
 
-from seri.pure.glob_match import glob_matches
+from seri.pure.glob_match import GlobError, compile_glob, glob_matches
 from seri.pure.shell_split import Segment, split_command
 from seri.pure.tool_specs import READ_ONLY, SPEC_BY_NAME, TOOL_NAMES
 
@@ -145,6 +145,11 @@ def parse_rule(text: str) -> Rule:
             raise PolicyError(f"permission rule {text!r} has an empty pattern; drop the ()")
         if tool not in SUBJECT_ARGUMENT:
             raise PolicyError(f"permission rule {text!r}: {tool} takes no pattern")
+        try:
+            compile_glob(pattern, paths=tool != "bash")
+            compile_glob(pattern, paths=False)
+        except GlobError as exc:
+            raise PolicyError(f"permission rule {text!r}: {exc}") from None
     return Rule(text=text.strip(), tool=tool, pattern=pattern)
 
 

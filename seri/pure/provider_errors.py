@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Literal
 
 import attrs
 
+from seri.pure import json_text
 from seri.pure.errors import EXIT_UNFINISHED, SeriError
 
 if TYPE_CHECKING:
@@ -225,7 +226,7 @@ def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
 
 def _parse_json(text: str) -> object:
     try:
-        return json.loads(text)
+        return json_text.loads(text)
     except ValueError:
         return None
 

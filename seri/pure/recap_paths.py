@@ -47,7 +47,7 @@ def arguments_path(text: str) -> str | None:
     """The file a tool call's arguments (JSON text) name, or None."""
     try:
         arguments = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(arguments, dict):
         return None

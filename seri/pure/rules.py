@@ -15,11 +15,19 @@ from typing import Any
 
 import attrs
 
-from seri.pure.glob_match import glob_matches
+from seri.pure.glob_match import GlobError, glob_matches
 
 RULE_MESSAGE_PREFIX = "[rule "
 # The key, in a session's stored recap object, of the rules whose messages compaction evicted.
 RULES_FIRED_KEY = "rules_fired"
+
+
+def _glob_matches(pattern: str, path: str) -> bool:
+    """A glob from a project's rule file; one that means nothing (``[9-0]``) matches nothing."""
+    try:
+        return glob_matches(pattern, path, paths=True)
+    except GlobError:
+        return False
 
 
 @attrs.frozen
@@ -29,7 +37,7 @@ class GlobRule:
     text: str
 
     def matches(self, path: str) -> bool:
-        return any(glob_matches(pattern, path, paths=True) for pattern in self.globs)
+        return any(_glob_matches(pattern, path) for pattern in self.globs)
 
     def message_text(self) -> str:
         lead = "This project rule applies to the files you touched:"
@@ -74,7 +82,7 @@ def _glob_list(value: str) -> list[str]:
     if value.startswith("["):
         try:
             parsed = json.loads(value)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             parsed = value.strip("[]").split(",")
         return [_unquote(str(item).strip()) for item in parsed]
     return [_unquote(part.strip()) for part in value.split(",")]

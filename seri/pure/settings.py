@@ -140,6 +140,14 @@ def _base_url(config: Mapping[str, Any], env: Mapping[str, str]) -> tuple[str, s
     return DEFAULT_BASE_URL, "seri's default"
 
 
+def _sampling(value: Any) -> Mapping[str, Any]:
+    sampling = _mapping("sampling", value)
+    for key, item in sampling.items():
+        if isinstance(item, float) and not math.isfinite(item):
+            raise ConfigError(f"config.json: 'sampling.{key}' must be a finite number, not {item}")
+    return sampling
+
+
 def parse_settings(config: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
     """Build settings from config.json's object and the environment (which wins)."""
     warnings = config_warnings(config)
@@ -174,7 +182,7 @@ def parse_settings(config: Mapping[str, Any], env: Mapping[str, str]) -> Setting
         window_error = str(exc)
     return Settings(
         model=env.get("SERI_MODEL") or _text("model", config.get("model", DEFAULT_MODEL)),
-        base_url=base_url.rstrip("/"),
+        base_url=base_url.strip().rstrip("/"),
         base_url_source=base_url_source,
         warnings=warnings,
         context_window=None if window is None else _positive_int("context_window", window),
@@ -188,7 +196,7 @@ def parse_settings(config: Mapping[str, Any], env: Mapping[str, str]) -> Setting
         elide_bytes=_positive_int(
             "compaction.elide_bytes", compaction.get("elide_bytes", DEFAULT_ELIDE_BYTES)
         ),
-        sampling=_mapping("sampling", config.get("sampling", {})),
+        sampling=_sampling(config.get("sampling", {})),
         provider=_mapping("provider", config.get("provider", {})),
         reasoning_effort=effort,
         trajectory_enabled=enabled,

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import codecs
 import json
-import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
+from seri.pure import json_text
 from seri.pure.provider_errors import (
     ProviderFailure,
     classify_stream_error,
@@ -197,18 +197,21 @@ class _CallParts:
     arguments: list[str] = attrs.field(factory=list)
 
 
+_HIGH_SURROGATE = re.compile("[\ud800-\udbff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def whole_characters(text: str) -> str:
+    """Surrogate pairs (``\\ud83d`` + ``\\ude00``, as JSON escapes deliver a character
+    outside the BMP, perhaps in two chunks) joined into the one character they encode; a
+    lone half stays as it is, for the writers that escape or replace it."""
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")
+
+
 def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
-
-
-def _int(value: object) -> int:
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return 0
 
 
 def _mapping(value: object) -> Mapping[str, Any]:
@@ -245,23 +248,32 @@ def _details_text(details: list[Any]) -> str:
     return "".join(parts)
 
 
-def _money(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    amount = float(value)
-    # NaN, infinity or a negative charge is no price: not reported.
-    return amount if math.isfinite(amount) and amount >= 0 else None
-
-
-# A token count above this (2**53, JSON's exact integers) is no count; SQLite stores 64 bits.
-MAX_TOKEN_COUNT = 2**53
+# More tokens than any model has read or written in one call, and more than any call has
+# cost: a usage number past these (or below zero, NaN, infinite) is not believed and counts
+# as not reported. Both sit well inside what SQLite's 64-bit integers and JSON's exact
+# integers (2**53) hold, so a believed number can always be stored.
+MAX_TOKENS = 10**10
+MAX_COST = 10**6
 
 
 def _count(value: object) -> int:
-    """A usage count as reported, or 0 (not reported) when it is not a sane count: negative,
-    or more than any request could hold."""
-    count = _int(value)
-    return count if 0 <= count < MAX_TOKEN_COUNT else 0
+    """A usage count as reported, or 0 (not reported) when it is not a sane count: not a
+    whole number, negative, or more than any request could hold."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, float) and value.is_integer() and abs(value) <= MAX_TOKENS:
+        value = int(value)
+    if isinstance(value, int) and 0 <= value <= MAX_TOKENS:
+        return value
+    return 0
+
+
+def _money(value: object) -> float | None:
+    """A reported cost, or None when it is no price: not a number, negative, NaN, infinite
+    or more than any call has cost."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if 0 <= value <= MAX_COST else None  # NaN compares false: None
 
 
 def usage_from(raw: Mapping[str, Any], provider: str = "") -> Usage:
@@ -284,9 +296,11 @@ def usage_from(raw: Mapping[str, Any], provider: str = "") -> Usage:
         cache_write_tokens=_count(details.get("cache_write_tokens")),
         # Only with the user's own key is the upstream cost on top of `cost`; otherwise it is a
         # breakdown of the same charge and adding it would count it twice.
-        upstream_cost=_money(_mapping(raw.get("cost_details")).get("upstream_inference_cost"))
-        if raw.get("is_byok") is True
-        else None,
+        upstream_cost=(
+            _money(_mapping(raw.get("cost_details")).get("upstream_inference_cost"))
+            if raw.get("is_byok") is True
+            else None
+        ),
     )
 
 
@@ -334,6 +348,7 @@ class StreamAssembler:
         self._id_prefix = id_prefix
         self._text: list[str] = []
         self._refusal: list[str] = []
+        self._held_surrogate = ""
         self._reasoning: list[str] = []
         self._details: list[str] = []
         self._details_reasoning: list[str] = []
@@ -373,9 +388,11 @@ class StreamAssembler:
             self._fail(classify_stream_error(event.data, self._provider))
             return StreamDelta()
         try:
-            chunk = json.loads(event.data)
-        except ValueError:
-            self._fail(malformed_response(f"a stream chunk is not JSON: {event.data[:120]!r}"))
+            chunk = json_text.loads_lenient_numbers(event.data)
+        except ValueError as exc:
+            self._fail(
+                malformed_response(f"a stream chunk is not JSON ({exc}): {event.data[:120]!r}")
+            )
             return StreamDelta()
         if not isinstance(chunk, Mapping):
             self._fail(malformed_response(f"a stream chunk is not an object: {event.data[:120]!r}"))
@@ -424,6 +441,13 @@ class StreamAssembler:
             text += refusal
         if text:
             self._text.append(text)
+            # A character outside the BMP may come as a surrogate pair split across two
+            # chunks: the first half waits for the second before it is shown.
+            text = self._held_surrogate + text
+            self._held_surrogate = ""
+            if _HIGH_SURROGATE.match(text[-1]):
+                text, self._held_surrogate = text[:-1], text[-1]
+            text = whole_characters(text)
         reasoning = _reasoning_text(delta) or thinking
         if reasoning:
             self._reasoning.append(reasoning)
@@ -514,8 +538,8 @@ class StreamAssembler:
         runnable, reason = self._runnable(calls, complete, failure)
         message = Message(
             role="assistant",
-            text="".join(self._text),
-            reasoning="".join(self._reasoning or self._details_reasoning),
+            text=whole_characters("".join(self._text)),
+            reasoning=whole_characters("".join(self._reasoning or self._details_reasoning)),
             reasoning_details=f"[{','.join(self._details)}]" if self._details else "",
             tool_calls=calls,
         )

@@ -37,7 +37,7 @@ def parsed_arguments(text: str) -> dict[str, object]:
     """A call's arguments as the object they should be; {} when they are not one."""
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past any real argument
         return {}
     return value if isinstance(value, dict) else {}
 

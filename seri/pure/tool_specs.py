@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable
 from typing import Any, Literal
 
 import attrs
 
+from seri.pure import json_text
 from seri.pure.records import ToolCall
 
 ParamType = Literal["string", "integer", "number", "boolean"]
@@ -25,6 +27,9 @@ READ_ONLY = ("read_file", "glob", "grep")
 
 BASH_DEFAULT_TIMEOUT = 120
 BASH_MAX_TIMEOUT = 600
+# The largest file write_file or edit produces, edit reads, and a checkpoint keeps (every
+# write is checkpointed in seri.db first, so this also bounds what one call adds to it).
+FILE_CAP_BYTES = 10 * 1024 * 1024
 
 
 @attrs.frozen
@@ -226,8 +231,8 @@ def parse_arguments(call: ToolCall) -> dict[str, Any] | str:
         return f"Unknown tool {call.name!r}. Available tools: {', '.join(TOOL_NAMES)}."
     raw = call.arguments.strip() or "{}"
     try:
-        value = json.loads(raw)
-    except (json.JSONDecodeError, RecursionError) as exc:
+        value = json_text.loads(raw)
+    except ValueError as exc:
         return f"Arguments for {call.name} are not valid JSON ({exc}). Send a JSON object."
     if not isinstance(value, dict):
         return f"Arguments for {call.name} must be a JSON object, not {_json_type_name(value)}."
@@ -261,6 +266,13 @@ def _check_value(param: Param, value: object) -> str:
         return f"must be one of {', '.join(param.enum)}, got {value!r}"
     if param.non_empty and isinstance(value, str) and not value.strip():
         return "must not be empty"
+    if isinstance(value, str) and _LONE_SURROGATE.search(value):
+        found = _LONE_SURROGATE.search(value)
+        assert found is not None
+        return (
+            f"must be valid Unicode text, but it holds a lone surrogate "
+            f"(\\u{ord(found.group()):04x}) at character {found.start()}"
+        )
     if isinstance(value, float) and not math.isfinite(value):
         return f"must be a finite number, got {value}"
     if isinstance(value, int | float) and not isinstance(value, bool):
@@ -269,6 +281,10 @@ def _check_value(param: Param, value: object) -> str:
         if param.maximum is not None and value > param.maximum:
             return f"must be at most {param.maximum:g}, got {value}"
     return ""
+
+
+# JSON decodes a proper pair (\ud83d\ude00) into one character: what is left is a half.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _has_type(expected: ParamType, value: object) -> bool:

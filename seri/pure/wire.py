@@ -39,7 +39,7 @@ def wire_arguments(arguments: str) -> str:
         try:
             if isinstance(json.loads(arguments), dict):
                 return arguments
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
     return "{}"
 

@@ -24,6 +24,7 @@ from seri.pure.recap import RECAP_HEADER, SUMMARIZER_PROMPT
 from seri.pure.tool_specs import tool_definition_chars
 from tests.conftest import RunSeri
 from tests.request_schema import assert_valid_request, pairing_ok
+from tests.store_writes import append_latest
 
 KEY = "sk-or-v1-" + "cd34" * 16
 # The tool definitions fill the window like the history does (the estimate counts them), so
@@ -710,14 +711,14 @@ def test_seri_compact_on_a_short_session(run_seri: RunSeri, seri_home: Path) -> 
 
 
 def append_turn(home: Path, session_id: str, text: str) -> None:
-    """Another seri process's turn, written through the store API while compaction runs."""
-    from seri.io import conversations
+    """Another writer's turn (one that bypasses the lease, like an older seri), written
+    through the store API while compaction runs: the revision check still guards the swap."""
     from seri.io.store import open_store
     from seri.pure.records import Message
 
     store = open_store(home)
     try:
-        conversations.append_messages(
+        append_latest(
             store,
             session_id,
             [Message(role="user", text=text), Message(role="assistant", text=f"answer to {text}")],
@@ -813,7 +814,9 @@ def test_seri_compact_beside_a_live_chat_that_is_running_a_tool(
     """`seri compact` while `seri chat` on the same session waits for a command to finish.
 
     The call in progress has no result yet. Compacting must neither answer it for the live
-    process (which then stores its real result: two results for one call) nor split it off.
+    process (which then stores its real result: two results for one call) nor split it off:
+    one writer per session, so the compact is refused with the chat's pid, and the chat goes
+    on (and compacts by itself when its window fills).
     """
     import subprocess
     import time
@@ -856,14 +859,18 @@ def test_seri_compact_beside_a_live_chat_that_is_running_a_tool(
         _, stored = session_json(run_seri, head["id"])
         after = run_seri("chat", "--continue", "-p", "and?", env=chat_env(fake))
         requests = list(fake.requests)
-    assert compacted.returncode == 0, compacted.stderr
+    assert compacted.returncode == 1, compacted.stderr
+    assert f"in use by seri chat (pid {live.pid}" in compacted.stderr
+    assert "Traceback" not in compacted.stderr
     assert live.returncode == 0, err
     assert out == "A done\n"
-    assert kinds(requests) == "TTTTT" + "S" + "TTT" + "T"
-    assert "automatic compaction skipped: the session changed" in err
+    assert kinds(requests).startswith("TTTTT" + "T")
     assert "result lost" not in json.dumps(stored)
-    assert stored_pairing_ok(stored[1:]), [(m["role"], m.get("tool_call_id")) for m in stored]
-    assert [m.get("kind") for m in stored].count("recap") == 1 and stored[0]["kind"] == "recap"
+    first = 1 if stored[0].get("kind") == "recap" else 0
+    assert stored_pairing_ok(stored[first:]), [
+        (m["role"], m.get("tool_call_id")) for m in stored
+    ]
+    assert [m.get("kind") for m in stored].count("recap") <= 1
     assert after.returncode == 0, after.stderr
     check_requests(requests)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ import pytest
 
 from scripts.fake_model import FakeModel
 from seri import __version__
-from tests.conftest import RunSeri, seri_env
+from tests.conftest import SERI, RunSeri, seri_env
 from tests.e2e.test_chat import call, chat_env
 from tests.tmux_terminal import TmuxTerminal, normalised
 
@@ -371,3 +372,76 @@ def test_a_bad_rule_found_while_the_session_opens_ends_seri_with_one_line(
     assert calls == 0
     assert "seri: permissions.allow: permission rule 'bash(' is not" in screen
     assert "Traceback" not in screen
+
+
+def test_the_interactive_chat_holds_its_session_until_clear_and_exit(
+    project: Path, seri_home: Path, terminals: list[TmuxTerminal]
+) -> None:
+    """One writer per session in the prompt_toolkit chat too: while it works on a session
+    another `--resume` of it (interactive or not) is refused naming its pid; /clear gives the
+    old session back; leaving gives back the new one."""
+    from seri.io import leases
+    from seri.io.store import open_store
+
+    script: list[dict[str, Any]] = [
+        {"text": "First answer."},
+        {"text": "Resumed elsewhere."},
+        {"text": "In the new session."},
+    ]
+    with FakeModel(script) as fake:
+        env = _env(seri_home, fake)
+        terminal = _open(terminals, project, env)
+        terminal.line("first")
+        terminal.wait_for("First answer.")
+        terminal.wait_for_prompt(2)
+        store = open_store(seri_home)
+        old = conversations_ids(store)[0]
+        holder = leases.holder_of(store, old)
+        assert holder is not None and holder.command == "seri chat"
+        rival = TmuxTerminal(project, env, ("chat", "--resume", old))
+        terminals.append(rival)
+        assert rival.exit_status() == 1
+        assert f"pid {holder.pid}" in rival.history(), rival.history()
+        terminal.line("/clear")
+        terminal.wait_for_prompt(3)
+        assert leases.holder_of(store, old) is None  # given back at once
+        elsewhere = subprocess.run(
+            [SERI, "chat", "--resume", old, "-p", "again"], capture_output=True, text=True,
+            env=env, cwd=project, timeout=60, check=False,
+        )
+        assert elsewhere.returncode == 0, elsewhere.stderr
+        terminal.line("next")
+        terminal.wait_for("In the new session.")
+        terminal.wait_for_prompt(4)
+        new = next(s for s in conversations_ids(store) if s != old)
+        assert leases.holder_of(store, new) is not None
+        terminal.keys("C-d")
+        assert terminal.exit_status() == 0
+        assert leases.holder_of(store, new) is None
+        store.close()
+
+
+def conversations_ids(store: Any) -> list[str]:
+    from seri.io import conversations
+
+    return [s.id for s in conversations.list_sessions(store, None)]
+
+
+def test_a_prompt_file_skipped_behind_the_prompt_is_said_above_it(
+    project: Path, seri_home: Path, terminals: list[TmuxTerminal], tmp_path: Path
+) -> None:
+    """A new session opens behind the prompt: what opening found wrong (here an AGENTS.md
+    linked out of the project) is printed above the prompt, not over it, and not lost."""
+    secret = tmp_path / "outside.md"
+    secret.write_text("not for the model\n")
+    (project / "AGENTS.md").symlink_to(secret)
+    with FakeModel([{"text": "Fine."}]) as fake:
+        terminal = _open(terminals, project, _env(seri_home, fake))
+        shown = terminal.wait_for("seri: warning: AGENTS.md (")
+        terminal.line("hi")
+        terminal.wait_for("Fine.")
+        system = fake.requests[0]["messages"][0]["content"]
+    lines = shown.splitlines()
+    warning = next(i for i, line in enumerate(lines) if "seri: warning: AGENTS.md (" in line)
+    assert lines[warning].startswith("seri: warning: AGENTS.md (")  # a line of its own
+    assert "not for the model" not in str(system)

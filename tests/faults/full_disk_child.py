@@ -83,6 +83,12 @@ class FaultVFS(apsw.VFS):
         return FaultFile("unix", name, flags)
 
 
+
+def insert_latest(conn: Any, session: str, messages: Any, now: float) -> int:
+    """A second writer on purpose: the revision is read in the same IMMEDIATE transaction."""
+    revision = conversations.current_revision(conn, session)
+    return conversations.insert_messages(conn, session, messages, now, revision=revision)
+
 def turn(step: int) -> list[Message]:
     call = ToolCall(id=f"sweep{step}", name="glob", arguments='{"pattern": "*"}')
     return [
@@ -96,7 +102,7 @@ def write_turn(store: Any, recorder: Recorder, session: str, step: int) -> None:
     """What the driver does for a turn's Persist, in one IMMEDIATE transaction."""
     recorder.record("model_call", {"finish_reason": "tool_calls", "step": step})
     with store.write() as conn:
-        conversations.insert_messages(conn, session, turn(step), time.time())
+        insert_latest(conn, session, turn(step), time.time())
         conn.execute("UPDATE sessions SET turns_used = turns_used + 1 WHERE id = ?", (session,))
         recorder.flush_into(conn)
 

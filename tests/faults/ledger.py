@@ -9,8 +9,9 @@ Every test of ``tests/faults`` takes the ``fault_ledger`` fixture and calls
 that nothing was lost and nothing got in. Each call appends one JSON line to a file of its own
 process, in a directory the controller creates and hands to the workers through the
 environment, so a worker that dies still leaves its counts. At the end of the session the
-controller adds them up per group (S and P: faults, B: bad inputs, T: attacks) and prints one
-line per group in the terminal summary, which ``-q`` keeps.
+controller adds them up per group (S and P: faults, R: process races on one session, B and H:
+bad and hostile inputs, T: attacks, C: confinement) and prints one line per group in the
+terminal summary, which ``-q`` keeps.
 """
 
 from __future__ import annotations
@@ -29,9 +30,20 @@ import pytest
 ENV = "FAULT_LEDGER_DIR"
 GROUPS = (
     ("faults", "SP", "injected"),
+    ("races", "R", "raced"),
     ("bad inputs", "B", "tried"),
+    ("hostile inputs", "H", "tried"),
     ("attacks", "T", "tried"),
+    ("confinement", "C", "tried"),
 )
+
+VERDICTS = {
+    "attacks": "nothing got in, nothing lost",
+    "confinement": "nothing got out, nothing leaked",
+    "hostile inputs": "no internal error, nothing lost",
+    "races": "every history whole and in order",
+}
+ORDER = "SPRBHTC"
 
 
 class FaultLedger:
@@ -138,7 +150,7 @@ def summarise(directory: Path) -> list[str]:
         counts = totals[name]
         tried, survived, known = counts["injected"], counts["survived"], counts["known"]
         ids = ", ".join(sorted(cases[name], key=_case_order))
-        verdict = "nothing lost" if name != "attacks" else "nothing got in, nothing lost"
+        verdict = VERDICTS.get(name, "nothing lost")
         line = f"{name}: {tried} {verb}, {survived} survived with {verdict} ({ids})"
         if known:
             line += f"; {known} not survived: known gaps, tests marked xfail"
@@ -155,7 +167,7 @@ def summarise(directory: Path) -> list[str]:
 
 def _case_order(case: str) -> tuple[int, int]:
     digits = "".join(ch for ch in case[1:] if ch.isdigit())
-    return "SPBT".find(case[:1]), int(digits or 0)
+    return ORDER.find(case[:1]), int(digits or 0)
 
 
 _DIR = pytest.StashKey[str]()

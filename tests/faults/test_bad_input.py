@@ -49,6 +49,7 @@ from tests.legacy_support import (
     tool_line,
     user_line,
 )
+from tests.store_writes import append_latest
 
 
 def _hello(session_id: str, text: str = "hello") -> list[dict[str, Any]]:
@@ -414,7 +415,7 @@ def _seed_two_sessions(home: Path, project: Path) -> list[str]:
     for sid in ids:
         conversations.create_session(store, session_id=sid, project=str(project), now=time.time(),
                                      model="fake/model", system_prompt="", prompt_hashes={})
-        conversations.append_messages(store, sid, [Message(role="user", text=f"hi {sid}"),
+        append_latest(store, sid, [Message(role="user", text=f"hi {sid}"),
                                                    Message(role="assistant", text="hello")],
                                       time.time())
     store.close()

@@ -41,6 +41,7 @@ from tests.faults.support import (
     database,
     export,
     file_size_limit,
+    one_line_error,
     rng_for,
     rows,
     run,
@@ -530,69 +531,64 @@ def _recap(goal: str) -> str:
             '"next_steps": ["answer"]}')
 
 
-def _texts(body: dict[str, Any]) -> str:
-    """A request's message texts, joined (``str`` of the list would escape quotes)."""
-    return "\n".join(str(m.get("content") or "") for m in body["messages"])
-
-
 def test_S6_compaction_racing_a_live_chat(
     project: Path, seri_home: Path, fault_ledger: FaultLedger
 ) -> None:
-    """`seri compact` (B) reads the session and waits on its summarizer; meanwhile `seri chat`
-    (A) appends a turn to the same session; then B's recap arrives.
+    """`seri compact` (B) reads the session and waits on its summarizer; meanwhile `seri chat
+    --resume` (A) of the same session starts.
 
-    B notices the session changed (the revision compare-and-swap inside its IMMEDIATE
-    transaction) and reads it again or gives up; A's turn is never lost, nor folded into a
-    recap written without it; the next request is valid.
+    One writer per session: B holds the session's lease, so A is refused with B's pid and
+    nothing of A reaches the session; `--fork` lets A go on in a copy at once. B's recap is
+    then stored over the history it read, and the next resume's request is valid. (The
+    revision compare-and-swap that still guards B against a writer that ignores leases is
+    tested in tests/e2e/test_compaction.py.)
     """
     write_config(seri_home, {"compaction": {"keep_tokens": 60}})
     session = _history(project, seri_home)
     original = check_store(seri_home)[session]
     script = [
-        # B's first summary, slowly: A's whole turn fits in the time it takes.
-        {"text": _recap("STALE GOAL"), "piece_chars": 400, "drip_interval": 0.002},
-        {"text": "A's answer"},
-        {"text": _recap("FRESH GOAL")},
+        # B's summary, slowly: A starts (and is refused, then forks) while B waits for it.
+        {"text": _recap("B GOAL"), "piece_chars": 400, "drip_interval": 0.002},
+        {"text": "A's answer in the copy"},
     ]
-    fault_ledger.injected("S6")
+    fault_ledger.injected("S6", 2)
     with FakeModel(script) as fake:
         compact = start(seri("compact", "--session", session), home=seri_home, cwd=project,
                         env=chat_env(fake))
         wait_for(lambda: len(fake.requests) >= 1 or compact.poll() is not None)
-        chat = run(seri("chat", "--resume", session, "-p", "A's new turn"), home=seri_home,
-                   cwd=project, env=chat_env(fake))
+        refused = run(seri("chat", "--resume", session, "-p", "A's new turn"), home=seri_home,
+                      cwd=project, env=chat_env(fake))
+        forked = run(seri("chat", "--resume", session, "--fork", "-p", "A's new turn"),
+                     home=seri_home, cwd=project, env=chat_env(fake))
         assert compact.poll() is None, "the race did not happen: B finished before A"
         _, compact_err = compact.communicate(timeout=60)
-        requests = list(fake.requests)
-    assert chat.returncode == 0, chat.stderr
-    assert chat.stdout == "A's answer\n"
-    assert "A's new turn" not in str(requests[0]), "B's first read cannot have seen A's turn"
-    stored = check_store(seri_home)[session]
+    assert refused.returncode == 1, refused.stderr
+    one_line_error(refused.stderr)
+    assert f"pid {compact.pid}" in refused.stderr and "seri compact" in refused.stderr
+    assert "--fork" in refused.stderr
+    assert forked.returncode == 0, forked.stderr
+    assert forked.stdout == "A's answer in the copy\n"
+    assert compact.returncode == 0, compact_err
+    stored = check_store(seri_home)
+    copy = next(sid for sid in stored if sid != session)
+    # The copy: the whole history as it was, then A's turn; it says where it came from.
+    assert stored[copy][: len(original)] == original
+    assert [m.text for m in stored[copy][len(original):]] == [
+        "A's new turn", "A's answer in the copy"]
     with database(seri_home) as conn:
+        assert scalar(conn, "SELECT forked_from FROM sessions WHERE id = ?", (copy,)) == session
         recap = rows(conn, "SELECT recap FROM sessions WHERE id = ?", (session,))[0][0] or ""
-        ledger = rows(conn, "SELECT evicted FROM compactions WHERE session_id = ?", (session,))
-    assert "STALE GOAL" not in recap, "a recap of a history without A's turn was stored"
-    a_turn = ["A's new turn", "A's answer"]
-    kept = [m.text for m in stored]
-    if compact.returncode == 0:
-        # B read the session again (with A's turn) and compacted that.
-        assert "Compacted session" in compact_err
-        assert len(requests) == 3 and len(ledger) == 1
-        assert "A's new turn" in _texts(requests[2]) or all(t in kept for t in a_turn)
-        assert "FRESH GOAL" in recap
-    else:
-        assert compact.returncode == 1 and "session changed" in compact_err, compact_err
-        assert ledger == []
-        assert stored[: len(original)] == original
-    assert all(t in kept for t in a_turn) or "A's new turn" in _texts(requests[2])
-    print(f"S6: compact exit {compact.returncode}, {len(requests)} model calls, ledger {ledger}")
+        assert rows(conn, "SELECT count(*) FROM leases") == [(0,)], "a lease outlived its run"
+    assert "B GOAL" in recap
+    assert _compaction_state(seri_home, session, original) == "new"
+    assert all(m.text != "A's new turn" for m in stored[session])
+    fault_ledger.survived("S6", 2)
     with FakeModel([{"text": "after"}]) as fake:
         result = run(seri("chat", "--resume", session, "-p", "after"), home=seri_home,
                      cwd=project, env=chat_env(fake))
         after = fake.requests[-1]
     assert result.returncode == 0, result.stderr
     assert_request_ok(after)
-    fault_ledger.survived("S6")
 
 
 # --- S7 --------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """A scripted writer on seri's store API, for the several-process tests (S5, S7).
 
     python writer_child.py append HOME SESSION COUNT TAG
-        COUNT read-then-write transactions through ``conversations.append_messages`` (read
+        COUNT read-then-write transactions through ``conversations.insert_messages`` (read
         ``next_seq``, insert at it, update the counters: BEGIN IMMEDIATE), one message each.
     python writer_child.py events HOME SESSION COUNT TAG
         COUNT trajectory events through the Recorder, each flushed in its own transaction.
@@ -31,6 +31,12 @@ from seri.pure.records import Message
 from seri.pure.redaction import Redactor
 
 
+def append_latest(store: Any, session: str, messages: Any, now: float) -> int:
+    """A second writer on purpose: the revision is read in the same IMMEDIATE transaction."""
+    with store.write() as conn:
+        revision = conversations.current_revision(conn, session)
+        return conversations.insert_messages(conn, session, messages, now, revision=revision)
+
 def append(home: Path, session: str, count: int, tag: str) -> dict[str, Any]:
     store = open_store(home)
     busy = done = 0
@@ -38,7 +44,7 @@ def append(home: Path, session: str, count: int, tag: str) -> dict[str, Any]:
     for i in range(count):
         started = time.monotonic()
         try:
-            conversations.append_messages(
+            append_latest(
                 store, session, [Message(role="user", text=f"{tag} {i}")], time.time()
             )
             done += 1
@@ -76,7 +82,7 @@ def deferred_proof(home: Path, session: str) -> dict[str, Any]:
     # upgrade a snapshot that is no longer the latest, which waiting cannot fix.
     plain.execute("BEGIN DEFERRED")
     plain.execute("SELECT next_seq FROM sessions WHERE id = ?", (session,)).fetchall()
-    conversations.append_messages(other, session, [Message(role="user", text="between")], 1.0)
+    append_latest(other, session, [Message(role="user", text="between")], 1.0)
     started = time.monotonic()
     deferred_error = ""
     try:
@@ -96,7 +102,7 @@ def deferred_proof(home: Path, session: str) -> dict[str, Any]:
     def competitor() -> None:
         begun = time.monotonic()
         try:
-            conversations.append_messages(other, session, [Message(role="user", text="x")], 2.0)
+            append_latest(other, session, [Message(role="user", text="x")], 2.0)
             waited["ok"] = True
         except apsw.BusyError:
             waited["ok"] = False

@@ -19,6 +19,7 @@ from seri.io.codec import message_from_dict, message_from_json, message_to_dict,
 from seri.io.store import Store, open_store
 from seri.pure.records import Message, ToolCall
 from seri.pure.tokens import message_chars
+from tests.store_writes import append_latest
 
 # Any code point, with the awkward ones drawn often: lone surrogates (a model's JSON
 # can carry "\ud83d" alone), NUL, line separators, a BOM, quotes and backslashes.
@@ -129,7 +130,7 @@ def test_messages_round_trip_through_the_database(store: Store, messages: list[M
         system_prompt="",
         prompt_hashes={},
     )
-    last = conversations.append_messages(store, session_id, messages, 2.0)
+    last = append_latest(store, session_id, messages, 2.0)
     assert last == len(messages)
     expected = [_normal(m) for m in messages]
     assert list(conversations.load_messages(store, session_id)) == expected

@@ -1,0 +1,317 @@
+"""The OS sandbox around the bash tool: bubblewrap, else Landlock, else none (said so).
+
+Which one runs is decided once per seri process (``detect``), from what the system offers
+and ``SERI_SANDBOX`` (``auto``, the default; ``bubblewrap``, ``landlock`` or ``none`` to pick):
+
+- **bubblewrap** (``bwrap`` on PATH and able to make its namespaces here): the command
+  sees the whole tree read-only, the project writable, ``.git`` and the other protected
+  paths inside the project read-only again, a private ``/tmp``.
+- **Landlock** (Linux 5.13 or later; this module speaks to the kernel through
+  ``landlock_create_ruleset``/``add_rule``/``restrict_self`` with ctypes): applied in the
+  child between fork and exec, it allows writing only beneath the project and a private
+  temporary directory (``TMPDIR``); the protected paths inside the project are bind-mounted
+  read-only first, in a private mount namespace, where one can be made (root, or
+  unprivileged user namespaces). Landlock cannot take back a right beneath a directory it
+  granted, which is why those mounts come first; where no mount namespace can be made, the
+  permission policy alone keeps bash from them.
+- **none**: the permission policy check is all there is; seri says so when it starts.
+
+Anchors: Codex's Linux sandbox (read-only bind mounts of ``.git`` in a user and mount
+namespace, then Landlock; later bubblewrap with ``--ro-bind / /``, writable roots, and the
+protected subpaths read-only again) and Claude Code's sandbox runtime (bubblewrap on Linux).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Mapping
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import attrs
+
+from seri.pure.sandbox_plan import SandboxPlan, bubblewrap_arguments, plan_sandbox
+
+Kind = Literal["bubblewrap", "landlock", "none"]
+CHOICES = ("auto", "bubblewrap", "landlock", "none")
+
+# Landlock's system calls have these numbers on every architecture (the generic table).
+_SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
+_CREATE_RULESET_VERSION = 1
+_RULE_PATH_BENEATH = 1
+_PR_SET_NO_NEW_PRIVS = 38
+
+_WRITE_FILE = 1 << 1
+_REMOVE_DIR = 1 << 4
+_REMOVE_FILE = 1 << 5
+_MAKE_CHAR = 1 << 6
+_MAKE_DIR = 1 << 7
+_MAKE_REG = 1 << 8
+_MAKE_SOCK = 1 << 9
+_MAKE_FIFO = 1 << 10
+_MAKE_BLOCK = 1 << 11
+_MAKE_SYM = 1 << 12
+_REFER = 1 << 13  # ABI 2: links and renames across directories
+_TRUNCATE = 1 << 14  # ABI 3
+
+_CLONE_NEWNS = 0x00020000
+_CLONE_NEWUSER = 0x10000000
+_MS_RDONLY, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 32, 4096, 16384, 1 << 18
+# Device files a command may write (output thrown away, terminals).
+_WRITABLE_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")
+
+
+if TYPE_CHECKING:
+    import ctypes
+
+
+@cache
+def _structures() -> tuple[Any, Any]:
+    """Landlock's two argument structures (ctypes is loaded only when Landlock is used)."""
+    import ctypes
+
+    class RulesetAttr(ctypes.Structure):
+        _fields_ = (("handled_access_fs", ctypes.c_uint64),)
+
+    class PathBeneathAttr(ctypes.Structure):
+        _pack_ = 1  # the kernel's struct is packed: 12 bytes
+        _fields_ = (("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32))
+
+    return RulesetAttr, PathBeneathAttr
+
+
+def _libc() -> ctypes.CDLL:
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version; 0 when there is none (old kernel, not Linux, off)."""
+    import ctypes
+
+    try:
+        libc = _libc()
+        version = libc.syscall(_SYS_CREATE_RULESET, None, ctypes.c_size_t(0),
+                               ctypes.c_uint32(_CREATE_RULESET_VERSION))
+    except (OSError, AttributeError):
+        return 0
+    return max(int(version), 0)
+
+
+def _write_access(abi: int) -> int:
+    access = (
+        _WRITE_FILE | _REMOVE_DIR | _REMOVE_FILE | _MAKE_CHAR | _MAKE_DIR | _MAKE_REG
+        | _MAKE_SOCK | _MAKE_FIFO | _MAKE_BLOCK | _MAKE_SYM
+    )
+    if abi >= 2:
+        access |= _REFER
+    if abi >= 3:
+        access |= _TRUNCATE
+    return access
+
+
+def _bwrap_works(bwrap: str) -> bool:
+    try:
+        probe = subprocess.run(
+            [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--die-with-parent", "--", "true"],
+            stdin=subprocess.DEVNULL, capture_output=True, timeout=10, check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return probe.returncode == 0
+
+
+@attrs.frozen
+class Detected:
+    kind: Kind
+    # Why this one (or why none), for the start-up line and the trajectory header.
+    detail: str
+    abi: int = 0
+    bwrap: str = ""
+
+
+def detect(choice: str = "auto", *, probe: bool = True) -> Detected:
+    """Which sandbox this system offers (and ``choice`` allows).
+
+    ``probe=False`` takes an installed ``bwrap`` on trust (no process is started: seri's
+    start-up stays fast); ``Sandbox`` then tries it once before the first command and falls
+    back to Landlock (or none, said on stderr) if it cannot make its namespaces here.
+    """
+    if choice == "none":
+        return Detected("none", "turned off by SERI_SANDBOX=none")
+    bwrap = shutil.which("bwrap") or ""
+    if choice in ("auto", "bubblewrap") and bwrap and (not probe or _bwrap_works(bwrap)):
+        return Detected("bubblewrap", f"bubblewrap ({bwrap})", bwrap=bwrap)
+    abi = landlock_abi()
+    if choice in ("auto", "landlock") and abi:
+        return Detected("landlock", f"Landlock ABI {abi}", abi=abi)
+    missing = {
+        "bubblewrap": "bubblewrap is not installed or cannot make its namespaces here",
+        "landlock": "this kernel has no Landlock (Linux 5.13 or later)",
+    }.get(choice, "neither bubblewrap nor Landlock (Linux 5.13 or later) is available here")
+    return Detected("none", missing)
+
+
+class Sandbox:
+    """One seri run's sandbox: the backend, the plan's paths, the private temp directory."""
+
+    def __init__(
+        self,
+        detected: Detected,
+        project: Path,
+        protected: tuple[str, ...],
+        *,
+        choice: str = "auto",
+        verified: bool = False,
+    ) -> None:
+        self.detected = detected
+        self.project = Path(os.path.realpath(project))
+        self.protected = protected
+        self.choice = choice
+        self._verified = verified or detected.kind != "bubblewrap"
+        self._tmp: str | None = None
+
+    @property
+    def kind(self) -> Kind:
+        return self.detected.kind
+
+    def _private_tmp(self) -> str:
+        if self._tmp is None:
+            self._tmp = tempfile.mkdtemp(prefix="seri-tmp-")
+        return self._tmp
+
+    def plan(self) -> SandboxPlan:
+        existing = []
+        for path in (*self.protected, str(self.project / ".git")):
+            real = os.path.realpath(path)
+            if os.path.lexists(path) and os.path.exists(real):
+                existing.append(real)
+        return plan_sandbox(str(self.project), self._private_tmp(), existing)
+
+    def command(
+        self, command: str, cwd: Path, env: Mapping[str, str]
+    ) -> tuple[list[str], Callable[[], None] | None, dict[str, str]]:
+        """The argv, the pre-exec hook and the environment that run ``command`` confined."""
+        child_env = dict(env)
+        self._verify()
+        if self.kind == "none":
+            return ["bash", "-c", command], None, child_env
+        plan = self.plan()
+        if self.kind == "bubblewrap":
+            child_env.setdefault("XDG_CACHE_HOME", "/tmp/.cache")
+            argv = bubblewrap_arguments(plan, str(cwd), command, self.detected.bwrap)
+            return argv, None, child_env
+        child_env["TMPDIR"] = plan.private_tmp
+        child_env.setdefault("XDG_CACHE_HOME", os.path.join(plan.private_tmp, ".cache"))
+        return ["bash", "-c", command], _landlock_hook(plan, self.detected.abi), child_env
+
+    def _verify(self) -> None:
+        """Before the first command: bubblewrap, taken on trust at start, is tried once."""
+        if self._verified:
+            return
+        self._verified = True
+        if _bwrap_works(self.detected.bwrap):
+            return
+        fallback = detect("landlock" if self.choice == "auto" else "none")
+        if self.choice == "bubblewrap":
+            fallback = Detected("none", "bubblewrap cannot make its namespaces here")
+        import sys
+
+        under = fallback.detail if fallback.kind != "none" else "no OS sandbox"
+        print(
+            f"seri: warning: bubblewrap ({self.detected.bwrap}) cannot make its namespaces "
+            f"here; commands run under {under}",
+            file=sys.stderr,
+        )
+        self.detected = fallback
+
+    def close(self) -> None:
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+
+def _landlock_hook(plan: SandboxPlan, abi: int) -> Callable[[], None]:
+    """What the child runs between fork and exec: read-only mounts, then Landlock."""
+
+    _structures()  # made here, in the parent: the child only calls
+
+    def confine() -> None:
+        libc = _libc()
+        if plan.read_only:
+            _read_only_mounts(libc, plan.read_only)
+        _restrict(libc, plan, abi)
+
+    return confine
+
+
+def _check(result: int, what: str) -> None:
+    import ctypes
+
+    if result < 0:
+        number = ctypes.get_errno()
+        raise OSError(number, f"{what}: {os.strerror(number)}")
+
+
+def _read_only_mounts(libc: ctypes.CDLL, paths: tuple[str, ...]) -> None:
+    """Bind the protected paths read-only over themselves, in a mount namespace of the child's
+    own (a user namespace too when not privileged). Where none can be made, nothing changes:
+    Landlock still confines writes to the project, and the policy keeps bash from these."""
+    if libc.unshare(_CLONE_NEWNS) != 0:
+        uid, gid = os.getuid(), os.getgid()
+        if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS) != 0:
+            return
+        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
+                           ("gid_map", f"{gid} {gid} 1")):
+            with contextlib.suppress(OSError), open(f"/proc/self/{name}", "w") as f:
+                f.write(text)
+    _check(libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None), "mount --make-rprivate /")
+    for path in paths:
+        raw = path.encode()
+        _check(libc.mount(raw, raw, None, _MS_BIND | _MS_REC, None), f"bind {path}")
+        _check(
+            libc.mount(None, raw, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY, None),
+            f"read-only {path}",
+        )
+
+
+def _restrict(libc: ctypes.CDLL, plan: SandboxPlan, abi: int) -> None:
+    import ctypes
+
+    ruleset_attr, path_beneath_attr = _structures()
+    access = _write_access(abi)
+    device_access = _WRITE_FILE | (_TRUNCATE if abi >= 3 else 0)
+    attr = ruleset_attr(access)
+    ruleset = libc.syscall(_SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.sizeof(attr), 0)
+    _check(ruleset, "landlock_create_ruleset")
+    try:
+        for path, allowed in (
+            (plan.project, access),
+            (plan.private_tmp, access),
+            *((device, device_access) for device in _WRITABLE_DEVICES),
+        ):
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError as exc:
+                if exc.errno in (errno.ENOENT, errno.ENXIO, errno.EACCES):
+                    continue
+                raise
+            try:
+                rule = path_beneath_attr(allowed, fd)
+                _check(
+                    libc.syscall(_SYS_ADD_RULE, ruleset, _RULE_PATH_BENEATH, ctypes.byref(rule), 0),
+                    f"landlock_add_rule {path}",
+                )
+            finally:
+                os.close(fd)
+        _check(libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
+        _check(libc.syscall(_SYS_RESTRICT_SELF, ruleset, 0), "landlock_restrict_self")
+    finally:
+        os.close(ruleset)
