@@ -246,10 +246,14 @@ def test_R3_compact_during_a_turn(
         rounds = _race(seri_home, project, chat_env(fake), "R3", chat, compact, 0.06, tmp_path,
                        {"SERI_BASE_URL": summarizer.base_url})
     counts = _outcomes(rounds, "seri chat", "seri compact")
-    compacted = sum(r["children"][1]["status"] == 0 for r in rounds)
+    # Exit 0 is also "Not enough history to compact." (just after another compaction).
+    compacted = sum(
+        r["children"][1]["status"] == 0 and "Compacted session" in r["children"][1]["stderr"]
+        for r in rounds
+    )
     with database(seri_home) as conn:
         ledger = rows(conn, "SELECT count(*) FROM compactions WHERE session_id = ?", (session,))
     assert counts["refused"] > 0 and compacted > 0, (counts, compacted)
-    assert ledger[0][0] == compacted
+    assert ledger[0][0] >= compacted
     _all_whole(seri_home, session, fault_ledger, "R3")
     print(f"R3: {counts}, {compacted} compactions")
