@@ -1,0 +1,498 @@
+"""All of a session's MCP servers: started in the background, their tools named, calls routed.
+
+``start`` returns at once; each server connects on a thread of its own (spawn or reach it,
+settle the era, list its tools), so the servers come up while the person types. A chat asks
+``wait_ready(bound)`` before its first model call and goes on with whatever is ready by then;
+a slow server keeps starting and its tools appear once it is up (an ``McpEvent`` says so).
+
+``tools()`` is what goes into requests: every tool of every running server, named
+``mcp__<server>__<tool>``. ``call(name, arguments)`` routes a call to its server and always
+returns an ``McpCallOutcome``: a result, a tool error, or words saying why there is none.
+
+A server that stops (its process exits, its URL stops answering) is started again once, in the
+background; a call that was running when it stopped is reported, never repeated (it may have
+had effects). If it stops a second time its tools are gone for the session, with an event
+saying so. A server that says its tool list changed has it read again.
+
+Secrets: each stdio server starts with ``seri.pure.mcp_environment``'s environment (seri's
+own, credentials held back, plus its entry's ``env``). Messages the hub writes (statuses,
+events, failed calls) are passed through redaction, since they may quote a server's stderr.
+Tool *results* are returned as the server sent them, for the caller to cap, redact and record
+like any other tool result.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from seri import __version__
+from seri.io.mcp_session import PROBE_TIMEOUT_SECONDS, McpConnection, ToolList
+from seri.io.mcp_stdio import StdioTransport
+from seri.io.mcp_transport import DEFAULT_MAX_MESSAGE_BYTES, EXITED, Failure, Transport
+from seri.pure import mcp_results
+from seri.pure.jsonrpc import Notification
+from seri.pure.mcp_config import HTTP, McpServerConfig
+from seri.pure.mcp_environment import server_environment
+from seri.pure.mcp_names import name_tools
+from seri.pure.mcp_protocol import LEGACY, ServerInfo
+from seri.pure.mcp_results import McpCallOutcome
+from seri.pure.mcp_tools import McpTool
+from seri.pure.redaction import Redactor, secrets_from_environment
+
+STARTING = "starting"
+READY = "ready"
+RESTARTING = "restarting"
+FAILED = "failed"
+CLOSED = "closed"
+
+DEFAULT_STARTUP_SECONDS = 30.0
+DEFAULT_CALL_SECONDS = 120.0
+MAX_RESTARTS = 1
+
+
+@attrs.frozen
+class McpToolEntry:
+    """A tool as the model sees it (``name``) and where it lives."""
+
+    name: str
+    server: str
+    tool: McpTool
+
+
+@attrs.frozen
+class McpServerStatus:
+    """One server for ``seri mcp list`` and start-up notices."""
+
+    name: str
+    state: str
+    transport: str
+    source: str = ""
+    era: str = ""
+    version: str = ""
+    server_name: str = ""
+    server_version: str = ""
+    tools: int = 0
+    message: str = ""
+    startup_seconds: float | None = None
+    skipped: tuple[str, ...] = ()
+    withheld: tuple[str, ...] = ()
+    restarts: int = 0
+
+
+@attrs.frozen
+class McpEvent:
+    """Something about a server a person should hear of: ``ready`` (late), ``failed``,
+    ``restarting``, ``restarted``, ``gone``, ``tools_changed``."""
+
+    server: str
+    kind: str
+    message: str
+
+
+class _Server:
+    """A server's moving parts, guarded by ``lock``."""
+
+    def __init__(self, config: McpServerConfig) -> None:
+        self.config = config
+        self.lock = threading.Lock()
+        self.state = STARTING
+        self.connection: McpConnection | None = None
+        self.info: ServerInfo | None = None
+        self.tools: tuple[McpTool, ...] = ()
+        self.skipped: tuple[str, ...] = ()
+        self.message = ""
+        self.started_at = 0.0
+        self.startup_seconds: float | None = None
+        self.settled = threading.Event()
+        self.restarts = 0
+        self.generation = 0
+        self.withheld: tuple[str, ...] = ()
+        self.refreshing = False
+        self.stale = False
+
+
+class McpHub:
+    """The MCP servers of one session. Safe to use from several threads."""
+
+    def __init__(
+        self,
+        configs: Sequence[McpServerConfig],
+        *,
+        parent_env: Mapping[str, str],
+        project_dir: Path,
+        known_secrets: Iterable[str] = (),
+        client_version: str = __version__,
+        startup_timeout: float = DEFAULT_STARTUP_SECONDS,
+        call_timeout: float = DEFAULT_CALL_SECONDS,
+        probe_timeout: float = PROBE_TIMEOUT_SECONDS,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    ) -> None:
+        self._servers = [_Server(config) for config in configs]
+        self._parent_env = dict(parent_env)
+        self._project_dir = project_dir
+        self._secrets = tuple(known_secrets)
+        self._redactor = Redactor.of((*self._secrets, *secrets_from_environment(parent_env)))
+        self._client_version = client_version
+        self._startup_timeout = startup_timeout
+        self._call_timeout = call_timeout
+        self._probe_timeout = probe_timeout
+        self._max_message = max_message_bytes
+        self._events: deque[McpEvent] = deque()
+        self._events_lock = threading.Lock()
+        self._closing = False
+        self._started = False
+        self._waited = False
+
+    # --- life ---------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Begin connecting every server, each on its own thread; returns at once."""
+        if self._started:
+            return
+        self._started = True
+        for server in self._servers:
+            server.started_at = time.monotonic()
+            self._spawn(self._connect, server)
+
+    def wait_ready(self, timeout: float) -> tuple[McpServerStatus, ...]:
+        """Wait until every server is up or has failed, or ``timeout`` seconds; the statuses.
+
+        Servers still starting after that keep starting; a ``ready`` event announces each.
+        """
+        deadline = time.monotonic() + timeout
+        for server in self._servers:
+            server.settled.wait(max(deadline - time.monotonic(), 0))
+        self._waited = True
+        return self.statuses()
+
+    def close(self) -> None:
+        """Stop every server (stdin closed, then SIGTERM, then SIGKILL; HTTP sessions ended)."""
+        self._closing = True
+        connections = []
+        for server in self._servers:
+            with server.lock:
+                if server.connection is not None:
+                    connections.append(server.connection)
+                server.connection = None
+                server.state = CLOSED
+                server.tools = ()
+                server.settled.set()
+        threads = [self._spawn(connection.close) for connection in connections]
+        for thread in threads:
+            thread.join()
+
+    def __enter__(self) -> McpHub:
+        self.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    # --- what there is ------------------------------------------------------------------------
+
+    def statuses(self) -> tuple[McpServerStatus, ...]:
+        return tuple(self._status(server) for server in self._servers)
+
+    def tools(self) -> tuple[McpToolEntry, ...]:
+        """Every tool of every running server, with its exposed name, in configuration order."""
+        return self._entries()
+
+    def events(self) -> tuple[McpEvent, ...]:
+        """What happened since the last call (each event is returned once)."""
+        with self._events_lock:
+            drained = tuple(self._events)
+            self._events.clear()
+        return drained
+
+    # --- calls --------------------------------------------------------------------------------
+
+    def call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        *,
+        timeout: float | None = None,
+        cancel: threading.Event | None = None,
+        cap_chars: int | None = None,
+    ) -> McpCallOutcome:
+        """Run the tool the model calls ``name``; every ending is an outcome, none raises."""
+        entry = next((e for e in self._entries() if e.name == name), None)
+        if entry is None:
+            return mcp_results.failed(
+                mcp_results.UNAVAILABLE,
+                f"there is no MCP tool {name!r} now (its server may have stopped); "
+                "use another tool",
+            )
+        server = next(s for s in self._servers if s.config.name == entry.server)
+        limit = timeout or server.config.call_timeout or self._call_timeout
+        if server.state == RESTARTING:
+            server.settled.wait(min(limit, self._startup_timeout))
+        with server.lock:
+            connection, generation = server.connection, server.generation
+            tool = next((t for t in server.tools if t.name == entry.tool.name), None)
+            state, message = server.state, server.message
+        if connection is None or tool is None or state != READY:
+            why = f": {message}" if message else ""
+            return self._safe(
+                mcp_results.failed(
+                    mcp_results.UNAVAILABLE,
+                    f"MCP server {entry.server!r} is not running ({state}{why}); use another tool",
+                )
+            )
+        outcome = connection.call_tool(
+            tool, arguments, timeout=limit, cancel=cancel, cap_chars=cap_chars
+        )
+        if outcome.kind in (mcp_results.SERVER_EXITED, mcp_results.UNAVAILABLE):
+            note = self._lost(server, generation, outcome.text)
+            outcome = attrs.evolve(outcome, text=f"{outcome.text}. {note}")
+        if outcome.kind not in (mcp_results.OK, mcp_results.TOOL_ERROR):
+            outcome = self._safe(outcome)
+        return outcome
+
+    # --- connecting ---------------------------------------------------------------------------
+
+    def _connect(self, server: _Server) -> None:
+        """Bring ``server`` up (first start or restart) and settle it either way."""
+        config = server.config
+        deadline = time.monotonic() + self._startup_timeout
+        outcome = self._open(server, config.era, deadline)
+        if (
+            isinstance(outcome, Failure)
+            and outcome.kind == EXITED
+            and config.era == "auto"
+            and config.transport != HTTP
+            and time.monotonic() < deadline
+        ):
+            # Some handshake-era servers die on any request before initialize (the probe).
+            outcome = self._open(server, LEGACY, deadline)
+        if isinstance(outcome, Failure):
+            self._settle_failed(server, outcome.message)
+            return
+        connection, info, listed = outcome
+        late = self._waited and server.restarts == 0
+        with server.lock:
+            if self._closing:
+                connection.close()
+                return
+            server.connection, server.info = connection, info
+            server.tools, server.skipped = listed.tools, listed.skipped
+            server.state, server.message = READY, ""
+            server.generation += 1
+            if server.startup_seconds is None:
+                server.startup_seconds = time.monotonic() - server.started_at
+            server.settled.set()
+        if server.restarts:
+            self._event(server, "restarted", f"MCP server {config.name!r} is running again")
+        elif late:
+            self._event(
+                server,
+                "ready",
+                f"MCP server {config.name!r} is ready now, with {len(listed.tools)} tool(s)",
+            )
+
+    def _open(
+        self, server: _Server, era: str, deadline: float
+    ) -> tuple[McpConnection, ServerInfo, ToolList] | Failure:
+        connection = McpConnection(
+            self._transport(server),
+            server=server.config.name,
+            client_version=self._client_version,
+            era=era,
+            over_http=server.config.transport == HTTP,
+            probe_timeout=self._probe_timeout,
+        )
+        info = connection.open(deadline)
+        listed: ToolList | Failure = (
+            info
+            if isinstance(info, Failure)
+            else connection.list_tools(max(deadline - time.monotonic(), 0.01))
+        )
+        if isinstance(info, Failure) or isinstance(listed, Failure):
+            failure = info if isinstance(info, Failure) else listed
+            assert isinstance(failure, Failure)
+            detail = connection.transport.diagnostics()
+            connection.close()
+            message = failure.message
+            if detail and detail not in message:
+                message = f"{message}; {detail}"
+            return Failure(failure.kind, message)
+        return connection, info, listed
+
+    def _transport(self, server: _Server) -> Transport:
+        config = server.config
+
+        def notified(message: Notification) -> None:
+            self._notified(server, message)
+
+        if config.transport == HTTP:
+            from seri.io.mcp_http import HttpTransport  # httpx only when a server needs it
+
+            return HttpTransport(
+                config.url,
+                config.headers,
+                max_message_bytes=self._max_message,
+                on_notification=notified,
+            )
+        environment = server_environment(self._parent_env, config.env, self._secrets)
+        server.withheld = environment.withheld
+        cwd = Path(config.cwd) if config.cwd else self._project_dir
+        return StdioTransport(
+            config.command,
+            config.args,
+            env=environment.as_dict(),
+            cwd=cwd if cwd.is_absolute() else self._project_dir / cwd,
+            max_message_bytes=self._max_message,
+            on_notification=notified,
+            on_exit=lambda: self._exited(server),
+        )
+
+    def _settle_failed(self, server: _Server, message: str) -> None:
+        safe = self._redactor.text(message)
+        with server.lock:
+            if self._closing:
+                return
+            server.state, server.message, server.tools = FAILED, safe, ()
+            server.connection = None
+            server.settled.set()
+        verb = "could not be started again" if server.restarts else "could not be started"
+        self._event(server, "failed", f"MCP server {server.config.name!r} {verb}: {safe}")
+
+    # --- losing a server ----------------------------------------------------------------------
+
+    def _exited(self, server: _Server) -> None:
+        """The process behind ``server`` ended (called from its reader thread)."""
+        with server.lock:
+            connection, generation = server.connection, server.generation
+        if connection is not None:
+            self._lost(server, generation, connection.transport.diagnostics())
+
+    def _lost(self, server: _Server, generation: int, reason: str) -> str:
+        """``server`` stopped while at ``generation``: restart it once, or let it go.
+        Returns a sentence for the call that noticed."""
+        name = server.config.name
+        with server.lock:
+            if self._closing or server.generation != generation or server.state != READY:
+                if server.state in (RESTARTING, READY):
+                    return f"seri is starting MCP server {name!r} again"
+                return f"its tools are gone for this session ({server.message})"
+            old = server.connection
+            server.connection = None
+            if server.restarts >= MAX_RESTARTS:
+                server.state, server.tools = FAILED, ()
+                server.message = "it stopped again after its restart"
+                server.settled.set()
+                restart = False
+            else:
+                server.restarts += 1
+                server.state = RESTARTING
+                server.settled.clear()
+                restart = True
+        if old is not None:
+            self._spawn(old.close)
+        reason = self._redactor.text(reason)
+        if restart:
+            self._event(
+                server, "restarting", f"MCP server {name!r} stopped ({reason}); restarting it once"
+            )
+            self._spawn(self._connect, server)
+            return (
+                f"seri is starting MCP server {name!r} again; the call was not repeated, so "
+                "check whether it took effect before trying again"
+            )
+        self._event(
+            server,
+            "gone",
+            f"MCP server {name!r} stopped again ({reason}); its tools are gone for this session",
+        )
+        return f"MCP server {name!r} had already been restarted once, so its tools are gone"
+
+    # --- tool list changes --------------------------------------------------------------------
+
+    def _notified(self, server: _Server, message: Notification) -> None:
+        if message.method != "notifications/tools/list_changed":
+            return
+        with server.lock:
+            if server.state != READY:
+                return
+            server.stale = True
+            if server.refreshing:
+                return
+            server.refreshing = True
+        self._spawn(self._refresh, server)
+
+    def _refresh(self, server: _Server) -> None:
+        while True:
+            with server.lock:
+                connection = server.connection
+                if not server.stale or connection is None or self._closing:
+                    server.refreshing = False
+                    return
+                server.stale = False
+                before = tuple(tool.name for tool in server.tools)
+            listed = connection.list_tools(self._startup_timeout)
+            if isinstance(listed, Failure):
+                continue
+            with server.lock:
+                if server.connection is connection:
+                    server.tools, server.skipped = listed.tools, listed.skipped
+            after = tuple(tool.name for tool in listed.tools)
+            if after != before:
+                self._event(
+                    server,
+                    "tools_changed",
+                    f"MCP server {server.config.name!r} now offers {len(after)} tool(s)",
+                )
+
+    # --- helpers ------------------------------------------------------------------------------
+
+    def _entries(self) -> tuple[McpToolEntry, ...]:
+        pairs: list[tuple[str, McpTool]] = []
+        for server in self._servers:
+            with server.lock:
+                if server.state in (READY, RESTARTING):
+                    pairs.extend((server.config.name, tool) for tool in server.tools)
+        names = name_tools((server, tool.name) for server, tool in pairs)
+        return tuple(
+            McpToolEntry(name=named.exposed, server=server, tool=tool)
+            for named, (server, tool) in zip(names, pairs, strict=True)
+        )
+
+    def _status(self, server: _Server) -> McpServerStatus:
+        with server.lock:
+            info = server.info
+            return McpServerStatus(
+                name=server.config.name,
+                state=server.state,
+                transport=server.config.transport,
+                source=server.config.source,
+                era=info.era if info else "",
+                version=info.version if info else "",
+                server_name=info.name if info else "",
+                server_version=info.server_version if info else "",
+                tools=len(server.tools),
+                message=server.message,
+                startup_seconds=server.startup_seconds,
+                skipped=server.skipped,
+                withheld=server.withheld,
+                restarts=server.restarts,
+            )
+
+    def _event(self, server: _Server, kind: str, message: str) -> None:
+        with self._events_lock:
+            self._events.append(McpEvent(server.config.name, kind, self._redactor.text(message)))
+
+    def _safe(self, outcome: McpCallOutcome) -> McpCallOutcome:
+        return attrs.evolve(outcome, text=self._redactor.text(outcome.text))
+
+    @staticmethod
+    def _spawn(target: Any, *args: Any) -> threading.Thread:
+        thread = threading.Thread(target=target, args=args, name="mcp-hub", daemon=True)
+        thread.start()
+        return thread
