@@ -96,6 +96,11 @@ class HttpTransport:
         """The handshake's version, sent as ``MCP-Protocol-Version`` from now on."""
         self._version = version
 
+    @property
+    def session_id(self) -> str:
+        """The handshake-era session the server gave out ("" when none)."""
+        return self._session_id
+
     def forget_session(self) -> None:
         """The server no longer knows our session: the next ``initialize`` starts a new one."""
         with self._lock:
@@ -259,6 +264,8 @@ class HttpTransport:
         if isinstance(body, Failure):
             return body
         found = self._take_messages(body, request_id)
+        if sent_session and _session_refused(response.status_code, found):
+            return Failure(SESSION_EXPIRED, "the server no longer knows this session (HTTP 400)")
         if found is not None:
             if isinstance(found, ErrorResponse) and found.id is None:
                 return ErrorResponse(request_id, found.code, found.message, found.data)
@@ -345,6 +352,13 @@ class HttpTransport:
             f"the server sent a response over seri's limit of "
             f"{self._max_message // (1024 * 1024)} MiB, which was dropped",
         )
+
+
+def _session_refused(status: int, found: Response | ErrorResponse | None) -> bool:
+    """A 400 that says the session is unknown: what the TypeScript SDK's example servers send
+    (server-everything 2026.8.31: -32000 "Bad Request: No valid session ID provided") where
+    the spec says 404."""
+    return status == 400 and isinstance(found, ErrorResponse) and "session" in found.message.lower()
 
 
 def _status_message(response: httpx.Response, body: str) -> str:

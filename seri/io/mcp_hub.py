@@ -361,8 +361,11 @@ class McpHub:
             server.state, server.message, server.tools = FAILED, safe, ()
             server.connection = None
             server.settled.set()
-        verb = "could not be started again" if server.restarts else "could not be started"
-        self._event(server, "failed", f"MCP server {server.config.name!r} {verb}: {safe}")
+        # A failure before wait_ready() returned is in the statuses it returns; an event is for
+        # what happens later (a slow server that gives up, a restart that fails).
+        if self._waited or server.restarts:
+            verb = "could not be started again" if server.restarts else "could not be started"
+            self._event(server, "failed", f"MCP server {server.config.name!r} {verb}: {safe}")
 
     # --- losing a server ----------------------------------------------------------------------
 

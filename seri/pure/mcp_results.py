@@ -170,12 +170,20 @@ def _embedded(resource: Mapping[str, Any]) -> str:
 
 
 def _said_in_text(structured: object, result: Mapping[str, Any]) -> bool:
-    """Whether a text block already holds the structured content as JSON."""
+    """Whether a text block already holds the structured content: as JSON, or the one value
+    it wraps (the Python SDK sends ``{"result": value}``, server-filesystem ``{"content": text}``
+    beside the same text)."""
+    candidates = [structured]
+    if isinstance(structured, Mapping) and len(structured) == 1:
+        candidates.append(next(iter(structured.values())))
     for block in _blocks(result):
         if block.get("type") != "text":
             continue
+        text = _text(block.get("text"))
+        if text in candidates:
+            return True
         try:
-            if json.loads(_text(block.get("text"))) == structured:
+            if json.loads(text) in candidates:
                 return True
         except ValueError:
             continue
