@@ -287,15 +287,15 @@ class McpHub:
             server.generation += 1
             if server.startup_seconds is None:
                 server.startup_seconds = time.monotonic() - server.started_at
+            if server.restarts:
+                self._event(server, "restarted", f"MCP server {config.name!r} is running again")
+            elif late:
+                self._event(
+                    server,
+                    "ready",
+                    f"MCP server {config.name!r} is ready now, with {len(listed.tools)} tool(s)",
+                )
             server.settled.set()
-        if server.restarts:
-            self._event(server, "restarted", f"MCP server {config.name!r} is running again")
-        elif late:
-            self._event(
-                server,
-                "ready",
-                f"MCP server {config.name!r} is ready now, with {len(listed.tools)} tool(s)",
-            )
 
     def _open(
         self, server: _Server, era: str, deadline: float
@@ -350,7 +350,7 @@ class McpHub:
             cwd=cwd if cwd.is_absolute() else self._project_dir / cwd,
             max_message_bytes=self._max_message,
             on_notification=notified,
-            on_exit=lambda: self._exited(server),
+            on_exit=lambda transport: self._exited(server, transport),
         )
 
     def _settle_failed(self, server: _Server, message: str) -> None:
@@ -360,60 +360,63 @@ class McpHub:
                 return
             server.state, server.message, server.tools = FAILED, safe, ()
             server.connection = None
+            # A failure before wait_ready() returned is in the statuses it returns; an event is
+            # for what happens later (a slow server that gives up, a restart that fails).
+            if self._waited or server.restarts:
+                verb = "could not be started again" if server.restarts else "could not be started"
+                self._event(server, "failed", f"MCP server {server.config.name!r} {verb}: {safe}")
             server.settled.set()
-        # A failure before wait_ready() returned is in the statuses it returns; an event is for
-        # what happens later (a slow server that gives up, a restart that fails).
-        if self._waited or server.restarts:
-            verb = "could not be started again" if server.restarts else "could not be started"
-            self._event(server, "failed", f"MCP server {server.config.name!r} {verb}: {safe}")
 
     # --- losing a server ----------------------------------------------------------------------
 
-    def _exited(self, server: _Server) -> None:
-        """The process behind ``server`` ended (called from its reader thread)."""
+    def _exited(self, server: _Server, transport: Transport) -> None:
+        """The process behind ``transport`` ended (called from its reader thread). Only the
+        server's current connection counts: an old one's late news changes nothing."""
         with server.lock:
             connection, generation = server.connection, server.generation
-        if connection is not None:
-            self._lost(server, generation, connection.transport.diagnostics())
+        if connection is not None and connection.transport is transport:
+            self._lost(server, generation, transport.diagnostics())
 
     def _lost(self, server: _Server, generation: int, reason: str) -> str:
-        """``server`` stopped while at ``generation``: restart it once, or let it go.
+        """``server`` stopped while at ``generation``: restart it once, or let it go. Whoever
+        notices first (the reader thread, a failed call) acts; the rest only read the state.
+        The event is queued under the server's lock, so whoever sees the new state sees it.
         Returns a sentence for the call that noticed."""
         name = server.config.name
+        reason = self._redactor.text(reason)
+        old, restart = None, False
         with server.lock:
-            if self._closing or server.generation != generation or server.state != READY:
-                if server.state in (RESTARTING, READY):
-                    return f"seri is starting MCP server {name!r} again"
-                return f"its tools are gone for this session ({server.message})"
-            old = server.connection
-            server.connection = None
-            if server.restarts >= MAX_RESTARTS:
-                server.state, server.tools = FAILED, ()
-                server.message = "it stopped again after its restart"
-                server.settled.set()
-                restart = False
-            else:
-                server.restarts += 1
-                server.state = RESTARTING
-                server.settled.clear()
-                restart = True
+            if not self._closing and server.generation == generation and server.state == READY:
+                old, server.connection = server.connection, None
+                if server.restarts >= MAX_RESTARTS:
+                    server.state, server.tools = FAILED, ()
+                    server.message = "it stopped again after its restart"
+                    server.settled.set()
+                    self._event(
+                        server,
+                        "gone",
+                        f"MCP server {name!r} stopped again ({reason}); "
+                        "its tools are gone for this session",
+                    )
+                else:
+                    server.restarts += 1
+                    server.state, restart = RESTARTING, True
+                    server.settled.clear()
+                    self._event(
+                        server,
+                        "restarting",
+                        f"MCP server {name!r} stopped ({reason}); restarting it once",
+                    )
+            state = server.state
         if old is not None:
             self._spawn(old.close)
-        reason = self._redactor.text(reason)
         if restart:
-            self._event(
-                server, "restarting", f"MCP server {name!r} stopped ({reason}); restarting it once"
-            )
             self._spawn(self._connect, server)
+        if state in (RESTARTING, READY):
             return (
                 f"seri is starting MCP server {name!r} again; the call was not repeated, so "
                 "check whether it took effect before trying again"
             )
-        self._event(
-            server,
-            "gone",
-            f"MCP server {name!r} stopped again ({reason}); its tools are gone for this session",
-        )
         return f"MCP server {name!r} had already been restarted once, so its tools are gone"
 
     # --- tool list changes --------------------------------------------------------------------

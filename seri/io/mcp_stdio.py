@@ -69,7 +69,7 @@ class StdioTransport:
         cwd: Path | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         on_notification: NotificationSink | None = None,
-        on_exit: Callable[[], None] | None = None,
+        on_exit: Callable[[StdioTransport], None] | None = None,
     ) -> None:
         self._argv = [command, *args]
         self._env = dict(env)
@@ -304,7 +304,7 @@ class StdioTransport:
         self._exit_note = self._status_note()
         self._pending.fail_all(Failure(EXITED, self._exit_message()), final=True)
         if self._on_exit is not None:
-            self._on_exit()
+            self._on_exit(self)
 
     def _status_note(self) -> str:
         code = None if self._proc is None else self._proc.poll()

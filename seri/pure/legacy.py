@@ -269,9 +269,9 @@ def _output_text(output: Any) -> tuple[str, bool]:
     kind = output.get("type")
     if kind == "execution-denied":
         reason = output.get("reason")
-        return (f"{DENIED_RESULT}: {reason}" if isinstance(reason, str) and reason else (
-            DENIED_RESULT
-        )), True
+        return (
+            f"{DENIED_RESULT}: {reason}" if isinstance(reason, str) and reason else (DENIED_RESULT)
+        ), True
     value = output.get("value")
     is_error = kind in ("error-text", "error-json")
     if kind in ("text", "error-text", "json") and isinstance(value, str):

@@ -34,8 +34,7 @@ def needs_cache_markers(model: str) -> bool:
     """Whether ``model`` (an OpenRouter slug or a bare name) caches only at explicit markers."""
     name = model.lower()
     return (
-        name.startswith(("anthropic/", "google/gemini", "gemini-", "claude-"))
-        or "/claude" in name
+        name.startswith(("anthropic/", "google/gemini", "gemini-", "claude-")) or "/claude" in name
     )
 
 

@@ -453,9 +453,7 @@ _NUMBER_PATTERNS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     ),
     # xAI: "maximum prompt length is 131072 but the request contains 537812 tokens".
     (
-        re.compile(
-            r"maximum prompt length is (\d+) but the request contains (\d+)", re.IGNORECASE
-        ),
+        re.compile(r"maximum prompt length is (\d+) but the request contains (\d+)", re.IGNORECASE),
         ("limit", "text"),
     ),
     (
@@ -679,8 +677,10 @@ def _quota_message(
     ):
         return None
     said = provider_message(body)
-    what = "the account's quota is used up" if "insufficient_quota" in evidence.markers else (
-        "a daily request quota is used up"
+    what = (
+        "the account's quota is used up"
+        if "insufficient_quota" in evidence.markers
+        else ("a daily request quota is used up")
     )
     reset = rate_limit_reset(body, headers)
     when = ""
