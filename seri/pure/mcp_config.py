@@ -6,8 +6,9 @@ remote endpoint spoken to over streamable HTTP (``url``, ``headers``). The ``typ
 which; when it is absent, ``command`` means stdio and ``url`` means HTTP, as in Claude Code.
 The spellings other agents use for the same two transports are accepted too, so that a file
 copied from them needs no edit: ``local``/``remote`` (opencode), ``streamable-http`` and
-``streamableHttp`` (goose, the SDKs), ``httpUrl`` (gemini-cli), a ``command`` given as a list
-(opencode), ``disabled: true`` and ``enabled: false``.
+``streamableHttp`` (goose, the SDKs), ``transportType`` for ``type``, ``httpUrl`` (gemini-cli)
+and ``serverUrl`` (Windsurf) for ``url``, a ``command`` given as a list (opencode),
+``disabled: true`` and ``enabled: false``. Keys seri does not know (``description``) are ignored.
 
 ``${VAR}`` and ``${VAR:-default}`` are expanded in ``command``, ``args``, ``env`` values,
 ``url`` and ``headers`` values, from the environment seri runs in, exactly the two forms
@@ -209,10 +210,13 @@ def _parse_entry(name: str, entry: object, env: Mapping[str, str], source: str) 
     return config
 
 
+_URL_KEYS = ("url", "httpUrl", "serverUrl")
+
+
 def _transport(entry: Mapping[str, Any]) -> str:
-    kind = entry.get("type")
+    kind = entry.get("type", entry.get("transportType"))
     has_command = entry.get("command") not in (None, "", [])
-    has_url = bool(entry.get("url") or entry.get("httpUrl"))
+    has_url = any(entry.get(key) for key in _URL_KEYS)
     if kind is None:
         if has_command:
             return STDIO
@@ -259,7 +263,7 @@ def _command(entry: Mapping[str, Any], expand: _Expander) -> tuple[str, tuple[st
 
 
 def _url(entry: Mapping[str, Any], expand: _Expander) -> str:
-    raw = entry.get("url") or entry.get("httpUrl")
+    raw = next((entry[key] for key in _URL_KEYS if entry.get(key)), None)
     if not isinstance(raw, str):
         raise _EntryError('"url" must be a string')
     url = expand.one(raw.strip(), "url")
