@@ -11,7 +11,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # (the completion scripts). Debian packages, installed when missing (CI runs as root).
 TEST_PROGRAMS := tmux zsh fish
 
-.PHONY: install sandbox-tools demo test test-real check golden bench compaction-matrix races fuzz clean test-programs
+.PHONY: install sandbox-tools demo test test-real check golden bench compaction-matrix races fuzz clean test-programs mcp-servers bench-mcp
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -79,3 +79,13 @@ compaction-matrix: install
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+
+# The real MCP servers the tests talk to (tests/mcp/install.py), installed ahead of time;
+# `make test` installs them on first use anyway.
+mcp-servers: install
+	$(PY) -m tests.mcp.install
+
+# What the MCP client costs (imports, start-up, connecting to each real server):
+# bench-results/mcp.md.
+bench-mcp: install
+	$(PY) -m scripts.bench.mcp

@@ -21,7 +21,8 @@ import httpx
 
 from tests.mcp.install import Servers, install
 
-OUT = Path(__file__).resolve().parent.parent / "tests" / "mcp" / "captures" / "wire"
+REPO = Path(__file__).resolve().parent.parent
+OUT = REPO / "tests" / "mcp" / "captures" / "wire"
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {},
@@ -43,7 +44,8 @@ class Pipe:
     def ask(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         self.next_id += 1
         message = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
-        assert self.proc.stdin is not None and self.proc.stdout is not None
+        assert self.proc.stdin is not None
+        assert self.proc.stdout is not None
         self.proc.stdin.write(json.dumps(message).encode() + b"\n")
         self.proc.stdin.flush()
         while True:
@@ -102,16 +104,14 @@ def stdio_captures(servers: Servers) -> None:
     )
     save("everything-resources.json", [links, reference])
     everything.close()
-    with tempfile.TemporaryDirectory() as allowed:
-        allowed = os.path.realpath(allowed)
+    with tempfile.TemporaryDirectory() as scratch:
+        allowed = os.path.realpath(scratch)
         Path(allowed, "a.txt").write_text("hello from a file\n")
         fs = Pipe([str(servers.filesystem), allowed])
         fs.ask("initialize", INIT)
         fs.tell("notifications/initialized")
-        save(
-            "fs-structured.json",
-            fs.ask("tools/call", {"name": "read_text_file", "arguments": {"path": f"{allowed}/a.txt"}}),
-        )
+        read = {"name": "read_text_file", "arguments": {"path": f"{allowed}/a.txt"}}
+        save("fs-structured.json", fs.ask("tools/call", read))
         fs.close()
 
 
@@ -131,12 +131,15 @@ def http_captures(servers: Servers) -> None:
         body = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": META}}
         answer = httpx.post(url, headers=modern, json=body)
         save("everything-http-discover.json", {"status": answer.status_code, "body": answer.json()})
-        opened = httpx.post(
-            url, headers=headers, json={"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": INIT}
-        )
-        session = {**headers, "Mcp-Session-Id": opened.headers["mcp-session-id"],
-                   "MCP-Protocol-Version": "2025-11-25"}
-        httpx.post(url, headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+        hello = {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": INIT}
+        opened = httpx.post(url, headers=headers, json=hello)
+        session = {
+            **headers,
+            "Mcp-Session-Id": opened.headers["mcp-session-id"],
+            "MCP-Protocol-Version": "2025-11-25",
+        }
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        httpx.post(url, headers=session, json=initialized)
         call = {
             "jsonrpc": "2.0",
             "id": 3,
@@ -153,7 +156,7 @@ def http_captures(servers: Servers) -> None:
         proc.terminate()
         proc.wait(10)
     port = free_port()
-    sdk_server = Path(__file__).resolve().parent.parent / "tests" / "mcp" / "servers" / "sdk_http_server.py"
+    sdk_server = REPO / "tests" / "mcp" / "servers" / "sdk_http_server.py"
     proc = subprocess.Popen(
         [str(servers.python), str(sdk_server), str(port)],
         stdout=subprocess.DEVNULL,

@@ -10,7 +10,6 @@ apart, since a server or a tool may itself contain ``__``.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable
 
@@ -58,6 +57,8 @@ def name_tools(pairs: Iterable[tuple[str, str]]) -> tuple[ExposedName, ...]:
 
 
 def _hashed(plain: str, server: str, tool: str, taken: set[str]) -> str:
+    import hashlib  # only when a name is long or clashes: most sessions never need it
+
     seed = f"{server}\0{tool}"
     for attempt in range(1000):
         digest = hashlib.sha1(f"{seed}\0{attempt}".encode(), usedforsecurity=False).hexdigest()

@@ -71,7 +71,7 @@ def test_bare_dollar_and_shell_forms_stay_as_written(name: str, env: dict[str, s
         assert expand_variables(text, {**env, name: "VALUE"})[0] == text
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(section=st.dictionaries(st.text(max_size=6), JSON, max_size=5), env=ENVS)
 def test_any_json_becomes_servers_problems_or_disabled_and_never_raises(
     section: dict[str, Any], env: dict[str, str]

@@ -172,7 +172,7 @@ def test_real_results_render_as_text_with_placeholders() -> None:
     assert (same.text, same.structured) == ("hello from a file\n", False)
 
 
-@settings(max_examples=300)
+@settings(max_examples=150)
 @given(
     content=st.lists(
         st.one_of(
@@ -225,7 +225,7 @@ def test_input_required_is_an_error_the_model_can_read() -> None:
 SERVER_NAMES = st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=40)
 
 
-@settings(max_examples=300)
+@settings(max_examples=150)
 @given(pairs=st.lists(st.tuples(SERVER_NAMES, SERVER_NAMES), max_size=12))
 def test_names_are_valid_unique_and_stable(pairs: list[tuple[str, str]]) -> None:
     names = name_tools(pairs)

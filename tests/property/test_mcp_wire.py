@@ -56,7 +56,7 @@ def wire(name: str) -> Any:
 # --- framing ---------------------------------------------------------------------------------
 
 
-@settings(max_examples=300)
+@settings(max_examples=150)
 @given(request_id=IDS, method=TEXT, params=st.dictionaries(TEXT, JSON, max_size=4))
 def test_a_message_is_one_line_and_reads_back(
     request_id: int | str, method: str, params: dict[str, Any]
@@ -190,7 +190,7 @@ def test_modern_params_keep_everything_and_add_the_envelope(
             assert envelope[key] == value
 
 
-@settings(max_examples=300)
+@settings(max_examples=150)
 @given(value=st.text(st.characters(exclude_categories=["Cs"]), max_size=40))
 def test_header_values_are_safe_and_decode_back(value: str) -> None:
     encoded = encode_header_value(value)
