@@ -42,6 +42,7 @@ from seri.io.mcp_transport import (
     UNREACHABLE,
     UNREADABLE,
     Answer,
+    Call,
     Failure,
     NotificationSink,
     PendingRequests,
@@ -133,36 +134,28 @@ class HttpTransport:
 
     # --- requests -----------------------------------------------------------------------------
 
-    def request(
-        self,
-        method: str,
-        params: Mapping[str, Any] | None,
-        *,
-        timeout: float,
-        cancel: threading.Event | None = None,
-        headers: tuple[tuple[str, str], ...] = (),
-    ) -> Answer:
+    def request(self, call: Call) -> Answer:
         opened = self._pending.open()
         if isinstance(opened, Failure):
             return opened
         request_id, slot = opened
-        deadline = time.monotonic() + timeout
-        body = jsonrpc.request(request_id, method, params)
+        deadline = time.monotonic() + call.timeout
+        body = jsonrpc.request(request_id, call.method, call.params)
         worker = threading.Thread(
             target=self._exchange,
-            args=(body, request_id, headers, deadline),
+            args=(body, request_id, call.headers, deadline),
             name="mcp-http",
             daemon=True,
         )
         worker.start()
-        answer = wait_for(slot, deadline, cancel)
+        answer = wait_for(slot, deadline, call.cancel)
         if not isinstance(answer, str):
             return answer
         self._pending.drop(request_id)
         self._abandon(request_id, reason="timed out" if answer == TIMEOUT else "cancelled")
         if answer == TIMEOUT:
-            return Failure(TIMEOUT, f"no answer to {method} within {timeout:g} s")
-        return Failure(CANCELLED, f"{method} was cancelled")
+            return Failure(TIMEOUT, f"no answer to {call.method} within {call.timeout:g} s")
+        return Failure(CANCELLED, f"{call.method} was cancelled")
 
     def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
         self._side_post(jsonrpc.notification(method, params))

@@ -27,6 +27,7 @@ from seri.io.mcp_transport import (
     UNREACHABLE,
     UNREADABLE,
     Answer,
+    Call,
     Failure,
     Transport,
 )
@@ -153,7 +154,7 @@ class McpConnection:
     def _handshake(self, deadline: float, *, retried: bool) -> ServerInfo | Retry | Failure:
         remaining = max(deadline - time.monotonic(), 0.01)
         answer = self.transport.request(
-            "initialize", initialize_params(self._client_version), timeout=remaining
+            Call("initialize", initialize_params(self._client_version), remaining)
         )
         if isinstance(answer, Failure):
             return answer
@@ -186,9 +187,7 @@ class McpConnection:
             headers = modern_headers(method, params or {}, version)
             if tool is not None:
                 headers += header_values(tool.header_parameters, _arguments(params))
-        return self.transport.request(
-            method, params, timeout=timeout, cancel=cancel, headers=headers
-        )
+        return self.transport.request(Call(method, params, timeout, cancel, headers))
 
     def request(
         self,

@@ -36,6 +36,7 @@ from seri.io.mcp_transport import (
     OVERSIZED,
     TIMEOUT,
     Answer,
+    Call,
     Failure,
     NotificationSink,
     PendingRequests,
@@ -168,32 +169,24 @@ class StdioTransport:
 
     # --- messages -----------------------------------------------------------------------------
 
-    def request(
-        self,
-        method: str,
-        params: Mapping[str, Any] | None,
-        *,
-        timeout: float,
-        cancel: threading.Event | None = None,
-        headers: tuple[tuple[str, str], ...] = (),
-    ) -> Answer:
+    def request(self, call: Call) -> Answer:
         opened = self._pending.open()
         if isinstance(opened, Failure):
             return opened
         request_id, slot = opened
-        failure = self._write(jsonrpc.request(request_id, method, params))
+        failure = self._write(jsonrpc.request(request_id, call.method, call.params))
         if failure is not None:
             self._pending.drop(request_id)
             return failure
-        answer = wait_for(slot, time.monotonic() + timeout, cancel)
+        answer = wait_for(slot, time.monotonic() + call.timeout, call.cancel)
         if isinstance(answer, str):
             self._pending.drop(request_id)
             timed_out = answer == TIMEOUT
             reason = "timed out" if timed_out else "cancelled"
             self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
             if timed_out:
-                return Failure(TIMEOUT, f"no answer to {method} within {timeout:g} s")
-            return Failure(CANCELLED, f"{method} was cancelled")
+                return Failure(TIMEOUT, f"no answer to {call.method} within {call.timeout:g} s")
+            return Failure(CANCELLED, f"{call.method} was cancelled")
         return answer
 
     def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:

@@ -39,6 +39,18 @@ DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
 
 @attrs.frozen
+class Call:
+    """One request to send: its method and params, how long to wait for the answer, the
+    caller's cancel flag, and extra HTTP headers (stateless era; stdio ignores them)."""
+
+    method: str
+    params: Mapping[str, Any] | None
+    timeout: float
+    cancel: threading.Event | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+@attrs.frozen
 class Failure:
     """No response came. ``kind`` is one of the constants above; ``message`` is for people."""
 
@@ -55,15 +67,7 @@ class Transport(Protocol):
 
     def start(self) -> Failure | None: ...
 
-    def request(
-        self,
-        method: str,
-        params: Mapping[str, Any] | None,
-        *,
-        timeout: float,
-        cancel: threading.Event | None = None,
-        headers: tuple[tuple[str, str], ...] = (),
-    ) -> Answer: ...
+    def request(self, call: Call) -> Answer: ...
 
     def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None: ...
 

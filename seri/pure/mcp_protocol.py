@@ -121,15 +121,7 @@ def read_initialize(result: Mapping[str, Any]) -> ServerInfo | Incompatible:
             f"the server answered initialize with protocol version {version!r}; seri speaks "
             f"{', '.join(HANDSHAKE_VERSIONS + MODERN_VERSIONS)}"
         )
-    info = _mapping(result.get("serverInfo"))
-    return ServerInfo(
-        era=LEGACY,
-        version=version,
-        name=_text(info.get("name")),
-        server_version=_text(info.get("version")),
-        instructions=_text(result.get("instructions")),
-        capabilities=_mapping(result.get("capabilities")),
-    )
+    return _server_info(LEGACY, version, _mapping(result.get("serverInfo")), result)
 
 
 def read_discover(answer: Response | ErrorResponse | None, asked: str) -> Verdict:
@@ -152,8 +144,16 @@ def read_discover(answer: Response | ErrorResponse | None, asked: str) -> Verdic
             return _no_mutual(supported)
         return Retry(mutual[-1])
     info = _mapping(_mapping(result.get("_meta")).get(META_SERVER))
+    return _server_info(MODERN, version, info, result)
+
+
+def _server_info(
+    era: str, version: str, info: Mapping[str, Any], result: Mapping[str, Any]
+) -> ServerInfo:
+    """The server's self-description: ``info`` is ``serverInfo`` (handshake) or the
+    ``_meta`` entry of the same name (stateless)."""
     return ServerInfo(
-        era=MODERN,
+        era=era,
         version=version,
         name=_text(info.get("name")),
         server_version=_text(info.get("version")),

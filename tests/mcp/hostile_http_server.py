@@ -8,7 +8,7 @@ server with one tool, ``echo``, answering with plain JSON bodies and no session 
 - ``huge``: ``echo`` answers with a body of 3 MiB;
 - ``asks-client``: ``tools/call`` answers with an event stream that first carries a ``ping``
   request from the server, then the response; the client's answer arrives as a POST of its
-  own, appended to RECORD;
+  own. Every POST is appended to RECORD with its ``X-Token`` and ``MCP-Protocol-Version``;
 - ``no-answer-stream``: ``tools/call`` opens an event stream and closes it without a response.
 """
 
@@ -39,7 +39,12 @@ class Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         if RECORD:
             with open(RECORD, "a", encoding="utf-8") as handle:
-                handle.write(json.dumps(body) + "\n")
+                seen = {
+                    "body": body,
+                    "token": self.headers.get("X-Token"),
+                    "version": self.headers.get("MCP-Protocol-Version"),
+                }
+                handle.write(json.dumps(seen) + "\n")
         if MODE == "unauthorized":
             self.reply(401, b"", extra={"WWW-Authenticate": 'Bearer realm="mcp"'})
             return

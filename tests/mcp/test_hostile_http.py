@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -44,23 +45,22 @@ def serve(tmp_path: Path) -> Iterator[Serve]:
         proc.wait()
 
 
-def hub_for(url: str, tmp_path: Path, **options: object) -> McpHub:
+@contextmanager
+def hub_for(url: str, tmp_path: Path, **options: object) -> Iterator[McpHub]:
+    """A started hub with the one endpoint, closed afterwards."""
     hub = McpHub(
         configs({"h": {"type": "http", "url": url, "headers": {"X-Token": "tok-123456789"}}}),
         parent_env=parent_environment(),
         project_dir=tmp_path,
         **options,  # type: ignore[arg-type]
     )
-    hub.start()
-    return hub
+    with hub:
+        yield hub
 
 
 def test_a_401_says_how_to_give_a_token(serve: Serve, tmp_path: Path) -> None:
-    hub = hub_for(serve("unauthorized"), tmp_path)
-    try:
+    with hub_for(serve("unauthorized"), tmp_path) as hub:
         status = hub.wait_ready(10)[0]
-    finally:
-        hub.close()
     assert status.state == "failed"
     assert "wants authorization (HTTP 401)" in status.message
     assert '"headers"' in status.message
@@ -71,61 +71,51 @@ def test_an_endpoint_that_never_answers_fails_within_the_bound(
     serve: Serve, tmp_path: Path
 ) -> None:
     started = time.monotonic()
-    hub = hub_for(serve("silent"), tmp_path, startup_timeout=1.5, probe_timeout=0.3)
-    try:
+    with hub_for(serve("silent"), tmp_path, startup_timeout=1.5, probe_timeout=0.3) as hub:
         status = hub.wait_ready(10)[0]
-    finally:
-        hub.close()
     assert time.monotonic() - started < 5
     assert status.state == "failed"
     assert "within" in status.message
 
 
 def test_plain_json_answers_without_a_session_work(serve: Serve, tmp_path: Path) -> None:
-    hub = hub_for(serve("plain"), tmp_path)
-    try:
+    with hub_for(serve("plain"), tmp_path) as hub:
         status = hub.wait_ready(10)[0]
         assert (status.state, status.era, status.version) == ("ready", "legacy", "2025-06-18")
         assert hub.call("mcp__h__echo", {"text": "json body"}).text == "json body"
-    finally:
-        hub.close()
 
 
 def test_a_body_over_the_limit_is_refused(serve: Serve, tmp_path: Path) -> None:
-    hub = hub_for(serve("huge"), tmp_path, max_message_bytes=1024 * 1024)
-    try:
+    with hub_for(serve("huge"), tmp_path, max_message_bytes=1024 * 1024) as hub:
         hub.wait_ready(10)
         outcome = hub.call("mcp__h__echo", {"text": "x"})
-    finally:
-        hub.close()
     assert outcome.kind == "protocol"
     assert "limit of 1 MiB" in outcome.text
 
 
 def test_a_request_from_the_server_on_the_stream_is_answered(serve: Serve, tmp_path: Path) -> None:
     record = tmp_path / "received.jsonl"
-    hub = hub_for(serve("asks-client", record), tmp_path)
-    try:
+    with hub_for(serve("asks-client", record), tmp_path) as hub:
         hub.wait_ready(10)
         assert hub.call("mcp__h__echo", {"text": "after ping"}).text == "after ping"
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
-            replies = [json.loads(line) for line in record.read_text().splitlines()]
-            if any(r.get("id") == "srv-1" for r in replies):
+            seen = [json.loads(line) for line in record.read_text().splitlines()]
+            if any(s["body"].get("id") == "srv-1" for s in seen):
                 break
             time.sleep(0.02)
-    finally:
-        hub.close()
-    (reply,) = [r for r in replies if r.get("id") == "srv-1"]
-    assert reply == {"jsonrpc": "2.0", "id": "srv-1", "result": {}}
+    (reply,) = [s for s in seen if s["body"].get("id") == "srv-1"]
+    assert reply["body"] == {"jsonrpc": "2.0", "id": "srv-1", "result": {}}
+    # The entry's header went with every POST; the negotiated version with all after the
+    # handshake (the probe and initialize itself carry none or the modern one).
+    assert {s["token"] for s in seen} == {"tok-123456789"}
+    after = [s for s in seen if s["body"].get("method") not in ("server/discover", "initialize")]
+    assert {s["version"] for s in after} == {"2025-06-18"}
 
 
 def test_a_stream_that_ends_without_an_answer_is_an_outcome(serve: Serve, tmp_path: Path) -> None:
-    hub = hub_for(serve("no-answer-stream"), tmp_path)
-    try:
+    with hub_for(serve("no-answer-stream"), tmp_path) as hub:
         hub.wait_ready(10)
         outcome = hub.call("mcp__h__echo", {"text": "x"})
-    finally:
-        hub.close()
     assert outcome.kind == "protocol"
     assert "ended its event stream without answering" in outcome.text

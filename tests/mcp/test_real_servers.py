@@ -17,6 +17,7 @@ from seri.io.mcp_http import HttpTransport
 from seri.io.mcp_hub import McpHub
 from seri.io.mcp_session import McpConnection
 from seri.io.mcp_stdio import StdioTransport
+from seri.io.mcp_transport import Call
 from seri.pure import mcp_results
 from seri.pure.jsonrpc import ErrorResponse, Response
 from seri.pure.mcp_names import VALID_NAME
@@ -219,10 +220,12 @@ def test_parameters_marked_x_mcp_header_are_mirrored_as_the_sdk_checks(
     transport.start()
     try:
         answer = transport.request(
-            "tools/call",
-            params,
-            timeout=10,
-            headers=modern_headers("tools/call", params, LATEST_MODERN),
+            Call(
+                "tools/call",
+                params,
+                10,
+                headers=modern_headers("tools/call", params, LATEST_MODERN),
+            )
         )
     finally:
         transport.close()

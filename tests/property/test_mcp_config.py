@@ -18,6 +18,7 @@ from seri.pure.mcp_config import (
     parse_servers,
     servers_from_document,
 )
+from tests.property.mcp_strategies import JSON
 
 NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True)
 # Text that holds no "${": nothing in it is a reference.
@@ -25,13 +26,6 @@ PLAIN = st.text(st.characters(exclude_categories=["Cs"]), max_size=30).filter(
     lambda t: "${" not in t
 )
 ENVS = st.dictionaries(NAMES, st.text(st.characters(exclude_categories=["Cs"]), max_size=12))
-JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=10),
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=20,
-)
 
 
 @given(text=PLAIN, env=ENVS)

@@ -21,14 +21,9 @@ from seri.pure.mcp_names import MAX_NAME_LENGTH, VALID_NAME, name_tools, server_
 from seri.pure.mcp_results import render_result
 from seri.pure.mcp_tools import HeaderParameter, header_parameters, header_values, read_tools_page
 from seri.pure.redaction import Redactor
+from tests.property.mcp_strategies import JSON, TEXT
 
 WIRE = Path(__file__).resolve().parents[1] / "mcp" / "captures" / "wire"
-TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=30)
-JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | TEXT,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
-    max_leaves=15,
-)
 
 
 def wire(name: str) -> Any:

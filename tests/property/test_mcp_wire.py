@@ -38,14 +38,9 @@ from seri.pure.mcp_protocol import (
     result_type,
 )
 from seri.pure.sse import SSEEvent, SSEParser
+from tests.property.mcp_strategies import JSON, TEXT
 
 WIRE = Path(__file__).resolve().parents[1] / "mcp" / "captures" / "wire"
-TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=40)
-JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | TEXT,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
-    max_leaves=25,
-)
 IDS = st.integers(min_value=-(2**53), max_value=2**53) | TEXT
 
 
