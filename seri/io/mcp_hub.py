@@ -166,6 +166,7 @@ class McpHub:
 
         Servers still starting after that keep starting; a ``ready`` event announces each.
         """
+        self.start()
         deadline = time.monotonic() + timeout
         for server in self._servers:
             server.settled.wait(max(deadline - time.monotonic(), 0))

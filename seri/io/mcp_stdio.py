@@ -92,6 +92,9 @@ class StdioTransport:
     # --- life ---------------------------------------------------------------------------------
 
     def start(self) -> Failure | None:
+        if self._cwd is not None and not self._cwd.is_dir():
+            # Popen would blame the program for a missing working directory.
+            return self._refuse(f"cannot start {self._argv[0]!r}: its cwd {self._cwd} is missing")
         try:
             self._proc = subprocess.Popen(
                 self._argv,
@@ -104,7 +107,11 @@ class StdioTransport:
                 close_fds=True,
                 bufsize=0,
             )
-        except FileNotFoundError:
+        except FileNotFoundError as exc:
+            if self._cwd is not None and exc.filename == str(self._cwd):
+                return self._refuse(
+                    f"cannot start {self._argv[0]!r}: its cwd {self._cwd} is missing"
+                )
             return self._refuse(f"cannot start {self._argv[0]!r}: no such program (is it on PATH?)")
         except PermissionError:
             return self._refuse(f"cannot start {self._argv[0]!r}: permission denied")

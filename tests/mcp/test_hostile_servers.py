@@ -98,11 +98,12 @@ def test_a_server_that_never_answers_fails_within_the_bound(open_hub: OpenHub) -
     [
         (hostile("exit-at-start"), ("exited with status 2", "cannot open the database")),
         ({"command": "/nonexistent/seri-mcp-server"}, ("no such program",)),
+        ({**hostile("normal"), "cwd": "no/such/dir"}, ("no/such/dir is missing",)),
         # A stateless server that knows only a version from the future: both lists shown.
         (hostile("future-only"), ("2027-01-01", "2026-07-28")),
         ({**hostile("normal"), "protocol": "modern"}, ('remove "protocol": "modern"',)),
     ],
-    ids=["exits-at-start", "missing-program", "future-only", "forced-modern"],
+    ids=["exits-at-start", "missing-program", "missing-cwd", "future-only", "forced-modern"],
 )
 def test_a_server_that_cannot_start_says_why(
     open_hub: OpenHub, entry: dict[str, object], words: tuple[str, ...]
