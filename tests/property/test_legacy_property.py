@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from seri.io import conversations
 from seri.io.legacy_import import import_legacy
 from seri.io.store import Store, open_store
-from seri.pure.legacy import LOST_RESULT, LegacyFileError, parse_legacy_file
-from seri.pure.records import Message, ToolCall
+from seri.pure.legacy import LOST_RESULT, RECAP_PREFIX, LegacyFileError, parse_legacy_file
+from seri.pure.records import Message, MessageKind, ToolCall
 from tests.legacy_support import SYSTEM, assert_paired, header, system_line, user_line
 
 NAME = "gen.jsonl"
@@ -100,8 +100,10 @@ def _expected(turn: Turn) -> list[Message]:
     calls = tuple(
         ToolCall(cid, name, json.dumps(args, ensure_ascii=False)) for cid, name, args in turn.calls
     )
+    # The older release stored its compaction recaps as user messages with this prefix.
+    prompt_kind: MessageKind = "recap" if turn.prompt.startswith(RECAP_PREFIX) else ""
     messages = [
-        Message(role="user", text=turn.prompt),
+        Message(role="user", text=turn.prompt, kind=prompt_kind),
         Message(role="assistant", text=turn.reply, reasoning=turn.reasoning, tool_calls=calls),
     ]
     for i in turn.order:
