@@ -39,6 +39,7 @@ demo: install
 
 check: install
 	$(VENV)/bin/ruff check seri tests scripts
+	$(VENV)/bin/ruff format --check seri tests scripts
 	$(VENV)/bin/mypy
 
 test-programs:

@@ -43,8 +43,13 @@ printf '%s\\n' "${{COMPREPLY[@]}}"
 """
     bash = require_program("bash")
     done = subprocess.run(
-        [bash, "--norc", "-c", program], capture_output=True, text=True, env=env, cwd=cwd,
-        check=True, timeout=30,
+        [bash, "--norc", "-c", program],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        check=True,
+        timeout=30,
     )
     return done.stdout.split()
 
@@ -63,7 +68,11 @@ def test_bash_completes_commands_words_options_and_session_ids(
     assert _bash_complete("seri sessions show a1", script, env, project) == [session]
     assert _bash_complete("seri compact --session ", script, env, project) == [session]
     assert _bash_complete("seri trajectory ", script, env, project)[:5] == [
-        "export", "off", "on", "status", "prune",
+        "export",
+        "off",
+        "on",
+        "status",
+        "prune",
     ]
 
 
@@ -79,7 +88,12 @@ def test_fish_completes_commands_words_options_and_session_ids(
     def complete(line: str) -> list[str]:
         done = subprocess.run(
             [fish, "--no-config", "-c", f"source {script}; complete -C '{line}'"],
-            capture_output=True, text=True, env=env, cwd=project, check=True, timeout=30,
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=project,
+            check=True,
+            timeout=30,
         )
         return [row.split("\t")[0] for row in done.stdout.splitlines()]
 
@@ -99,8 +113,12 @@ def test_zsh_loads_the_script_and_registers_it(run_seri: RunSeri, seri_home: Pat
     program += "print -r -- ${_comps[seri]}; whence -w _seri"
     seri_home.mkdir(parents=True, exist_ok=True)
     done = subprocess.run(
-        [zsh, "-f", "-c", program], capture_output=True, text=True, check=False,
-        env={**_env(seri_home), "HOME": str(seri_home)}, timeout=30,
+        [zsh, "-f", "-c", program],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**_env(seri_home), "HOME": str(seri_home)},
+        timeout=30,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:2] == ["_seri", "_seri: function"]

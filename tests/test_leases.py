@@ -17,8 +17,9 @@ from seri.pure.leases import Holder
 
 def _session(home: Path) -> str:
     store = open_store(home)
-    conversations.create_session(store, session_id="s1", project="/p", now=1.0, model="m",
-                                 system_prompt="", prompt_hashes={})
+    conversations.create_session(
+        store, session_id="s1", project="/p", now=1.0, model="m", system_prompt="", prompt_hashes={}
+    )
     store.close()
     return "s1"
 
@@ -33,15 +34,20 @@ def test_a_lease_is_exclusive_and_given_back(tmp_path: Path) -> None:
         leases.take(store, "s1", other)
     mine.close()
     assert leases.take(store, "s1", other) is None
-    assert leases.holder_of(store, "s1") == Holder(other.pid, other.host, other.started, "x",
-                                                   other.since)
+    assert leases.holder_of(store, "s1") == Holder(
+        other.pid, other.host, other.started, "x", other.since
+    )
 
 
 def test_the_lease_of_a_dead_process_is_taken_over(tmp_path: Path) -> None:
     _session(tmp_path)
     store = open_store(tmp_path)
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     gone = Holder(int(dead.stdout), socket.gethostname(), "boot:1", "seri chat", 1.0)
     leases.take(store, "s1", gone)
     stale = leases.take(store, "s1", leases.this_process("seri chat"))
@@ -83,11 +89,13 @@ def test_an_append_from_a_stale_view_is_refused_whole(tmp_path: Path) -> None:
     _session(tmp_path)
     a, b = open_store(tmp_path), open_store(tmp_path)
     seen = conversations.load_state(a, "s1").revision
-    conversations.append_messages(b, "s1", [Message(role="user", text="b's turn")], 2.0,
-                                  revision=seen)
+    conversations.append_messages(
+        b, "s1", [Message(role="user", text="b's turn")], 2.0, revision=seen
+    )
     with pytest.raises(SessionChanged, match="changed by another process"):
-        conversations.append_messages(a, "s1", [Message(role="user", text="a's turn")], 3.0,
-                                      revision=seen)
+        conversations.append_messages(
+            a, "s1", [Message(role="user", text="a's turn")], 3.0, revision=seen
+        )
     assert [m.text for m in conversations.load_messages(a, "s1")] == ["b's turn"]
 
 
@@ -106,11 +114,19 @@ def test_clear_gives_the_old_session_back_and_fork_says_where_it_came_from(
     home, project = tmp_path / "profile", tmp_path / "project"
     project.mkdir()
     env_extra = {"OPENROUTER_API_KEY": "sk-or-v1-" + "ab" * 32}
-    with FakeModel([{"text": "first answer"}, {"text": "other"}, {"text": "forked"},
-                    {"text": "second answer"}]) as fake:
+    with FakeModel(
+        [{"text": "first answer"}, {"text": "other"}, {"text": "forked"}, {"text": "second answer"}]
+    ) as fake:
         env = seri_env(home, {**env_extra, "SERI_BASE_URL": fake.base_url})
-        live = subprocess.Popen([SERI, "chat"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env=env, cwd=project)
+        live = subprocess.Popen(
+            [SERI, "chat"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=project,
+        )
         assert live.stdin is not None and live.stdout is not None
         live.stdin.write("first\n")
         live.stdin.flush()
@@ -120,9 +136,15 @@ def test_clear_gives_the_old_session_back_and_fork_says_where_it_came_from(
         store.close()
 
         def resume(*extra: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run([SERI, "chat", "--resume", old, *extra, "-p", "hi"],
-                                  capture_output=True, text=True, env=env, cwd=project,
-                                  timeout=60, check=False)
+            return subprocess.run(
+                [SERI, "chat", "--resume", old, *extra, "-p", "hi"],
+                capture_output=True,
+                text=True,
+                env=env,
+                cwd=project,
+                timeout=60,
+                check=False,
+            )
 
         busy = resume()
         assert busy.returncode == 1 and f"pid {live.pid}" in busy.stderr, busy.stderr
@@ -148,7 +170,14 @@ def test_clear_gives_the_old_session_back_and_fork_says_where_it_came_from(
     store.close()
     assert sorted(shown) == ["", old]  # the chat's new session, and the fork
     copy = next(s.id for s, src in zip(copies, shown, strict=True) if src)
-    head = json.loads(subprocess.run([SERI, "sessions", "show", copy, "--json"],
-                                     capture_output=True, text=True, env=env, cwd=project,
-                                     check=True).stdout.splitlines()[0])
+    head = json.loads(
+        subprocess.run(
+            [SERI, "sessions", "show", copy, "--json"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=project,
+            check=True,
+        ).stdout.splitlines()[0]
+    )
     assert head["forked_from"] == old

@@ -175,8 +175,12 @@ def test_a_denied_segment_denies_the_whole_command(command: str) -> None:
 
 def test_git_global_options_do_not_hide_the_subcommand() -> None:
     p = policy(allow=["bash(git *)"], ask=["bash(git push*)"])
-    for command in ["git -C . push", "git -c user.name=x push origin", "git --no-pager push",
-                    "/usr/bin/git -C sub push"]:
+    for command in [
+        "git -C . push",
+        "git -c user.name=x push origin",
+        "git --no-pager push",
+        "/usr/bin/git -C sub push",
+    ]:
         assert bash(p, command).action == "ask", command
     assert bash(p, "git -C . status").action == "allow"
 
@@ -192,8 +196,10 @@ def test_allow_rules_match_the_command_as_written() -> None:
 
 
 def test_wrappers_are_seen_by_deny_rules_and_block_allow_rules() -> None:
-    p = policy(allow=["bash(ls *)", "bash(git log*)", "bash(npm test*)"],
-               deny=["bash(sudo *)", "bash(env*)"])
+    p = policy(
+        allow=["bash(ls *)", "bash(git log*)", "bash(npm test*)"],
+        deny=["bash(sudo *)", "bash(env*)"],
+    )
     assert bash(p, "sudo rm x").action == "deny"
     assert "sudo rm x" in bash(p, "sudo rm x").reason
     assert bash(p, "/usr/bin/sudo ls").action == "deny"
@@ -264,16 +270,23 @@ def test_protected_files_are_never_written(tool: str, path: str) -> None:
 
 def test_protection_sees_the_path_as_given_and_as_resolved() -> None:
     # .git is a symlink to gitdir: the resolved path alone would not show it.
-    decision = decide(policy(allow=["*"]), "write_file", {"path": ".git/hooks/x", "content": ""},
-                      project_relative_path="gitdir/hooks/x")
+    decision = decide(
+        policy(allow=["*"]),
+        "write_file",
+        {"path": ".git/hooks/x", "content": ""},
+        project_relative_path="gitdir/hooks/x",
+    )
     assert decision.action == "deny"
 
 
 def test_the_profile_dir_inside_the_project_is_protected() -> None:
     p = policy(allow=["*"])
     decision = decide(
-        p, "write_file", {"path": ".seri-home/config.json", "content": "{}"},
-        project=PROJECT, protected=(f"{PROJECT}/.seri-home",),
+        p,
+        "write_file",
+        {"path": ".seri-home/config.json", "content": "{}"},
+        project=PROJECT,
+        protected=(f"{PROJECT}/.seri-home",),
     )
     assert decision.action == "deny"
 

@@ -524,8 +524,13 @@ def test_any_rate_limit_reset_stamp_is_survived(stamp: str, message: str) -> Non
     calendar (1e20 ms, 1e308, 400 digits) or nonsense is not believed, never a crash."""
     headers = {"X-RateLimit-Limit": "50", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": stamp}
     body = json.dumps(
-        {"error": {"code": 429, "message": f"Rate limit exceeded: {message}",
-                   "metadata": {"headers": headers, "provider_name": None}}}
+        {
+            "error": {
+                "code": 429,
+                "message": f"Rate limit exceeded: {message}",
+                "metadata": {"headers": headers, "provider_name": None},
+            }
+        }
     )
     failure = classify_http_error(429, body, {}, now=1_761_200_000.0)
     assert failure.status == 429

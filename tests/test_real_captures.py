@@ -44,10 +44,18 @@ def _send(*steps: dict[str, Any]) -> tuple[StreamResult | ProviderError, int]:
     """One chat call through the real client, against a fake serving these steps' bytes; what
     came back, and how many requests it took (at most two attempts)."""
     request = build_request("fake/model", (Message(role="user", text="hi"),))
-    with FakeModel(list(steps)) as fake, ProviderClient(
-        fake.base_url, "sk-test-key", max_attempts=2, sleep=lambda _: None,
-        wall_clock=lambda: NOW, jitter=lambda: 0.0, idle_timeout=5.0,
-    ) as client:
+    with (
+        FakeModel(list(steps)) as fake,
+        ProviderClient(
+            fake.base_url,
+            "sk-test-key",
+            max_attempts=2,
+            sleep=lambda _: None,
+            wall_clock=lambda: NOW,
+            jitter=lambda: 0.0,
+            idle_timeout=5.0,
+        ) as client,
+    ):
         try:
             outcome: StreamResult | ProviderError = client.stream_chat(request)
         except ProviderError as exc:
@@ -72,8 +80,12 @@ def _check_failure(failure: ProviderFailure, expect: dict[str, Any]) -> None:
         else:
             assert lowered is None
     numbers = failure.overflow
-    for key, field in (("limit", "limit"), ("input", "input_tokens"), ("output", "output_tokens"),
-                       ("requested", "requested")):
+    for key, field in (
+        ("limit", "limit"),
+        ("input", "input_tokens"),
+        ("output", "output_tokens"),
+        ("requested", "requested"),
+    ):
         if key in expect:
             assert numbers is not None and getattr(numbers, field) == expect[key], numbers
     if "input_fits" in expect:
@@ -89,8 +101,11 @@ def _check_failure(failure: ProviderFailure, expect: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("capture", _ids("http"), ids=lambda c: c["id"])
 def test_http_error_bodies(capture: dict[str, Any]) -> None:
-    step = {"status": capture["status"], "body": capture["body"], **(
-        {"headers": capture["headers"]} if "headers" in capture else {})}
+    step = {
+        "status": capture["status"],
+        "body": capture["body"],
+        **({"headers": capture["headers"]} if "headers" in capture else {}),
+    }
     outcome, sent = _send(step, step)
     assert isinstance(outcome, ProviderError), outcome
     _check_failure(outcome.failure, capture["expect"])
@@ -138,9 +153,7 @@ def test_errors_in_a_200_body(capture: dict[str, Any]) -> None:
     assert sent == 2
 
 
-@pytest.mark.parametrize(
-    "capture", _ids("message") + _ids("message-402"), ids=lambda c: c["id"]
-)
+@pytest.mark.parametrize("capture", _ids("message") + _ids("message-402"), ids=lambda c: c["id"])
 def test_messages(capture: dict[str, Any]) -> None:
     expect, text = capture["expect"], capture["text"]
     status = 402 if capture["transport"] == "message-402" else 400
@@ -179,8 +192,17 @@ def test_windows_servers_report(capture: dict[str, Any]) -> None:
 
 
 def test_every_capture_is_replayed_and_in_the_table() -> None:
-    replayed = {"http", "sse", "json200", "message", "message-402", "usage", "models", "props",
-                "ollama_show"}
+    replayed = {
+        "http",
+        "sse",
+        "json200",
+        "message",
+        "message-402",
+        "usage",
+        "models",
+        "props",
+        "ollama_show",
+    }
     assert {c["transport"] for c in CAPTURES} <= replayed
     assert len({c["id"] for c in CAPTURES}) == len(CAPTURES)
     assert all(c["source"] and c["seri_does"] for c in CAPTURES)

@@ -68,14 +68,18 @@ def test_llama_cpp_listing(serve: Any) -> None:
 
 
 def test_llama_cpp_props_when_the_listing_says_nothing(serve: Any) -> None:
-    routes = {"GET /v1/models": {"data": []},
-              "GET /props": {"default_generation_settings": {"n_ctx": 4096}}}
+    routes = {
+        "GET /v1/models": {"data": []},
+        "GET /props": {"default_generation_settings": {"n_ctx": 4096}},
+    }
     assert _window(serve(routes), "any") == 4096
 
 
 def test_ollama_show_when_neither_answers(serve: Any) -> None:
-    show = {"parameters": "num_ctx 16384\nstop \"<|im_end|>\"",
-            "model_info": {"qwen2.context_length": 32768}}
+    show = {
+        "parameters": 'num_ctx 16384\nstop "<|im_end|>"',
+        "model_info": {"qwen2.context_length": 32768},
+    }
     assert _window(serve({"POST /api/show": show}), "qwen2.5-coder") == 16384
     no_num_ctx = {"model_info": {"qwen2.context_length": 32768}}
     assert _window(serve({"POST /api/show": no_num_ctx}), "qwen2.5-coder") == 32768

@@ -18,7 +18,14 @@ def call(name: str, arguments: object) -> ToolCall:
 
 def test_the_tool_set_is_the_contract() -> None:
     assert TOOL_NAMES == (
-        "read_file", "write_file", "edit", "glob", "grep", "bash", "task", "remember",
+        "read_file",
+        "write_file",
+        "edit",
+        "glob",
+        "grep",
+        "bash",
+        "task",
+        "remember",
     )
     params = {t["function"]["name"]: t["function"]["parameters"] for t in ALL_TOOLS}
     assert params["read_file"]["required"] == ["path"]
@@ -42,10 +49,12 @@ def test_select_tools_keeps_order_and_rejects_unknown_names() -> None:
 
 def test_good_arguments_come_back_as_a_dict() -> None:
     assert parse_arguments(call("read_file", {"path": "a", "offset": 3})) == {
-        "path": "a", "offset": 3,
+        "path": "a",
+        "offset": 3,
     }
     assert parse_arguments(call("bash", {"command": "ls", "timeout": 2.5})) == {
-        "command": "ls", "timeout": 2.5,
+        "command": "ls",
+        "timeout": 2.5,
     }
     # An optional parameter sent as null is simply absent.
     assert parse_arguments(call("read_file", {"path": "a", "limit": None})) == {"path": "a"}
@@ -65,8 +74,11 @@ def test_good_arguments_come_back_as_a_dict() -> None:
         ("read_file", {"path": ""}, "must not be empty"),
         ("read_file", {"path": "a", "lines": 3}, "unknown parameter(s) lines"),
         ("edit", {"path": "a", "old_string": "x"}, "missing required parameter(s): new_string"),
-        ("edit", {"path": "a", "old_string": "x", "new_string": "y", "replace_all": "yes"},
-         "must be a boolean"),
+        (
+            "edit",
+            {"path": "a", "old_string": "x", "new_string": "y", "replace_all": "yes"},
+            "must be a boolean",
+        ),
         ("bash", {"command": "ls", "timeout": 601}, "must be at most 600"),
         ("bash", {"command": "ls", "timeout": "NaN"}, "must be a number"),
         ("remember", {"text": "x", "scope": "team"}, "must be one of project, global"),

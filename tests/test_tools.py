@@ -140,7 +140,10 @@ def test_write_file_creates_parents_and_leaves_no_temp_files(ws: Path) -> None:
     assert not result.is_error
     assert (ws / "a/b/c.txt").read_text() == "héllo\n"
     assert result.details_dict() == {
-        "outcome": "applied", "path": "a/b/c.txt", "bytes": 7, "created": True,
+        "outcome": "applied",
+        "path": "a/b/c.txt",
+        "bytes": 7,
+        "created": True,
     }
     again = run(ws, "write_file", path="a/b/c.txt", content="bye\n")
     assert again.detail("created") is False
@@ -196,8 +199,9 @@ except OSError as exc:
     sys.exit(0)
 print("wrote")
 """
-    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
-                          check=True, timeout=30)
+    done = subprocess.run(
+        [sys.executable, "-c", child], capture_output=True, text=True, check=True, timeout=30
+    )
     assert done.stdout.startswith("failed"), done.stdout + done.stderr
     assert target.read_text() == "original\n"
     assert sorted(p.name for p in ws.iterdir()) == ["big.txt"]
@@ -231,8 +235,7 @@ def test_edit_ambiguous_names_the_count_and_replace_all_fixes_it(ws: Path) -> No
     assert "occurs 3 times" in result.text
     assert result.detail("outcome") == "ambiguous"
     assert (ws / "m.py").read_text() == "x = 1\nx = 1\nx = 1\n"
-    result = run(ws, "edit", path="m.py", old_string="x = 1", new_string="x = 2",
-                 replace_all=True)
+    result = run(ws, "edit", path="m.py", old_string="x = 1", new_string="x = 2", replace_all=True)
     assert result.detail("replacements") == 3
     assert (ws / "m.py").read_text() == "x = 2\nx = 2\nx = 2\n"
 
@@ -245,8 +248,7 @@ def test_edit_matches_lf_text_in_a_crlf_file(ws: Path) -> None:
 
 
 def test_edit_refuses_missing_and_non_text_files(ws: Path) -> None:
-    assert "does not exist" in run(ws, "edit", path="no.py", old_string="a",
-                                   new_string="b").text
+    assert "does not exist" in run(ws, "edit", path="no.py", old_string="a", new_string="b").text
     (ws / "bin").write_bytes(b"\xff\xfe\x00")
     assert "not UTF-8 text" in run(ws, "edit", path="bin", old_string="a", new_string="b").text
 
@@ -358,9 +360,7 @@ def test_a_symlinked_project_root_works(tmp_path: Path) -> None:
     assert run(root_link, "read_file", path="../real-root/sub/f.txt").detail("path") == "sub/f.txt"
 
 
-def test_a_directory_swapped_for_a_link_after_the_check_is_caught(
-    ws: Path, outside: Path
-) -> None:
+def test_a_directory_swapped_for_a_link_after_the_check_is_caught(ws: Path, outside: Path) -> None:
     (ws / "d").mkdir()
     (ws / "d" / "f.txt").write_text("inside\n")
     target = resolve_in_project(ws, "d/f.txt")
@@ -377,9 +377,7 @@ def test_a_directory_swapped_for_a_link_after_the_check_is_caught(
     assert (outside / "f.txt").read_text() == "outside\n"
 
 
-def test_a_file_swapped_for_a_link_after_the_check_is_not_opened(
-    ws: Path, outside: Path
-) -> None:
+def test_a_file_swapped_for_a_link_after_the_check_is_not_opened(ws: Path, outside: Path) -> None:
     (ws / "f.txt").write_text("inside\n")
     target = resolve_in_project(ws, "f.txt")
     (ws / "f.txt").unlink()
@@ -415,10 +413,15 @@ def test_glob_is_sorted_relative_and_skips_git(ws: Path) -> None:
         (ws / rel).write_text("")
     assert run(ws, "glob", pattern="*.py").text == "a.py\nb.py"
     assert run(ws, "glob", pattern="**/*.py").text.splitlines() == [
-        "a.py", "b.py", "src/deep/y.py", "src/z.py",
+        "a.py",
+        "b.py",
+        "src/deep/y.py",
+        "src/z.py",
     ]
     assert run(ws, "glob", pattern="src/*").text.splitlines() == [
-        "src/deep/", "src/notes.md", "src/z.py",
+        "src/deep/",
+        "src/notes.md",
+        "src/z.py",
     ]
     assert run(ws, "glob", pattern="src/*/").text == "src/deep/"
     assert "No files match" in run(ws, "glob", pattern="*.rs").text
@@ -488,10 +491,14 @@ def test_bash_runs_in_its_own_session_without_inherited_fds(ws: Path, tmp_path: 
     fd = os.open(tmp_path / "held.db", os.O_RDWR | os.O_CREAT)
     os.set_inheritable(fd, True)
     try:
-        result = run(ws, "bash", command=(
-            f"test -e /proc/$$/fd/{fd} && echo leaked || echo closed; "
-            "read -r -a stat < /proc/$$/stat; [ \"${stat[5]}\" = \"$$\" ] && echo leader"
-        ))
+        result = run(
+            ws,
+            "bash",
+            command=(
+                f"test -e /proc/$$/fd/{fd} && echo leaked || echo closed; "
+                'read -r -a stat < /proc/$$/stat; [ "${stat[5]}" = "$$" ] && echo leader'
+            ),
+        )
     finally:
         os.close(fd)
     assert result.text.splitlines()[:2] == ["closed", "leader"]

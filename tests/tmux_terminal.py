@@ -56,14 +56,27 @@ class TmuxTerminal:
         )
         self.started = time.monotonic()
         self._tmux(
-            "-f", str(conf), "new-session", "-d", "-s", "t", "-x", str(COLUMNS), "-y", str(ROWS),
+            "-f",
+            str(conf),
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            str(COLUMNS),
+            "-y",
+            str(ROWS),
             f"sh {shlex.quote(str(launcher))}",
         )
 
     def _tmux(self, *args: str, input: str | None = None) -> str:
         done = subprocess.run(
             [self.tmux, "-S", str(self.socket), *args],
-            capture_output=True, text=True, input=input, check=True, timeout=30,
+            capture_output=True,
+            text=True,
+            input=input,
+            check=True,
+            timeout=30,
         )
         return done.stdout
 

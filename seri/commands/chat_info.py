@@ -87,9 +87,7 @@ def replay_spans(exchange: tuple[Message, ...], width: int, session_id: str) -> 
         spans += render_markdown("\n".join(lines[:REPLAY_ANSWER_LINES]) + "\n")
         if len(lines) > REPLAY_ANSWER_LINES:
             more = len(lines) - REPLAY_ANSWER_LINES
-            spans.append(
-                ("notice", f"… {more} more lines (seri sessions show {session_id[:8]})\n")
-            )
+            spans.append(("notice", f"… {more} more lines (seri sessions show {session_id[:8]})\n"))
     spans.append(("dim", rule + "\n"))
     return spans
 
@@ -102,9 +100,7 @@ def estimate(chat: ChatSession) -> int:
 
     conversation = chat.conversation
     overhead = len(chat.startup.prompt.text) + tool_definition_chars(PARENT_TOOLS)
-    return history_estimate(
-        conversation.last_input_tokens, conversation.total_chars + overhead
-    )
+    return history_estimate(conversation.last_input_tokens, conversation.total_chars + overhead)
 
 
 def status_line(chat: ChatSession) -> str:
@@ -187,8 +183,11 @@ def show_last(chat: ChatSession, rest: str) -> LineOutcome:
         chat.view.screen.say(f"/last takes a number of at least 1, not {rest!r}")
         return EXIT_USAGE
     if back > len(outputs):
-        chat.view.screen.say("no tool output to show yet" if not outputs else
-                             f"only {len(outputs)} tool results are kept")
+        chat.view.screen.say(
+            "no tool output to show yet"
+            if not outputs
+            else f"only {len(outputs)} tool results are kept"
+        )
         return None
     output = outputs[-back]
     chat.view.screen.say(f"── {output.title}", "bold")

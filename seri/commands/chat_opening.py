@@ -66,8 +66,12 @@ class ChatOpener:
 
             # Behind the prompt, its warnings wait to be shown above it (show_notes).
             chat = ChatSession.open(
-                self.profile, self.project, self.options, settings=self.settings,
-                screen=self.screen, show_notes=not wait_for_window,
+                self.profile,
+                self.project,
+                self.options,
+                settings=self.settings,
+                screen=self.screen,
+                show_notes=not wait_for_window,
             )
             chat.start_window_lookup()
             if wait_for_window:
@@ -124,9 +128,7 @@ class LateLine:
     def printed(self) -> bool:
         return self._printed
 
-    def above_prompt(
-        self, app: Any, text: str, before: Callable[[], None] = lambda: None
-    ) -> None:
+    def above_prompt(self, app: Any, text: str, before: Callable[[], None] = lambda: None) -> None:
         """From another thread: print above the prompt ``app`` is showing, if it is;
         ``before`` prints what must come first."""
         from prompt_toolkit.application import run_in_terminal

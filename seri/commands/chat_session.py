@@ -558,8 +558,11 @@ class ChatSession:
             try:
                 lease.close()
             except Exception:  # noqa: BLE001 - the next run takes over a lease left behind
-                print(f"seri: note: session {lease.session_id} is still marked in use by "
-                      "this process; the next seri will take it over", file=sys.stderr)
+                print(
+                    f"seri: note: session {lease.session_id} is still marked in use by "
+                    "this process; the next seri will take it over",
+                    file=sys.stderr,
+                )
 
     def _report_usage(self) -> None:
         """At the end of a run: what share of the input came from the prompt cache.
@@ -590,9 +593,7 @@ def open_sandbox(project: str, protected: tuple[str, ...]) -> Sandbox:
 
     choice = os.environ.get("SERI_SANDBOX", "").strip().lower() or "auto"
     if choice not in CHOICES:
-        raise SeriError(
-            f"SERI_SANDBOX must be one of {', '.join(CHOICES)}, not {choice!r}"
-        )
+        raise SeriError(f"SERI_SANDBOX must be one of {', '.join(CHOICES)}, not {choice!r}")
     detected = detect(choice, probe=False)
     return Sandbox(detected, Path(project), protected, choice=choice)
 

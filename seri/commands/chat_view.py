@@ -262,9 +262,7 @@ def indented(spans: list[Span], prefix: str = "  ") -> list[Span]:
     return out
 
 
-def _after(
-    tool: str, arguments: Mapping[str, Any], before: str | None
-) -> str | tuple[None, str]:
+def _after(tool: str, arguments: Mapping[str, Any], before: str | None) -> str | tuple[None, str]:
     """The file's text if the call runs, or why it would fail."""
     if tool == "write_file":
         return str(arguments.get("content", ""))
@@ -289,4 +287,3 @@ def _after(
         }[plan.outcome]
         return None, f"{why}: this edit will fail"
     return plan.updated
-

@@ -50,9 +50,7 @@ def show_plan(job: ShellCompaction, focus: str, *, as_json: bool) -> int:
     return EXIT_OK
 
 
-def sent_history(
-    job: ShellCompaction, stored: Sequence[Message], cap: int
-) -> list[Message]:
+def sent_history(job: ShellCompaction, stored: Sequence[Message], cap: int) -> list[Message]:
     """The history as a compaction would see it: stored tool results over the window's cap
     shown cut, naming the spill file the compaction would keep them in (not written here)."""
     from seri.io.spill import SPILL_DIR, spill_path

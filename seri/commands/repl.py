@@ -299,4 +299,3 @@ def _ask_terminal(prompt: str) -> str | None:
         return None
     finally:
         os.close(fd)
-

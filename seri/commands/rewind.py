@@ -81,8 +81,12 @@ def turns(store: Store, session_id: str) -> list[Turn]:
         (session_id, state.compacted_before),
     )
     return [
-        Turn(n, seq, conversations.decode_message(session_id, seq, body).text,
-             tuple(files.get(seq, ())))
+        Turn(
+            n,
+            seq,
+            conversations.decode_message(session_id, seq, body).text,
+            tuple(files.get(seq, ())),
+        )
         for n, (seq, body) in enumerate(rows, start=1)
     ]
 

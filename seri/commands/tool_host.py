@@ -107,7 +107,10 @@ class ToolHost:
         absolute = str(self.project / rel)
         for tool in ("read_file", "grep"):
             decision = decide(
-                self.policy, tool, {"path": rel}, project_relative_path=rel,
+                self.policy,
+                tool,
+                {"path": rel},
+                project_relative_path=rel,
                 resolved_path=absolute,
             )
             if decision.action == "deny":

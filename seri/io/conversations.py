@@ -119,9 +119,7 @@ def insert_messages(
     """
     from seri.io.codec import message_to_json  # cattrs loads only when messages move
 
-    row = _rows(
-        conn, "SELECT next_seq, title, revision FROM sessions WHERE id = ?", (session_id,)
-    )
+    row = _rows(conn, "SELECT next_seq, title, revision FROM sessions WHERE id = ?", (session_id,))
     if not row:
         raise SeriError(f"session {session_id} no longer exists")
     seq: int = row[0][0]

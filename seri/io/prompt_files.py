@@ -85,9 +85,7 @@ class _Reader:
     def read(self, label: str, root: Path, path: Path) -> str:
         result = read_prompt_file(root, path)
         if result.skipped:
-            self.warnings.append(
-                f"{label} ({path}) was not read into the prompt: {result.skipped}"
-            )
+            self.warnings.append(f"{label} ({path}) was not read into the prompt: {result.skipped}")
         return result.text
 
 
@@ -139,9 +137,7 @@ def load_startup_files(root: Path, project: Path) -> StartupFiles:
             "AGENTS.md (project)", reader.read("AGENTS.md", project, project / "AGENTS.md")
         ),
         *(PromptSource(f"rule {r.name}", r.text) for r in always_on(rules)),
-        PromptSource(
-            "memory (global)", reader.read("memory", root, global_memory_file(root))
-        ),
+        PromptSource("memory (global)", reader.read("memory", root, global_memory_file(root))),
         PromptSource(
             "memory (project)",
             reader.read("memory", root, project_memory_file(root, str(project))),

@@ -98,8 +98,9 @@ def landlock_abi() -> int:
 
     try:
         libc = _libc()
-        version = libc.syscall(_SYS_CREATE_RULESET, None, ctypes.c_size_t(0),
-                               ctypes.c_uint32(_CREATE_RULESET_VERSION))
+        version = libc.syscall(
+            _SYS_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION)
+        )
     except (OSError, AttributeError):
         return 0
     return max(int(version), 0)
@@ -107,8 +108,16 @@ def landlock_abi() -> int:
 
 def _write_access(abi: int) -> int:
     access = (
-        _WRITE_FILE | _REMOVE_DIR | _REMOVE_FILE | _MAKE_CHAR | _MAKE_DIR | _MAKE_REG
-        | _MAKE_SOCK | _MAKE_FIFO | _MAKE_BLOCK | _MAKE_SYM
+        _WRITE_FILE
+        | _REMOVE_DIR
+        | _REMOVE_FILE
+        | _MAKE_CHAR
+        | _MAKE_DIR
+        | _MAKE_REG
+        | _MAKE_SOCK
+        | _MAKE_FIFO
+        | _MAKE_BLOCK
+        | _MAKE_SYM
     )
     if abi >= 2:
         access |= _REFER
@@ -121,7 +130,10 @@ def _bwrap_works(bwrap: str) -> bool:
     try:
         probe = subprocess.run(
             [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--die-with-parent", "--", "true"],
-            stdin=subprocess.DEVNULL, capture_output=True, timeout=10, check=False,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=10,
+            check=False,
         )
     except (OSError, subprocess.SubprocessError):
         return False
@@ -268,8 +280,11 @@ def _read_only_mounts(libc: ctypes.CDLL, paths: tuple[str, ...]) -> None:
         uid, gid = os.getuid(), os.getgid()
         if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS) != 0:
             return
-        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
-                           ("gid_map", f"{gid} {gid} 1")):
+        for name, text in (
+            ("setgroups", "deny"),
+            ("uid_map", f"{uid} {uid} 1"),
+            ("gid_map", f"{gid} {gid} 1"),
+        ):
             with contextlib.suppress(OSError), open(f"/proc/self/{name}", "w") as f:
                 f.write(text)
     _check(libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None), "mount --make-rprivate /")

@@ -237,9 +237,7 @@ def _files_under(
 _READ_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK
 
 
-def _open_file(
-    root: Path, real: Path, allowed: Callable[[str], bool]
-) -> tuple[str, int] | None:
+def _open_file(root: Path, real: Path, allowed: Callable[[str], bool]) -> tuple[str, int] | None:
     """A resolved path, opened only if inside the project, allowed and a regular file."""
     if not is_within(root, real) or not allowed(relative_name(root, real)):
         return None

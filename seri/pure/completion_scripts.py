@@ -59,9 +59,7 @@ def _bash(commands: Mapping[str, CommandWords]) -> str:
     cases = "\n".join(
         f'        {name}) words="{_all_words(words)}" ;;' for name, words in commands.items()
     )
-    valued = "|".join(
-        sorted({o for w in commands.values() for o in w.valued} - set(ID_OPTIONS))
-    )
+    valued = "|".join(sorted({o for w in commands.values() for o in w.valued} - set(ID_OPTIONS)))
     return f"""\
 # seri completion for bash. Load it with:  eval "$(seri completion bash)"  (in ~/.bashrc)
 _seri_complete() {{
@@ -99,9 +97,7 @@ def _zsh(commands: Mapping[str, CommandWords]) -> str:
     cases = "\n".join(
         f"        {name}) candidates=({_all_words(words)}) ;;" for name, words in commands.items()
     )
-    valued = "|".join(
-        sorted({o for w in commands.values() for o in w.valued} - set(ID_OPTIONS))
-    )
+    valued = "|".join(sorted({o for w in commands.values() for o in w.valued} - set(ID_OPTIONS)))
     return f"""\
 #compdef seri
 # seri completion for zsh. Load it with:  eval "$(seri completion zsh)"  (in ~/.zshrc,

@@ -150,9 +150,7 @@ class MarkdownStream:
             return
         self._fence = marker
         title = f"─── {label} " if label else "───"
-        out.append(
-            ("fence", title.ljust(_RULE_WIDTH, "─") + ("\n" if line.endswith("\n") else ""))
-        )
+        out.append(("fence", title.ljust(_RULE_WIDTH, "─") + ("\n" if line.endswith("\n") else "")))
         self._new_line()
 
     def _end_line(self, out: list[Span]) -> None:

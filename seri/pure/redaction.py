@@ -59,8 +59,22 @@ _CONFIG_PASSWORD = re.compile(
     r"([\"']?)([^\s\"'#()\[\]{}]{4,})\2[ \t]*(?:[#;].*)?$"
 )
 _NOT_A_VALUE = frozenset(
-    {"none", "null", "true", "false", "str", "string", "bytes", "secretstr", "optional",
-     "required", "redacted", "[redacted]", "changeme", "password"}
+    {
+        "none",
+        "null",
+        "true",
+        "false",
+        "str",
+        "string",
+        "bytes",
+        "secretstr",
+        "optional",
+        "required",
+        "redacted",
+        "[redacted]",
+        "changeme",
+        "password",
+    }
 )
 
 
@@ -90,8 +104,7 @@ def secrets_from_environment(env: Mapping[str, str]) -> tuple[str, ...]:
     values = {
         value
         for name, value in env.items()
-        if is_secret_name(name) and len(value) >= MIN_SECRET_LENGTH
-        and not _looks_like_place(value)
+        if is_secret_name(name) and len(value) >= MIN_SECRET_LENGTH and not _looks_like_place(value)
     }
     return tuple(sorted(values, key=len, reverse=True))
 

@@ -49,18 +49,30 @@ def bubblewrap_arguments(plan: SandboxPlan, cwd: str, command: str, bwrap: str) 
     """
     argv = [
         bwrap,
-        "--ro-bind", "/", "/",
-        "--dev", "/dev",
-        "--bind", plan.private_tmp, SANDBOX_TMP,
-        "--bind", plan.project, plan.project,
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--bind",
+        plan.private_tmp,
+        SANDBOX_TMP,
+        "--bind",
+        plan.project,
+        plan.project,
     ]
     for path in plan.read_only:
         argv += ["--ro-bind", path, path]
     argv += [
         "--die-with-parent",
-        "--chdir", cwd,
-        "--setenv", "TMPDIR", SANDBOX_TMP,
+        "--chdir",
+        cwd,
+        "--setenv",
+        "TMPDIR",
+        SANDBOX_TMP,
         "--",
-        "bash", "-c", command,
+        "bash",
+        "-c",
+        command,
     ]
     return argv

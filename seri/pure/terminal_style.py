@@ -59,4 +59,3 @@ def paint(text: str, style: str, *, colour: bool) -> str:
 
 def paint_spans(spans: Iterable[Span], *, colour: bool) -> str:
     return "".join(paint(text, style, colour=colour) for style, text in spans)
-

@@ -144,9 +144,7 @@ def _repeatable(doc: str, name: str, specs: dict[str, OptionSpec]) -> bool:
     )
 
 
-def _form_problem(
-    doc: str, words: list[str], present: list[str], command: str, see: str
-) -> str:
+def _form_problem(doc: str, words: list[str], present: list[str], command: str, see: str) -> str:
     """Options are fine: name a word no form takes, a required option left out, or the form
     that was meant."""
     forms = usage_forms(doc, command)

@@ -39,8 +39,12 @@ def _free_port() -> int:
 def _first_retry_line(env: dict[str, str], cwd: Path) -> str:
     """Start a task against a closed port and read stderr up to its first retry notice."""
     process = subprocess.Popen(
-        [SERI, "chat", "-p", "hi"], cwd=cwd, env=env, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE, text=True,
+        [SERI, "chat", "-p", "hi"],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         assert process.stderr is not None
@@ -93,8 +97,10 @@ def test_a_misspelt_config_key_is_named_with_the_key_it_meant(
     ("config", "named"),
     [
         ({"permisions": {"deny": ["bash"]}}, "'permisions'; did you mean 'permissions'?"),
-        ({"permissions": {"deny": ["bash"], "alow": ["edit"]}},
-         "'permissions.alow'; did you mean 'permissions.allow'?"),
+        (
+            {"permissions": {"deny": ["bash"], "alow": ["edit"]}},
+            "'permissions.alow'; did you mean 'permissions.allow'?",
+        ),
     ],
 )
 def test_an_unknown_permissions_key_stops_seri(
@@ -126,9 +132,15 @@ def test_automatic_compaction_says_what_it_did(
     ]
     answers = [recap_step(progress=["one"]), recap_step(progress=["two"])]
     with RoutedModel(turns, lambda b, n: answers[n]) as fake:
-        result = run_seri("chat", "-p", "tidy up", env={
-            "SERI_BASE_URL": fake.base_url, "OPENROUTER_API_KEY": "sk-test",
-        })
+        result = run_seri(
+            "chat",
+            "-p",
+            "tidy up",
+            env={
+                "SERI_BASE_URL": fake.base_url,
+                "OPENROUTER_API_KEY": "sk-test",
+            },
+        )
     assert result.returncode == 0, result.stderr
     notices = [line for line in result.stderr.splitlines() if "compacted:" in line]
     assert len(notices) == 2, result.stderr
@@ -137,9 +149,7 @@ def test_automatic_compaction_says_what_it_did(
     assert notices[1].endswith(" tokens (recap updated)")
 
 
-def test_scripted_lines_get_no_spinner_and_a_typo_keeps_the_exit_status(
-    run_seri: RunSeri
-) -> None:
+def test_scripted_lines_get_no_spinner_and_a_typo_keeps_the_exit_status(run_seri: RunSeri) -> None:
     with FakeModel([{"text": "one"}, {"text": "two"}]) as fake:
         result = run_seri("chat", input="first\n/oops\n/status\nsecond\n", env=chat_env(fake))
     assert result.returncode == 0, result.stderr
@@ -153,8 +163,12 @@ def test_a_denial_reason_and_a_tool_error_reach_the_model(run_seri: RunSeri, pro
     """Without a terminal nobody is asked: the model reads why, as the call's result."""
     (project / "a.txt").write_text("a\n")
     script: list[dict[str, Any]] = [
-        {"tool_calls": [call("e1", "edit", path="a.txt", old_string="zz", new_string="y"),
-                        call("w1", "write_file", path="b.txt", content="b\n")]},
+        {
+            "tool_calls": [
+                call("e1", "edit", path="a.txt", old_string="zz", new_string="y"),
+                call("w1", "write_file", path="b.txt", content="b\n"),
+            ]
+        },
         {"text": "ok"},
     ]
     with FakeModel(script) as fake:

@@ -867,9 +867,7 @@ def test_seri_compact_beside_a_live_chat_that_is_running_a_tool(
     assert kinds(requests).startswith("TTTTT" + "T")
     assert "result lost" not in json.dumps(stored)
     first = 1 if stored[0].get("kind") == "recap" else 0
-    assert stored_pairing_ok(stored[first:]), [
-        (m["role"], m.get("tool_call_id")) for m in stored
-    ]
+    assert stored_pairing_ok(stored[first:]), [(m["role"], m.get("tool_call_id")) for m in stored]
     assert [m.get("kind") for m in stored].count("recap") <= 1
     assert after.returncode == 0, after.stderr
     check_requests(requests)

@@ -470,14 +470,35 @@ def test_compact_dry_run_shows_the_request_the_compaction_then_sends(tmp_path: P
     whose evicted part holds a stored result over the window's cap (the request carries that
     result cut; the summarizer is told the stored size it had)."""
     lines: list[dict[str, Any]] = [
-        {"id": "old-log", "cwd": "/home/ana/src/shop", "systemPrompt": "You are seri.",
-         "permissionMode": "auto"},
+        {
+            "id": "old-log",
+            "cwd": "/home/ana/src/shop",
+            "systemPrompt": "You are seri.",
+            "permissionMode": "auto",
+        },
         {"role": "user", "content": "look at the build log"},
-        {"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "c0",
-                                           "toolName": "bash", "input": {"command": "cat b.log"}}]},
-        {"role": "tool", "content": [{"type": "tool-result", "toolCallId": "c0",
-                                      "toolName": "bash",
-                                      "output": {"type": "text", "value": "line\n" * 30_000}}]},
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool-call",
+                    "toolCallId": "c0",
+                    "toolName": "bash",
+                    "input": {"command": "cat b.log"},
+                }
+            ],
+        },
+        {
+            "role": "tool",
+            "content": [
+                {
+                    "type": "tool-result",
+                    "toolCallId": "c0",
+                    "toolName": "bash",
+                    "output": {"type": "text", "value": "line\n" * 30_000},
+                }
+            ],
+        },
     ]
     for n in range(1, 8):
         lines.append({"role": "user", "content": f"step {n} " + "please go on " * 200})

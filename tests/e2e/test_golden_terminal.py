@@ -101,12 +101,21 @@ def test_golden_an_approval_shows_the_diff_and_always_stops_asking(
 ) -> None:
     (project / "app.py").write_text("def greet(name):\n    return 'hi ' + name\n")
     script: list[dict[str, Any]] = [
-        {"tool_calls": [call("e1", "edit", path="app.py", old_string="'hi '",
-                             new_string="'hello '")]},
-        {"tool_calls": [call("e2", "edit", path="app.py", old_string="name\n",
-                             new_string="name.title()\n")]},
-        {"tool_calls": [call("w1", "write_file", path="NOTES.md",
-                             content="# Notes\n\n- greet says hello\n")]},
+        {
+            "tool_calls": [
+                call("e1", "edit", path="app.py", old_string="'hi '", new_string="'hello '")
+            ]
+        },
+        {
+            "tool_calls": [
+                call("e2", "edit", path="app.py", old_string="name\n", new_string="name.title()\n")
+            ]
+        },
+        {
+            "tool_calls": [
+                call("w1", "write_file", path="NOTES.md", content="# Notes\n\n- greet says hello\n")
+            ]
+        },
         {"text": "Changed `greet`; no notes written."},
     ]
     with FakeModel(script) as fake:
@@ -140,12 +149,14 @@ def test_golden_failures_and_denials_are_visible(
     )
     (project / "app.py").write_text("x = 1\n")
     script: list[dict[str, Any]] = [
-        {"tool_calls": [
-            call("r1", "read_file", path="missing.txt"),
-            call("e1", "edit", path="app.py", old_string="y = 2", new_string="y = 3"),
-            call("b1", "bash", command="rm -rf build"),
-            call("b2", "bash", command="ls no-such-dir"),
-        ]},
+        {
+            "tool_calls": [
+                call("r1", "read_file", path="missing.txt"),
+                call("e1", "edit", path="app.py", old_string="y = 2", new_string="y = 3"),
+                call("b1", "bash", command="rm -rf build"),
+                call("b2", "bash", command="ls no-such-dir"),
+            ]
+        },
         {"text": "None of that worked."},
     ]
     with FakeModel(script) as fake:
@@ -227,7 +238,13 @@ def test_golden_continue_replays_the_last_exchange(
     ]
     with FakeModel(script) as fake:
         first = run_seri(
-            "chat", "--allow", "write_file", "--allow", "bash", "-p", "write hello.py and run it",
+            "chat",
+            "--allow",
+            "write_file",
+            "--allow",
+            "bash",
+            "-p",
+            "write hello.py and run it",
             env={**chat_env(fake), "SERI_MODEL": "fake/model"},
         )
         assert first.returncode == 0, first.stderr
@@ -296,8 +313,12 @@ def test_the_spinner_shows_time_tokens_and_how_to_interrupt(
 ) -> None:
     script: list[dict[str, Any]] = [
         # A second or two of reasoning, a byte at a time.
-        {"reasoning": "Let me think. " * 12, "text": "Thought it through.",
-         "piece_chars": 84, "drip_interval": 0.002},
+        {
+            "reasoning": "Let me think. " * 12,
+            "text": "Thought it through.",
+            "piece_chars": 84,
+            "drip_interval": 0.002,
+        },
     ]
     with FakeModel(script) as fake:
         terminal = _open(terminals, project, _env(seri_home, fake))
@@ -406,8 +427,13 @@ def test_the_interactive_chat_holds_its_session_until_clear_and_exit(
         terminal.wait_for_prompt(3)
         assert leases.holder_of(store, old) is None  # given back at once
         elsewhere = subprocess.run(
-            [SERI, "chat", "--resume", old, "-p", "again"], capture_output=True, text=True,
-            env=env, cwd=project, timeout=60, check=False,
+            [SERI, "chat", "--resume", old, "-p", "again"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=project,
+            timeout=60,
+            check=False,
         )
         assert elsewhere.returncode == 0, elsewhere.stderr
         terminal.line("next")

@@ -163,7 +163,10 @@ def test_the_interactive_loop_on_a_terminal(
     assert len(sessions) == 1  # the session after /clear starts when its first task does
     assert sessions[0]["id"] in cleared
     assert [m["role"] for m in _messages(run_seri, sessions[0]["id"])] == [
-        "user", "assistant", "tool", "assistant",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
     ]
 
 
@@ -206,22 +209,20 @@ def test_a_tool_that_needs_approval_is_asked_on_the_terminal(
     assert (project / "yes.txt").read_bytes() == b"yes\n"
 
 
-def test_rewind_and_memory_on_a_terminal(
-    run_seri: RunSeri, project: Path, seri_home: Path
-) -> None:
+def test_rewind_and_memory_on_a_terminal(run_seri: RunSeri, project: Path, seri_home: Path) -> None:
     (project / "a.txt").write_bytes(b"original\n")
     script: list[dict[str, Any]] = [
-        {"tool_calls": [
-            call("w1", "write_file", path="a.txt", content="by seri\n"),
-            call("m1", "remember", text="Likes short answers.", scope="project"),
-        ]},
+        {
+            "tool_calls": [
+                call("w1", "write_file", path="a.txt", content="by seri\n"),
+                call("m1", "remember", text="Likes short answers.", scope="project"),
+            ]
+        },
         {"text": "done"},
     ]
     with FakeModel(script) as fake:
         env = _terminal_env(seri_home, fake)
-        term = Terminal(
-            ["chat", "--allow", "write_file", "--allow", "remember"], project, env
-        )
+        term = Terminal(["chat", "--allow", "write_file", "--allow", "remember"], project, env)
         term.expect(PROMPT)
         term.type("change a.txt")
         term.expect(PROMPT)

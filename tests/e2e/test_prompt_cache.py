@@ -32,13 +32,19 @@ def _unmarked(message: dict[str, Any]) -> dict[str, Any]:
 
 
 def _script() -> list[dict[str, Any]]:
-    usage = {"prompt_tokens": 1000, "prompt_tokens_details": {"cached_tokens": 900,
-                                                              "cache_write_tokens": 80}}
+    usage = {
+        "prompt_tokens": 1000,
+        "prompt_tokens_details": {"cached_tokens": 900, "cache_write_tokens": 80},
+    }
     return [
-        {"tool_calls": [{"id": "g1", "name": "glob", "arguments": {"pattern": "*"}}],
-         "usage": usage},
-        {"tool_calls": [{"id": "g2", "name": "glob", "arguments": {"pattern": "*.py"}}],
-         "usage": usage},
+        {
+            "tool_calls": [{"id": "g1", "name": "glob", "arguments": {"pattern": "*"}}],
+            "usage": usage,
+        },
+        {
+            "tool_calls": [{"id": "g2", "name": "glob", "arguments": {"pattern": "*.py"}}],
+            "usage": usage,
+        },
         {"text": "first done", "usage": usage},
         {"text": "second done", "usage": usage},
     ]

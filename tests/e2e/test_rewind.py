@@ -84,8 +84,10 @@ def test_checkpoints_are_stored_per_user_message(
         (session_id,),
     ).fetchall()
     db.close()
-    got = [(json.loads(body)["text"], path, bool(existed), content) for body, path, existed,
-           content in rows]
+    got = [
+        (json.loads(body)["text"], path, bool(existed), content)
+        for body, path, existed, content in rows
+    ]
     assert got == [
         ("one", "a.txt", True, ORIGINAL_A),
         ("one", "b.txt", False, None),
@@ -108,7 +110,9 @@ def test_scripted_rewind_of_both_restores_files_byte_for_byte(
     script = [*_three_turns(), {"text_from_last_user": True}]
     with FakeModel(script) as fake:
         result = run_seri(
-            "chat", *WRITE, input="one\ntwo\nthree\n/rewind\n/rewind 2\nagain\n",
+            "chat",
+            *WRITE,
+            input="one\ntwo\nthree\n/rewind\n/rewind 2\nagain\n",
             env=chat_env(fake),
         )
         requests = fake.requests
@@ -205,8 +209,7 @@ def _compacted_session(run_seri: RunSeri, seri_home: Path, project: Path) -> str
         {"text": "first done " + "x" * 400},
         _write("w2", "a.txt", "two\n"),
         {"text": "second done " + "y" * 400},
-        {"text": '{"goal": "test", "progress": ["wrote a.txt"], "blockers": [],'
-                 ' "next_steps": []}'},
+        {"text": '{"goal": "test", "progress": ["wrote a.txt"], "blockers": [], "next_steps": []}'},
         _write("w3", "a.txt", "three\n"),
         {"text": "third done"},
     ]
@@ -237,7 +240,10 @@ def test_rewind_never_steps_across_a_compaction(
 
     with FakeModel([]) as fake:
         scripted = run_seri(
-            "chat", "--resume", session_id, input="/rewind\n/rewind 0 files\n",
+            "chat",
+            "--resume",
+            session_id,
+            input="/rewind\n/rewind 0 files\n",
             env=chat_env(fake),
         )
     assert scripted.returncode != 0
@@ -257,9 +263,7 @@ def test_rewind_never_steps_across_a_compaction(
     assert "recap" in kinds
 
 
-def test_files_changed_outside_seri_need_a_confirmation(
-    run_seri: RunSeri, project: Path
-) -> None:
+def test_files_changed_outside_seri_need_a_confirmation(run_seri: RunSeri, project: Path) -> None:
     (project / "a.txt").write_bytes(b"original\n")
     script = [_write("w1", "a.txt", "seri's\n"), _write("w2", "b.txt", "b\n"), {"text": "ok"}]
     with FakeModel(script) as fake:
@@ -337,16 +341,20 @@ def test_writes_that_change_nothing_leave_no_checkpoint(run_seri: RunSeri, proje
     (project / "adir").mkdir()
     (project / "a.txt").write_bytes(b"keep\n")
     script: list[dict[str, Any]] = [
-        {"tool_calls": [
-            # A directory cannot be checkpointed or written: an error result, not a crash.
-            call("w1", "write_file", path="adir", content="x"),
-            call("e1", "edit", path="a.txt", old_string="missing", new_string="y"),
-        ]},
+        {
+            "tool_calls": [
+                # A directory cannot be checkpointed or written: an error result, not a crash.
+                call("w1", "write_file", path="adir", content="x"),
+                call("e1", "edit", path="a.txt", old_string="missing", new_string="y"),
+            ]
+        },
         {"text": "neither worked"},
-        {"tool_calls": [
-            call("e2", "edit", path="a.txt", old_string="missing", new_string="y"),
-            call("e3", "edit", path="a.txt", old_string="keep", new_string="kept"),
-        ]},
+        {
+            "tool_calls": [
+                call("e2", "edit", path="a.txt", old_string="missing", new_string="y"),
+                call("e3", "edit", path="a.txt", old_string="keep", new_string="kept"),
+            ]
+        },
         {"text": "the second edit worked"},
     ]
     with FakeModel(script) as fake:

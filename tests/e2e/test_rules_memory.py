@@ -33,8 +33,10 @@ def _rules(project: Path) -> None:
 
 def _rule_messages(body: dict[str, Any]) -> list[str]:
     return [
-        m["content"] for m in body["messages"]
-        if m["role"] == "user" and isinstance(m.get("content"), str)
+        m["content"]
+        for m in body["messages"]
+        if m["role"] == "user"
+        and isinstance(m.get("content"), str)
         and m["content"].startswith("[rule ")
     ]
 
@@ -50,10 +52,12 @@ def test_a_glob_rule_fires_once_as_a_message(run_seri: RunSeri, project: Path) -
     (project / "README.md").write_text("hello\n")
     script: list[dict[str, Any]] = [
         {"tool_calls": [call("r1", "read_file", path="README.md")]},
-        {"tool_calls": [
-            call("w1", "write_file", path="src/pkg/a.py", content="x = 1\n"),
-            call("g1", "glob", pattern="**/*"),
-        ]},
+        {
+            "tool_calls": [
+                call("w1", "write_file", path="src/pkg/a.py", content="x = 1\n"),
+                call("g1", "glob", pattern="**/*"),
+            ]
+        },
         {"tool_calls": [call("e1", "edit", path="src/pkg/a.py", old_string="1", new_string="2")]},
         {"text": "first done"},
         {"tool_calls": [call("w2", "write_file", path="b.py", content="y = 1\n")]},
@@ -61,7 +65,12 @@ def test_a_glob_rule_fires_once_as_a_message(run_seri: RunSeri, project: Path) -
     ]
     with FakeModel(script) as fake:
         result = run_seri(
-            "chat", "--allow", "write_file", "--allow", "edit", input="one\ntwo\n",
+            "chat",
+            "--allow",
+            "write_file",
+            "--allow",
+            "edit",
+            input="one\ntwo\n",
             env=chat_env(fake),
         )
         requests = fake.requests
@@ -98,10 +107,12 @@ def test_a_glob_rule_fires_once_as_a_message(run_seri: RunSeri, project: Path) -
 
     # A new session is a new count: it fires there again, with the YAML-list rule too.
     script = [
-        {"tool_calls": [
-            call("w4", "write_file", path="d.py", content="w = 1\n"),
-            call("w5", "write_file", path="docs/intro.md", content="Colour\n"),
-        ]},
+        {
+            "tool_calls": [
+                call("w4", "write_file", path="d.py", content="w = 1\n"),
+                call("w5", "write_file", path="docs/intro.md", content="Colour\n"),
+            ]
+        },
         {"text": "fourth done"},
     ]
     with FakeModel(script) as fake:
@@ -127,7 +138,10 @@ def test_a_rule_does_not_fire_again_after_a_compaction_and_a_resume(
     ]
     with FakeModel(script) as fake:
         first = run_seri(
-            "chat", "--allow", "write_file", input="one\ntwo\nthree\n/compact\n",
+            "chat",
+            "--allow",
+            "write_file",
+            input="one\ntwo\nthree\n/compact\n",
             env=chat_env(fake),
         )
     assert "compacted: " in first.stderr, first.stderr
@@ -148,8 +162,16 @@ def test_rules_written_mid_session_wait_for_the_next_session(
     run_seri: RunSeri, project: Path
 ) -> None:
     script: list[dict[str, Any]] = [
-        {"tool_calls": [call("w1", "write_file", path=".seri/rules/late.md",
-                             content="Late rule: answer in haiku.\n")]},
+        {
+            "tool_calls": [
+                call(
+                    "w1",
+                    "write_file",
+                    path=".seri/rules/late.md",
+                    content="Late rule: answer in haiku.\n",
+                )
+            ]
+        },
         {"text": "wrote a rule"},
         {"text": "second"},
     ]
@@ -184,7 +206,9 @@ def test_a_memory_write_enters_the_prompt_only_at_the_next_start(
     ]
     with FakeModel(script) as fake:
         result = run_seri(
-            "chat", "--allow", "remember",
+            "chat",
+            "--allow",
+            "remember",
             input="remember the test command\n/memory pending\n/memory approve 1\ndo more\n",
             env=chat_env(fake),
         )
@@ -253,7 +277,10 @@ def test_a_write_past_the_cap_fails_and_asks_to_consolidate(
     script = [_remember("m1", "One more fact that does not fit. " * 3, "global"), {"text": "ok"}]
     with FakeModel(script) as fake:
         scripted = run_seri(
-            "chat", "--allow", "remember", input="remember\n/memory approve 1\n",
+            "chat",
+            "--allow",
+            "remember",
+            input="remember\n/memory approve 1\n",
             env=chat_env(fake),
         )
         staged = fake.requests[1]["messages"][-1]["content"]

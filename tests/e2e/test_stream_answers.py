@@ -51,8 +51,11 @@ def test_a_refusal_is_shown_stored_and_recorded(run_seri: RunSeri) -> None:
 
 def test_an_answer_cut_while_reasoning_keeps_its_reasoning(run_seri: RunSeri) -> None:
     details = [{"type": "reasoning.text", "text": "thinking hard", "signature": "sig"}]
-    step = {"reasoning": "thinking hard about it", "reasoning_details": details,
-            "cut_after_chunks": 3}
+    step = {
+        "reasoning": "thinking hard about it",
+        "reasoning_details": details,
+        "cut_after_chunks": 3,
+    }
     with FakeModel([step]) as fake:
         result = run_seri("chat", "-p", "think", env=_env(fake))
     assert result.returncode == 1
@@ -81,8 +84,11 @@ def test_deepseek_gets_its_reasoning_back_as_reasoning_content(
     run_seri: RunSeri, project: Path
 ) -> None:
     script = [
-        {"reasoning": "list first", "reasoning_field": "reasoning_content",
-         "tool_calls": [{"id": "g1", "name": "glob", "arguments": {"pattern": "*"}}]},
+        {
+            "reasoning": "list first",
+            "reasoning_field": "reasoning_content",
+            "tool_calls": [{"id": "g1", "name": "glob", "arguments": {"pattern": "*"}}],
+        },
         {"text": "done"},
     ]
     with FakeModel(script) as fake:
@@ -112,14 +118,17 @@ def test_absurd_usage_numbers_are_not_believed(run_seri: RunSeri) -> None:
     negative counts, a cost of NaN or infinity) loses nothing: the answer is stored and shown,
     the session goes on, and the counts are taken as not reported."""
     steps = [
-        {"text": "first", "usage": {"prompt_tokens": 10**20, "completion_tokens": -5,
-                                    "cost": float("nan")}},
+        {
+            "text": "first",
+            "usage": {"prompt_tokens": 10**20, "completion_tokens": -5, "cost": float("nan")},
+        },
         {"text": "second", "usage": {"prompt_tokens": -7, "cost": float("inf")}},
     ]
     with FakeModel(steps) as fake:
         first = run_seri("chat", "-p", "one", env=_env(fake, SERI_MODEL="anthropic/claude-x"))
-        second = run_seri("chat", "--continue", "-p", "two",
-                          env=_env(fake, SERI_MODEL="anthropic/claude-x"))
+        second = run_seri(
+            "chat", "--continue", "-p", "two", env=_env(fake, SERI_MODEL="anthropic/claude-x")
+        )
     assert first.returncode == 0, first.stderr
     assert first.stdout == "first\n"
     assert second.returncode == 0, second.stderr

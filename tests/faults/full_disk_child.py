@@ -83,11 +83,11 @@ class FaultVFS(apsw.VFS):
         return FaultFile("unix", name, flags)
 
 
-
 def insert_latest(conn: Any, session: str, messages: Any, now: float) -> int:
     """A second writer on purpose: the revision is read in the same IMMEDIATE transaction."""
     revision = conversations.current_revision(conn, session)
     return conversations.insert_messages(conn, session, messages, now, revision=revision)
+
 
 def turn(step: int) -> list[Message]:
     call = ToolCall(id=f"sweep{step}", name="glob", arguments='{"pattern": "*"}')

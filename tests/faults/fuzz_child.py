@@ -27,8 +27,15 @@ def _run(case: dict[str, Any], out: Path) -> int:
     source.write_bytes(case.get("stdin", "").encode("utf-8", "surrogatepass"))
     pid = os.fork()
     if pid == 0:
-        run_seri(case["argv"], out=out / "run", stdin=source, env=case["env"],
-                 replace_env=True, cwd=case["cwd"], tag="fuzz_child")
+        run_seri(
+            case["argv"],
+            out=out / "run",
+            stdin=source,
+            env=case["env"],
+            replace_env=True,
+            cwd=case["cwd"],
+            tag="fuzz_child",
+        )
     return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 
 

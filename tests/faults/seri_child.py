@@ -150,8 +150,14 @@ def _install_trace(path: str) -> None:
             self.report["settled"] = True
             self.report["pragmas"] = {
                 name: self.execute(f"PRAGMA {name}").fetchall()[0][0]
-                for name in ("journal_mode", "synchronous", "foreign_keys", "busy_timeout",
-                             "mmap_size", "secure_delete")
+                for name in (
+                    "journal_mode",
+                    "synchronous",
+                    "foreign_keys",
+                    "busy_timeout",
+                    "mmap_size",
+                    "secure_delete",
+                )
             }
             self.report["transaction_mode"] = getattr(self, "transaction_mode", None)
             reports.append(self.report)

@@ -161,7 +161,8 @@ def check_store(home: Path) -> dict[str, list[Message]]:
             conn, "SELECT id, message_count, total_chars, next_seq FROM sessions"
         ):
             stored = rows(
-                conn, "SELECT seq, body, chars FROM messages WHERE session_id = ? ORDER BY seq",
+                conn,
+                "SELECT seq, body, chars FROM messages WHERE session_id = ? ORDER BY seq",
                 (sid,),
             )
             assert count == len(stored), f"session {sid}: message_count {count} != {len(stored)}"

@@ -60,8 +60,11 @@ def _identities(directory: Path) -> dict[str, Any]:
     found = {}
     for path in directory.iterdir():
         info = os.lstat(path)
-        found[path.name] = (file_identity(path) if path.is_file() and not path.is_symlink()
-                            else (info.st_ino, info.st_mode, info.st_mtime_ns))
+        found[path.name] = (
+            file_identity(path)
+            if path.is_file() and not path.is_symlink()
+            else (info.st_ino, info.st_mode, info.st_mtime_ns)
+        )
     return found
 
 
@@ -83,25 +86,70 @@ def test_B1_malformed_legacy_session_files(
     big = "w" * (50 * 1024 * 1024)
     files: dict[str, tuple[bytes, str, str, int, str]] = {
         # name: bytes, its session, outcome, messages kept, what the report must say
-        "torn.jsonl": (jsonl(_hello("b-torn")) + b'{"role": "user", "content": "ha', "b-torn",
-                       "imported", 2, "torn.jsonl:4: torn last line dropped"),
-        "bad-middle.jsonl": (jsonl(_hello("b-bad")).replace(b'"hello"}', b'"hello",,}'), "b-bad",
-                             "rejected", 0, "bad-middle.jsonl:2: not valid JSON"),
-        "blank.jsonl": (jsonl(_hello("b-blank")).replace(b"\n", b"\n\n  \n"), "b-blank",
-                        "imported", 2, ""),
-        "crlf.jsonl": (jsonl(_hello("b-crlf")).replace(b"\n", b"\r\n"), "b-crlf",
-                       "imported", 2, ""),
+        "torn.jsonl": (
+            jsonl(_hello("b-torn")) + b'{"role": "user", "content": "ha',
+            "b-torn",
+            "imported",
+            2,
+            "torn.jsonl:4: torn last line dropped",
+        ),
+        "bad-middle.jsonl": (
+            jsonl(_hello("b-bad")).replace(b'"hello"}', b'"hello",,}'),
+            "b-bad",
+            "rejected",
+            0,
+            "bad-middle.jsonl:2: not valid JSON",
+        ),
+        "blank.jsonl": (
+            jsonl(_hello("b-blank")).replace(b"\n", b"\n\n  \n"),
+            "b-blank",
+            "imported",
+            2,
+            "",
+        ),
+        "crlf.jsonl": (
+            jsonl(_hello("b-crlf")).replace(b"\n", b"\r\n"),
+            "b-crlf",
+            "imported",
+            2,
+            "",
+        ),
         "bom.jsonl": (b"\xef\xbb\xbf" + jsonl(_hello("b-bom")), "b-bom", "imported", 2, ""),
-        "bad-utf8.jsonl": (jsonl(_hello("b-utf8")).replace(b"hello", b"he\xff\xfello"), "b-utf8",
-                           "rejected", 0, "bad-utf8.jsonl:2: not valid JSON (invalid UTF-8)"),
+        "bad-utf8.jsonl": (
+            jsonl(_hello("b-utf8")).replace(b"hello", b"he\xff\xfello"),
+            "b-utf8",
+            "rejected",
+            0,
+            "bad-utf8.jsonl:2: not valid JSON (invalid UTF-8)",
+        ),
         "big-line.jsonl": (jsonl(_hello("b-big", big)), "b-big", "imported", 2, ""),
-        "unknown-fields.jsonl": (jsonl([header("b-unknown", futureField={"x": [1]}),
-                                        {"role": "user", "content": "hi", "id": "m1", "extra": 1},
-                                        assistant_line("yo")]), "b-unknown", "imported", 2, ""),
-        "no-id.jsonl": (jsonl([{"cwd": "/x"}, user_line("hi")]), "", "rejected", 0,
-                        "no-id.jsonl:1: the header has no 'id'"),
-        "no-cwd.jsonl": (jsonl([{"id": "b-nocwd"}, user_line("hi")]), "b-nocwd", "rejected", 0,
-                         "no-cwd.jsonl:1: the header has no 'cwd'"),
+        "unknown-fields.jsonl": (
+            jsonl(
+                [
+                    header("b-unknown", futureField={"x": [1]}),
+                    {"role": "user", "content": "hi", "id": "m1", "extra": 1},
+                    assistant_line("yo"),
+                ]
+            ),
+            "b-unknown",
+            "imported",
+            2,
+            "",
+        ),
+        "no-id.jsonl": (
+            jsonl([{"cwd": "/x"}, user_line("hi")]),
+            "",
+            "rejected",
+            0,
+            "no-id.jsonl:1: the header has no 'id'",
+        ),
+        "no-cwd.jsonl": (
+            jsonl([{"id": "b-nocwd"}, user_line("hi")]),
+            "b-nocwd",
+            "rejected",
+            0,
+            "no-cwd.jsonl:1: the header has no 'cwd'",
+        ),
         "empty.jsonl": (b"", "", "rejected", 0, "empty.jsonl: empty file"),
     }
     for name, (data, *_rest) in files.items():
@@ -148,15 +196,26 @@ BROKEN = [
     header("b2-broken"),
     tool_line([("orphan0", "read_file", "a result with no call before it")]),
     user_line("first task"),
-    {**assistant_line("calling", [("t1", "read_file", {"path": "a"}),
-                                  ("t1", "read_file", {"path": "b"}),
-                                  ("t2", "glob", {"pattern": "*"})]),
-     "timestamp": "2026-05-02T10:00:00Z", "parentId": "nope"},
+    {
+        **assistant_line(
+            "calling",
+            [
+                ("t1", "read_file", {"path": "a"}),
+                ("t1", "read_file", {"path": "b"}),
+                ("t2", "glob", {"pattern": "*"}),
+            ],
+        ),
+        "timestamp": "2026-05-02T10:00:00Z",
+        "parentId": "nope",
+    },
     tool_line([("t1", "read_file", "a's text")]),
     user_line("the results of t2 never came; a second task"),
     tool_line([("t2", "glob", "a result after a user message")]),
-    {**assistant_line("", [("t3", "bash", {"command": "make"})]),
-     "timestamp": "2025-01-01T00:00:00Z", "parentId": "elsewhere"},
+    {
+        **assistant_line("", [("t3", "bash", {"command": "make"})]),
+        "timestamp": "2025-01-01T00:00:00Z",
+        "parentId": "elsewhere",
+    },
 ]
 
 
@@ -185,8 +244,12 @@ def test_B2_structurally_broken_history_on_import(
     assert histories[0] == histories[1], "the repair is not deterministic"
     assert pairing_problems(histories[0]) == ()
     with FakeModel([{"text": "resumed"}]) as fake:
-        result = run(seri("chat", "--resume", "b2-broken", "-p", "go on"), home=home,
-                     cwd=project, env=chat_env(fake))
+        result = run(
+            seri("chat", "--resume", "b2-broken", "-p", "go on"),
+            home=home,
+            cwd=project,
+            env=chat_env(fake),
+        )
         requests = list(fake.requests)
     assert result.returncode == 0, result.stderr
     assert_request_ok(requests[0])
@@ -199,9 +262,13 @@ def test_B2_structurally_broken_history_on_import(
 def _write_legacy(directory: Path, first: int, count: int) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     for n in range(first, first + count):
-        lines = [header(f"b3-{n:04d}"), user_line(f"task {n}"),
-                 assistant_line("", [(f"c{n}", "glob", {"pattern": "*"})]),
-                 tool_line([(f"c{n}", "glob", "a.py")]), assistant_line(f"answer {n}")]
+        lines = [
+            header(f"b3-{n:04d}"),
+            user_line(f"task {n}"),
+            assistant_line("", [(f"c{n}", "glob", {"pattern": "*"})]),
+            tool_line([(f"c{n}", "glob", "a.py")]),
+            assistant_line(f"answer {n}"),
+        ]
         (directory / f"b3-{n:04d}.jsonl").write_bytes(jsonl(lines))
 
 
@@ -212,8 +279,12 @@ def _assert_each_once(home: Path, expected: int) -> None:
     assert all(len(messages) == 4 for messages in legacy.values())
     with database(home) as conn:
         assert scalar(conn, "SELECT count(*) FROM legacy_imports") == expected
-        assert scalar(conn, "SELECT count(DISTINCT source_key) FROM sessions"
-                            " WHERE source_key IS NOT NULL") == expected
+        assert (
+            scalar(
+                conn, "SELECT count(DISTINCT source_key) FROM sessions WHERE source_key IS NOT NULL"
+            )
+            == expected
+        )
 
 
 def test_B3_import_is_idempotent_and_safe_to_run_concurrently(
@@ -243,8 +314,10 @@ def test_B3_import_is_idempotent_and_safe_to_run_concurrently(
         # Somewhere in the middle of the import: once a random number of files are in.
         target = done + rng.randint(1, (total - done) // 2)
         proc = start(seri("sessions", "import"), home=seri_home, cwd=project)
-        wait_for(lambda proc=proc, target=target: imported() >= target or proc.poll() is not None,
-                 interval=0.001)
+        wait_for(
+            lambda proc=proc, target=target: imported() >= target or proc.poll() is not None,
+            interval=0.001,
+        )
         if proc.poll() is None:
             fault_ledger.injected("B3")
             proc.send_signal(signal.SIGKILL)
@@ -266,8 +339,9 @@ def test_B3_import_is_idempotent_and_safe_to_run_concurrently(
     script.append({"text": "chat done"})
     with FakeModel(script) as fake:
         chat = start(seri("chat", "-p", "busy"), home=seri_home, cwd=project, env=chat_env(fake))
-        importers = [start(seri("sessions", "import"), home=seri_home, cwd=project)
-                     for _ in range(2)]
+        importers = [
+            start(seri("sessions", "import"), home=seri_home, cwd=project) for _ in range(2)
+        ]
         outputs = [proc.communicate(timeout=60) for proc in (chat, *importers)]
     for proc, (_out, err) in zip((chat, *importers), outputs, strict=True):
         assert proc.returncode == 0, err
@@ -318,8 +392,12 @@ def _b4_scenario(seed: int, project: Path, home: Path, fault_ledger: FaultLedger
                 faults += 1
                 session = session_ids(home)[0]
                 fake.add_steps({"text": '{"goal": "g", "progress": ["p"]}'})
-                done = run(seri("compact", "--session", session), home=home, cwd=project,
-                           env=chat_env(fake))
+                done = run(
+                    seri("compact", "--session", session),
+                    home=home,
+                    cwd=project,
+                    env=chat_env(fake),
+                )
                 assert done.returncode == 0, done.stderr
                 requests = []
             elif action == "kill":
@@ -343,8 +421,9 @@ def _b4_scenario(seed: int, project: Path, home: Path, fault_ledger: FaultLedger
         if action in ("compact", "kill"):
             fault_ledger.survived("B4")
     with FakeModel([{"text": "finally"}]) as fake:
-        done = run(seri("chat", "--continue", "-p", "last"), home=home, cwd=project,
-                   env=chat_env(fake))
+        done = run(
+            seri("chat", "--continue", "-p", "last"), home=home, cwd=project, env=chat_env(fake)
+        )
         assert done.returncode == 0, done.stderr
         assert_request_ok(fake.requests[-1])
     for messages in check_store(home).values():
@@ -373,14 +452,24 @@ def _histories() -> st.SearchStrategy[list[Message]]:
     def build(draw: st.DrawFn) -> list[Message]:
         history: list[Message] = []
         for task in range(draw(st.integers(1, 6))):
-            history.append(Message(role="user", text=f"task {task} " + "x" * draw(
-                st.integers(0, 400))))
+            history.append(
+                Message(role="user", text=f"task {task} " + "x" * draw(st.integers(0, 400)))
+            )
             for turn in range(draw(st.integers(0, 3))):
-                calls = tuple(ToolCall(f"{task}.{turn}.{k}", "glob", "{}")
-                              for k in range(draw(st.integers(1, 3))))
+                calls = tuple(
+                    ToolCall(f"{task}.{turn}.{k}", "glob", "{}")
+                    for k in range(draw(st.integers(1, 3)))
+                )
                 history.append(Message(role="assistant", tool_calls=calls))
-                history.extend(Message(role="tool", text="r" * draw(st.integers(0, 300)),
-                                       tool_call_id=c.id, tool_name="glob") for c in calls)
+                history.extend(
+                    Message(
+                        role="tool",
+                        text="r" * draw(st.integers(0, 300)),
+                        tool_call_id=c.id,
+                        tool_name="glob",
+                    )
+                    for c in calls
+                )
             history.append(Message(role="assistant", text="done"))
         return history
 
@@ -396,7 +485,7 @@ def test_B4_compaction_never_separates_a_call_from_its_result(
     cut = cut_messages(history, keep)
     if cut is None:
         return
-    kept = history[cut.index_of_first_kept:]
+    kept = history[cut.index_of_first_kept :]
     assert kept[0].role in ("user", "assistant")
     assert pairing_problems(kept) == ()
     assert pairing_problems([Message(role="user", text="recap"), *kept]) == ()
@@ -413,19 +502,31 @@ def _seed_two_sessions(home: Path, project: Path) -> list[str]:
     ids = ["abc1" + "0" * 28, "abc2" + "0" * 28]
     store = open_store(home)
     for sid in ids:
-        conversations.create_session(store, session_id=sid, project=str(project), now=time.time(),
-                                     model="fake/model", system_prompt="", prompt_hashes={})
-        append_latest(store, sid, [Message(role="user", text=f"hi {sid}"),
-                                                   Message(role="assistant", text="hello")],
-                                      time.time())
+        conversations.create_session(
+            store,
+            session_id=sid,
+            project=str(project),
+            now=time.time(),
+            model="fake/model",
+            system_prompt="",
+            prompt_hashes={},
+        )
+        append_latest(
+            store,
+            sid,
+            [Message(role="user", text=f"hi {sid}"), Message(role="assistant", text="hello")],
+            time.time(),
+        )
     store.close()
     return ids
 
 
 def _counts(home: Path) -> tuple[int, int, int, int]:
     with database(home) as conn:
-        return tuple(scalar(conn, f"SELECT count(*) FROM {table}")  # type: ignore[return-value]
-                     for table in ("sessions", "messages", "runs", "compactions"))
+        return tuple(
+            scalar(conn, f"SELECT count(*) FROM {table}")  # type: ignore[return-value]
+            for table in ("sessions", "messages", "runs", "compactions")
+        )
 
 
 def _damaged_profiles(tmp_path: Path, project: Path) -> dict[str, Path]:
@@ -445,11 +546,12 @@ def _damaged_profiles(tmp_path: Path, project: Path) -> dict[str, Path]:
                 data = data[: len(data) // 2 + 100]
             else:
                 with database(home, readonly=True) as conn:
-                    page = scalar(conn, "SELECT rootpage FROM sqlite_schema"
-                                        " WHERE name = 'sessions'")
+                    page = scalar(
+                        conn, "SELECT rootpage FROM sqlite_schema WHERE name = 'sessions'"
+                    )
                     size = scalar(conn, "PRAGMA page_size")
                 start = (page - 1) * size
-                data[start: start + size] = rng.randbytes(size)
+                data[start : start + size] = rng.randbytes(size)
             db.write_bytes(bytes(data))
         made[kind] = home
     return made
@@ -483,8 +585,10 @@ def test_B5_bad_cli_and_profile(
         (["compact", "--session", "abc"], "'abc' matches more than one session"),
         (["chat", "--resume", "abc", "-p", "x"], "'abc' matches more than one session"),
         (["sessions", "show", "abc"], "'abc' matches more than one session"),
-        (["rewind", "--session", "abc", "--to", "1", "--yes"],
-         "'abc' matches more than one session"),
+        (
+            ["rewind", "--session", "abc", "--to", "1", "--yes"],
+            "'abc' matches more than one session",
+        ),
         (["trajectory", "export", "--session", "abc"], "'abc' matches more than one session"),
         (["trajectory", "export", "--session", "nope"], "no session matches 'nope'"),
         (["chat", "--max-turns", "zero", "-p", "x"], "--max-turns must be a whole number"),
@@ -546,12 +650,17 @@ def test_B5_bad_cli_and_profile(
     try:
         fault_ledger.injected("B5", 2)
         db_bytes = (seri_home / "seri.db").read_bytes()
-        exported = run([*(prefix or []), *seri("trajectory", "export")], home=seri_home,
-                       cwd=project)
+        exported = run(
+            [*(prefix or []), *seri("trajectory", "export")], home=seri_home, cwd=project
+        )
         assert exported.returncode == 0, exported.stderr
         with FakeModel([{"text": "never"}]) as fake:
-            wrote = run([*(prefix or []), *seri("chat", "-p", "x")], home=seri_home,
-                        cwd=project, env=chat_env(fake))
+            wrote = run(
+                [*(prefix or []), *seri("chat", "-p", "x")],
+                home=seri_home,
+                cwd=project,
+                env=chat_env(fake),
+            )
         assert wrote.returncode in (1, 2), wrote.stderr
         assert "read-only" in wrote.stderr or "cannot write" in wrote.stderr, wrote.stderr
         one_line_error(wrote.stderr)
@@ -568,6 +677,7 @@ def test_B5_the_read_only_helper_really_mounts_read_only(tmp_path: Path) -> None
     prefix = _ro_bind(tmp_path)
     if prefix is None:
         pytest.skip("unshare -m is not available here")
-    result = subprocess.run([*prefix, "touch", str(tmp_path / "x")], capture_output=True,
-                            text=True, check=False)
+    result = subprocess.run(
+        [*prefix, "touch", str(tmp_path / "x")], capture_output=True, text=True, check=False
+    )
     assert result.returncode != 0 and "Read-only" in result.stderr

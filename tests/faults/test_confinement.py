@@ -89,8 +89,13 @@ def test_C1_prompt_files_are_read_like_tool_reads(
         fault_ledger.injected("C1")
         with FakeModel([{"text": "ok"}]) as fake:
             started = time.monotonic()
-            result = run(seri("chat", "-p", "hello"), home=seri_home, cwd=project,
-                         env={**chat_env(fake), "HOME": str(home)}, timeout=30)
+            result = run(
+                seri("chat", "-p", "hello"),
+                home=seri_home,
+                cwd=project,
+                env={**chat_env(fake), "HOME": str(home)},
+                timeout=30,
+            )
             took = time.monotonic() - started
             sent = str(fake.requests)
         assert result.returncode == 0, (name, result.stderr)
@@ -139,8 +144,12 @@ def test_C2_rewind_never_touches_a_directory_that_is_not_the_sessions(
         {"text": "done"},
     ]
     with FakeModel(script) as fake:
-        result = run(seri("chat", "--allow", "write_file", "-p", "change a.txt"),
-                     home=seri_home, cwd=project, env=chat_env(fake))
+        result = run(
+            seri("chat", "--allow", "write_file", "-p", "change a.txt"),
+            home=seri_home,
+            cwd=project,
+            env=chat_env(fake),
+        )
     assert result.returncode == 0, result.stderr
     session = session_ids(seri_home)[0]
     elsewhere = tmp_path / "elsewhere"
@@ -215,14 +224,20 @@ def test_C5_files_that_are_not_files(
     for k, name in enumerate(odd):
         calls.append(call(f"w{k}", "write_file", path=name, content="x"))
         calls.append(call(f"e{k}", "edit", path=name, old_string="a", new_string="b"))
-    calls.append(call("grow", "edit", path="big.txt", old_string="a", new_string="aaaa",
-                      replace_all=True))
+    calls.append(
+        call("grow", "edit", path="big.txt", old_string="a", new_string="aaaa", replace_all=True)
+    )
     script = [{"tool_calls": calls}, {"text": "done"}]
     fault_ledger.injected("C5", len(calls))
     try:
         with FakeModel(script) as fake:
-            result = run(seri("chat", "--allow", "write_file", "--allow", "edit", "-p", "go"),
-                         home=seri_home, cwd=project, env=chat_env(fake), timeout=30)
+            result = run(
+                seri("chat", "--allow", "write_file", "--allow", "edit", "-p", "go"),
+                home=seri_home,
+                cwd=project,
+                env=chat_env(fake),
+                timeout=30,
+            )
             results = [m for m in fake.requests[-1]["messages"] if m["role"] == "tool"]
     finally:
         server.close()
@@ -266,8 +281,13 @@ def test_C4_grep_is_confined_like_read_file(
     script = [{"tool_calls": [call("g1", "grep", pattern="NEEDLE")]}, {"text": "done"}]
     fault_ledger.injected("C4", 5)
     with FakeModel(script) as fake:
-        result = run(seri("chat", "-p", "find the needle"), home=seri_home, cwd=project,
-                     env=chat_env(fake), timeout=30)
+        result = run(
+            seri("chat", "-p", "find the needle"),
+            home=seri_home,
+            cwd=project,
+            env=chat_env(fake),
+            timeout=30,
+        )
         found = next(m for m in fake.requests[-1]["messages"] if m["role"] == "tool")["content"]
     assert result.returncode == 0, result.stderr
     assert found.splitlines()[0] == "notes.txt:1:NEEDLE in notes", found
@@ -302,7 +322,7 @@ ESCAPES = (
     "python3 -c \"import os; open(os.path.expanduser('~/.bashrc'), 'a').write('evil')\"",
     "python3 -c \"import os; open(os.path.expanduser('~/.ssh/authorized_keys'), 'a').write('x')\"",
     "python3 -c \"import os; open(os.path.expanduser('~/.gitconfig'), 'a').write('evil')\"",
-    "perl -e 'open(F, \">>\", \"$ENV{SERI_HOME}/config.json\") or die \"blocked: $!\"'",
+    'perl -e \'open(F, ">>", "$ENV{SERI_HOME}/config.json") or die "blocked: $!"\'',
     "python3 -c \"import os; open(os.environ['OUTSIDE'] + '/planted', 'w').write('evil')\"",
 )
 SCRATCH = (
@@ -360,12 +380,24 @@ def test_C3_bash_runs_in_an_os_sandbox(
         calls.append(call("tmp", "bash", command=SCRATCH))
         fault_ledger.injected("C3", len(ESCAPES))
         with FakeModel([{"tool_calls": calls}, {"text": "done"}]) as fake:
-            env = {**chat_env(fake), "HOME": str(home), "OUTSIDE": str(outside),
-                   "SERI_SANDBOX": kind}
-            result = run(seri("chat", "--allow", "bash", "-p", "escape"), home=seri_home,
-                         cwd=workdir, env=env, timeout=60)
-            results = {m["tool_call_id"]: m["content"]
-                       for m in fake.requests[-1]["messages"] if m["role"] == "tool"}
+            env = {
+                **chat_env(fake),
+                "HOME": str(home),
+                "OUTSIDE": str(outside),
+                "SERI_SANDBOX": kind,
+            }
+            result = run(
+                seri("chat", "--allow", "bash", "-p", "escape"),
+                home=seri_home,
+                cwd=workdir,
+                env=env,
+                timeout=60,
+            )
+            results = {
+                m["tool_call_id"]: m["content"]
+                for m in fake.requests[-1]["messages"]
+                if m["role"] == "tool"
+            }
         assert result.returncode == 0, result.stderr
         assert "without an OS sandbox" not in result.stderr
         assert state() == before, (kind, results)
@@ -378,8 +410,12 @@ def test_C3_bash_runs_in_an_os_sandbox(
 
     fault_ledger.injected("C3")
     with FakeModel([{"text": "done"}]) as fake:
-        result = run(seri("chat", "-p", "hi"), home=seri_home, cwd=project,
-                     env={**chat_env(fake), "SERI_SANDBOX": "none"})
+        result = run(
+            seri("chat", "-p", "hi"),
+            home=seri_home,
+            cwd=project,
+            env={**chat_env(fake), "SERI_SANDBOX": "none"},
+        )
     assert result.returncode == 0
     assert "seri: warning: bash runs without an OS sandbox" in result.stderr
     fault_ledger.survived("C3")
@@ -416,20 +452,37 @@ def test_C6_redaction_is_right_sized(
     (project / "env.sh").write_text(PLACES)
     calls = [call(f"r{n}", "read_file", path=name) for n, name in enumerate(SECRET_FILES)]
     calls.append(call("places", "read_file", path="env.sh"))
-    edit = call("edit", "edit", path="env.sh", old_string="PWD=/home/me/project",
-                new_string="PWD=/home/me/elsewhere")
+    edit = call(
+        "edit",
+        "edit",
+        path="env.sh",
+        old_string="PWD=/home/me/project",
+        new_string="PWD=/home/me/elsewhere",
+    )
     script = [{"tool_calls": calls}, {"tool_calls": [edit]}, {"text": "done"}]
-    env_secrets = {"DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/user/1000/bus",
-                   "SSH_AUTH_SOCK": "/tmp/ssh-XXXXabcd/agent.4242"}
+    env_secrets = {
+        "DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/user/1000/bus",
+        "SSH_AUTH_SOCK": "/tmp/ssh-XXXXabcd/agent.4242",
+    }
     fault_ledger.injected("C6", len(SECRET_FILES) + 2)
     with FakeModel(script) as fake:
-        result = run(seri("chat", "--allow", "edit", "-p", "read them"), home=seri_home,
-                     cwd=project, env={**chat_env(fake), **env_secrets})
+        result = run(
+            seri("chat", "--allow", "edit", "-p", "read them"),
+            home=seri_home,
+            cwd=project,
+            env={**chat_env(fake), **env_secrets},
+        )
         sent = str(fake.requests)
     assert result.returncode == 0, result.stderr
     stored = _stored_bytes(seri_home)
-    for leaked in ("NETRC-PW-1234", "YAML-PW-1234", "INI-PW-1234", "URL-PW-1234",
-                   "QkFTSUMtUFctMTIzNDpwYXNz", MARKER):
+    for leaked in (
+        "NETRC-PW-1234",
+        "YAML-PW-1234",
+        "INI-PW-1234",
+        "URL-PW-1234",
+        "QkFTSUMtUFctMTIzNDpwYXNz",
+        MARKER,
+    ):
         assert leaked not in sent, leaked
         assert leaked.encode() not in stored, leaked
     for line in PLACES.splitlines():
@@ -455,12 +508,18 @@ def test_C7_commands_get_no_secrets_in_their_environment(
         "DATABASE_URL": "postgres://app:DBURL-PW-1234@db.example.com/app",
         "SSH_AUTH_SOCK": "/tmp/ssh-XXXXabcd/agent.4242",
     }
-    script = [{"tool_calls": [call("e", "bash", command="env > seen.env; echo saved")]},
-              {"text": "done"}]
+    script = [
+        {"tool_calls": [call("e", "bash", command="env > seen.env; echo saved")]},
+        {"text": "done"},
+    ]
     fault_ledger.injected("C7", 4)
     with FakeModel(script) as fake:
-        result = run(seri("chat", "--allow", "bash", "-p", "show env"), home=seri_home,
-                     cwd=project, env={**chat_env(fake), **extra})
+        result = run(
+            seri("chat", "--allow", "bash", "-p", "show env"),
+            home=seri_home,
+            cwd=project,
+            env={**chat_env(fake), **extra},
+        )
     assert result.returncode == 0, result.stderr
     seen = (project / "seen.env").read_text()
     for secret in (KEY, "tok-0123456789abcdef", "aws-secret-0123456789", "DBURL-PW-1234"):

@@ -53,8 +53,11 @@ def _raw_call(id_: str, name: str, arguments: str) -> dict[str, Any]:
 
 
 def _tool_results(fake: FakeModel) -> dict[str, str]:
-    return {m["tool_call_id"]: m["content"]
-            for m in fake.requests[-1]["messages"] if m["role"] == "tool"}
+    return {
+        m["tool_call_id"]: m["content"]
+        for m in fake.requests[-1]["messages"]
+        if m["role"] == "tool"
+    }
 
 
 def _sse(*chunks: dict[str, Any] | str) -> str:
@@ -63,8 +66,11 @@ def _sse(*chunks: dict[str, Any] | str) -> str:
 
 
 def _delta(text: str, finish: str | None = None, **extra: Any) -> dict[str, Any]:
-    return {"id": "g", "choices": [{"index": 0, "delta": {"content": text},
-                                    "finish_reason": finish}], **extra}
+    return {
+        "id": "g",
+        "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": finish}],
+        **extra,
+    }
 
 
 # --- H1 --------------------------------------------------------------------------------------
@@ -88,8 +94,12 @@ def test_H1_tool_arguments_that_break_parsers(
     ]
     fault_ledger.injected("H1", len(calls))
     with FakeModel([{"tool_calls": calls, **FAST}, {"text": "carried on"}]) as fake:
-        result = run(seri("chat", "--allow", "write_file", "-p", "go"), home=seri_home,
-                     cwd=project, env=chat_env(fake))
+        result = run(
+            seri("chat", "--allow", "write_file", "-p", "go"),
+            home=seri_home,
+            cwd=project,
+            env=chat_env(fake),
+        )
         results = _tool_results(fake)
     assert result.returncode == 0, result.stderr
     one_line_error(result.stderr)
@@ -121,8 +131,7 @@ def test_H1_config_values_that_break_parsers(
         seri_home.mkdir(mode=0o700, exist_ok=True)
         (seri_home / "config.json").write_text(text)
         with FakeModel([{"text": "never"}]) as fake:
-            result = run(seri("chat", "-p", "hi"), home=seri_home, cwd=project,
-                         env=chat_env(fake))
+            result = run(seri("chat", "-p", "hi"), home=seri_home, cwd=project, env=chat_env(fake))
             assert fake.requests == []
         assert result.returncode == 2, (text[:40], result.stderr)
         one_line_error(result.stderr)
@@ -138,20 +147,37 @@ def test_H1_slash_commands_and_stream_oddities_leave_the_session_running(
     each bad line is one line on stderr and the next line runs in the same process."""
     split = _sse(_delta("\\ud83d"), _delta("\\ude00 whole"), _delta("", "stop"))
     split = split.replace("\\\\ud83d", "\\ud83d").replace("\\\\ude00", "\\ude00")
-    absurd = _sse(_delta("counted", "stop", usage={
-        "prompt_tokens": int("9" * 40), "completion_tokens": -5, "cost": 1e308}))
+    absurd = _sse(
+        _delta(
+            "counted",
+            "stop",
+            usage={"prompt_tokens": int("9" * 40), "completion_tokens": -5, "cost": 1e308},
+        )
+    )
     script = [
         {"raw_sse": f"data: {DEEP}\n\n", **FAST},
         {"raw_sse": split},
         {"raw_sse": absurd},
         {"text": "still here"},
     ]
-    lines = [f"/max-turns {HUGE}", "/max-turns NaN", "/max-turns 1e999", "deep", "split",
-             "absurd", "last"]
+    lines = [
+        f"/max-turns {HUGE}",
+        "/max-turns NaN",
+        "/max-turns 1e999",
+        "deep",
+        "split",
+        "absurd",
+        "last",
+    ]
     fault_ledger.injected("H1", 6)
     with FakeModel(script) as fake:
-        result = run(seri("chat"), home=seri_home, cwd=project, env=chat_env(fake),
-                     input="\n".join(lines) + "\n")
+        result = run(
+            seri("chat"),
+            home=seri_home,
+            cwd=project,
+            env=chat_env(fake),
+            input="\n".join(lines) + "\n",
+        )
     one_line_error(result.stderr)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["😀 whole", "counted", "still here"], result.stdout
@@ -173,36 +199,54 @@ def test_H1_keys_urls_and_encodings(
     fault_ledger.injected("H1", 5)
     for padded in (KEY + "\n", f"  {KEY} \t"):
         with FakeModel([{"text": "ok"}]) as fake:
-            result = run(seri("chat", "-p", "hi"), home=seri_home, cwd=project,
-                         env={**chat_env(fake), "OPENROUTER_API_KEY": padded})
+            result = run(
+                seri("chat", "-p", "hi"),
+                home=seri_home,
+                cwd=project,
+                env={**chat_env(fake), "OPENROUTER_API_KEY": padded},
+            )
             sent = fake.request_headers[-1]
         assert result.returncode == 0, result.stderr
         assert sent["authorization"] == f"Bearer {KEY}"
         fault_ledger.survived("H1")
     broken = KEY[:20] + " " + KEY[20:]
-    result = run(seri("chat", "-p", "hi"), home=seri_home, cwd=project,
-                 env={"SERI_BASE_URL": "http://127.0.0.1:9/v1", "OPENROUTER_API_KEY": broken})
+    result = run(
+        seri("chat", "-p", "hi"),
+        home=seri_home,
+        cwd=project,
+        env={"SERI_BASE_URL": "http://127.0.0.1:9/v1", "OPENROUTER_API_KEY": broken},
+    )
     assert result.returncode == 2 and "OPENROUTER_API_KEY holds a character" in result.stderr
     assert KEY[20:] not in result.stderr
     one_line_error(result.stderr)
     fault_ledger.survived("H1")
     for url in ("not a url", "localhost:8080"):
         started = time.monotonic()
-        result = run(seri("chat", "-p", "hi"), home=seri_home, cwd=project,
-                     env={"SERI_BASE_URL": url, "OPENROUTER_API_KEY": KEY})
+        result = run(
+            seri("chat", "-p", "hi"),
+            home=seri_home,
+            cwd=project,
+            env={"SERI_BASE_URL": url, "OPENROUTER_API_KEY": KEY},
+        )
         assert result.returncode == 2, result.stderr
         assert f"base URL {url!r} (set by SERI_BASE_URL) must be an http" in result.stderr
         assert time.monotonic() - started < 5 and "retrying" not in result.stderr
         one_line_error(result.stderr)
     (seri_home / "config.json").write_text(json.dumps({"base_url": "localhost:8080"}))
-    result = run(seri("chat", "-p", "hi"), home=seri_home, cwd=project,
-                 env={"OPENROUTER_API_KEY": KEY})
+    result = run(
+        seri("chat", "-p", "hi"), home=seri_home, cwd=project, env={"OPENROUTER_API_KEY": KEY}
+    )
     assert result.returncode == 2 and "(set by base_url in config.json)" in result.stderr
     (seri_home / "config.json").unlink()
     fault_ledger.survived("H1")
     with FakeModel([{"text": "café ☃"}]) as fake:
-        result = run(seri("chat"), home=seri_home, cwd=project,
-                     env={**chat_env(fake), "PYTHONIOENCODING": "ascii"}, input="héllo\n")
+        result = run(
+            seri("chat"),
+            home=seri_home,
+            cwd=project,
+            env={**chat_env(fake), "PYTHONIOENCODING": "ascii"},
+            input="héllo\n",
+        )
     assert result.returncode == 0, result.stderr
     assert result.stdout == "caf\\xe9 \\u2603\n"
     fault_ledger.survived("H1")
@@ -216,8 +260,9 @@ def test_H1_config_json_that_cannot_be_written(
     write_config(seri_home, {"model": "kept/model"})
     before = (seri_home / "config.json").read_bytes()
     fault_ledger.injected("H1")
-    limited = run(seri("trajectory", "off"), home=seri_home, cwd=project,
-                  preexec_fn=file_size_limit(8))
+    limited = run(
+        seri("trajectory", "off"), home=seri_home, cwd=project, preexec_fn=file_size_limit(8)
+    )
     assert limited.returncode == 1, limited.stderr
     one_line_error(limited.stderr)
     assert "cannot write" in limited.stderr and "config.json" in limited.stderr
@@ -227,8 +272,14 @@ def test_H1_config_json_that_cannot_be_written(
         if prefix is None:
             continue  # not root: no private mount namespace to make the disk in
         fault_ledger.injected("H1")
-        result = subprocess.run([*prefix, *seri("trajectory", "off")], capture_output=True,
-                                text=True, env=_env(seri_home), cwd=project, check=False)
+        result = subprocess.run(
+            [*prefix, *seri("trajectory", "off")],
+            capture_output=True,
+            text=True,
+            env=_env(seri_home),
+            cwd=project,
+            check=False,
+        )
         assert result.returncode == status, result.stderr
         one_line_error(result.stderr)
         assert "config.json" in result.stderr, result.stderr
@@ -275,33 +326,44 @@ def test_H1_a_damaged_row_is_reported_as_damage(
     session and which message, exit 2; the other sessions work as before."""
     with FakeModel([{"text": "one"}, {"text": "two"}, {"text": "three"}]) as fake:
         for prompt in ("first", "second"):
-            made = run(seri("chat", "-p", prompt), home=seri_home, cwd=project,
-                       env=chat_env(fake))
+            made = run(seri("chat", "-p", prompt), home=seri_home, cwd=project, env=chat_env(fake))
             assert made.returncode == 0, made.stderr
         damaged, healthy = session_ids(seri_home)
         with database(seri_home) as conn:
-            conn.execute("UPDATE messages SET body = '{\"role\": \"user\", \"te' "
-                         "WHERE session_id = ? AND seq = 2", (damaged,))
+            conn.execute(
+                'UPDATE messages SET body = \'{"role": "user", "te\' '
+                "WHERE session_id = ? AND seq = 2",
+                (damaged,),
+            )
         fault_ledger.injected("H1", 2)
-        for command in (seri("chat", "--resume", damaged, "-p", "again"),
-                        seri("sessions", "show", damaged)):
+        for command in (
+            seri("chat", "--resume", damaged, "-p", "again"),
+            seri("sessions", "show", damaged),
+        ):
             result = run(command, home=seri_home, cwd=project, env=chat_env(fake))
             assert result.returncode == 2, result.stderr
             one_line_error(result.stderr)
             assert f"message 2 of session {damaged}" in result.stderr, result.stderr
             assert "damaged" in result.stderr
             fault_ledger.survived("H1")
-        other = run(seri("chat", "--resume", healthy, "-p", "fine?"), home=seri_home,
-                    cwd=project, env=chat_env(fake))
+        other = run(
+            seri("chat", "--resume", healthy, "-p", "fine?"),
+            home=seri_home,
+            cwd=project,
+            env=chat_env(fake),
+        )
     assert other.returncode == 0, other.stderr
 
 
 # --- H2 --------------------------------------------------------------------------------------
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "15"))
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                       HealthCheck.too_slow])
+FUZZ = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 
 class _Fuzzer:
@@ -316,13 +378,23 @@ class _Fuzzer:
         self.home = root / "home"
         self.home.mkdir(mode=0o700)
         self.proc = subprocess.Popen(
-            [sys.executable, str(HERE / "fuzz_child.py")], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, text=True, cwd=root,
+            [sys.executable, str(HERE / "fuzz_child.py")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=root,
         )
 
-    def run(self, argv: list[str], *, env: dict[str, str] | None = None, stdin: str = "",
-            config: str | None = None, files: dict[str, bytes] | None = None,
-            steps: tuple[dict[str, Any], ...] = ()) -> dict[str, Any]:
+    def run(
+        self,
+        argv: list[str],
+        *,
+        env: dict[str, str] | None = None,
+        stdin: str = "",
+        config: str | None = None,
+        files: dict[str, bytes] | None = None,
+        steps: tuple[dict[str, Any], ...] = (),
+    ) -> dict[str, Any]:
         self.count += 1
         case_dir = self.root / f"case{self.count}"
         home, project = self.home, case_dir / "project"
@@ -333,12 +405,20 @@ class _Fuzzer:
             (home / "config.json").write_text(config, encoding="utf-8", errors="surrogatepass")
         for name, data in (files or {}).items():
             (project / name).write_bytes(data)
-        full_env = {"PATH": os.environ["PATH"], "HOME": str(case_dir), "LANG": "C.UTF-8",
-                    "SERI_HOME": str(home), "SERI_BASE_URL": self.fake.base_url,
-                    "OPENROUTER_API_KEY": KEY, "SERI_SANDBOX": "none", **(env or {})}
+        full_env = {
+            "PATH": os.environ["PATH"],
+            "HOME": str(case_dir),
+            "LANG": "C.UTF-8",
+            "SERI_HOME": str(home),
+            "SERI_BASE_URL": self.fake.base_url,
+            "OPENROUTER_API_KEY": KEY,
+            "SERI_SANDBOX": "none",
+            **(env or {}),
+        }
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(json.dumps({"argv": argv, "env": full_env, "cwd": str(project),
-                                          "stdin": stdin}) + "\n")
+        self.proc.stdin.write(
+            json.dumps({"argv": argv, "env": full_env, "cwd": str(project), "stdin": stdin}) + "\n"
+        )
         self.proc.stdin.flush()
         answer: dict[str, Any] = json.loads(self.proc.stdout.readline())
         shutil.rmtree(case_dir, ignore_errors=True)
@@ -375,12 +455,46 @@ def _survived(answer: dict[str, Any], ledger: FaultLedger) -> None:
 
 
 texts = st.text(max_size=40)
-words = st.sampled_from(["chat", "sessions", "show", "compact", "rewind", "trajectory",
-                         "memory", "export", "list", "--json", "--all", "-p", "--resume",
-                         "--continue", "--fork", "--session", "--to", "--max-turns", "--allow",
-                         "--since", "--focus", "prune", "--dry-run", "on", "off", "status",
-                         "approve", "reject", "pending", "--list", "--files", "--yes",
-                         "import", "-h", "--model", "--conversation"])
+words = st.sampled_from(
+    [
+        "chat",
+        "sessions",
+        "show",
+        "compact",
+        "rewind",
+        "trajectory",
+        "memory",
+        "export",
+        "list",
+        "--json",
+        "--all",
+        "-p",
+        "--resume",
+        "--continue",
+        "--fork",
+        "--session",
+        "--to",
+        "--max-turns",
+        "--allow",
+        "--since",
+        "--focus",
+        "prune",
+        "--dry-run",
+        "on",
+        "off",
+        "status",
+        "approve",
+        "reject",
+        "pending",
+        "--list",
+        "--files",
+        "--yes",
+        "import",
+        "-h",
+        "--model",
+        "--conversation",
+    ]
+)
 
 
 @FUZZ
@@ -390,10 +504,21 @@ def test_H2_fuzz_argv(fuzzer: _Fuzzer, fault_ledger: FaultLedger, argv: list[str
     _survived(fuzzer.run(argv), fault_ledger)
 
 
-env_names = st.sampled_from(["SERI_BASE_URL", "SERI_MODEL", "SERI_TRAJECTORY", "SERI_SANDBOX",
-                             "OPENROUTER_API_KEY", "SERI_API_KEY", "SERI_HOME_X", "TZ"])
-env_values = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
-                     max_size=30)
+env_names = st.sampled_from(
+    [
+        "SERI_BASE_URL",
+        "SERI_MODEL",
+        "SERI_TRAJECTORY",
+        "SERI_SANDBOX",
+        "OPENROUTER_API_KEY",
+        "SERI_API_KEY",
+        "SERI_HOME_X",
+        "TZ",
+    ]
+)
+env_values = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=30
+)
 
 
 @FUZZ
@@ -410,16 +535,32 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(texts, inner, max_size=3),
     max_leaves=8,
 )
-config_keys = st.sampled_from(["model", "base_url", "context_window", "max_turns",
-                               "subagent_max_turns", "compaction", "sampling", "provider",
-                               "reasoning", "trajectory", "check", "permissions", "other"])
+config_keys = st.sampled_from(
+    [
+        "model",
+        "base_url",
+        "context_window",
+        "max_turns",
+        "subagent_max_turns",
+        "compaction",
+        "sampling",
+        "provider",
+        "reasoning",
+        "trajectory",
+        "check",
+        "permissions",
+        "other",
+    ]
+)
 
 
 @FUZZ
-@given(st.one_of(
-    st.dictionaries(config_keys, json_values, max_size=4).map(json.dumps),
-    st.text(max_size=60),
-))
+@given(
+    st.one_of(
+        st.dictionaries(config_keys, json_values, max_size=4).map(json.dumps),
+        st.text(max_size=60),
+    )
+)
 def test_H2_fuzz_config(fuzzer: _Fuzzer, fault_ledger: FaultLedger, config: str) -> None:
     fault_ledger.injected("H2")
     _survived(fuzzer.run(["chat", "-p", "hi"], config=config), fault_ledger)
@@ -427,16 +568,26 @@ def test_H2_fuzz_config(fuzzer: _Fuzzer, fault_ledger: FaultLedger, config: str)
     _survived(fuzzer.run(["trajectory", "status"], config=config), fault_ledger)
 
 
-slash = st.sampled_from(["/compact", "/clear", "/rewind", "/max-turns", "/trajectory",
-                         "/memory", "/help", "/exit", "/unknown", "/memory approve",
-                         "/rewind 1 files"])
+slash = st.sampled_from(
+    [
+        "/compact",
+        "/clear",
+        "/rewind",
+        "/max-turns",
+        "/trajectory",
+        "/memory",
+        "/help",
+        "/exit",
+        "/unknown",
+        "/memory approve",
+        "/rewind 1 files",
+    ]
+)
 
 
 @FUZZ
 @given(st.lists(st.one_of(texts, st.tuples(slash, texts).map(" ".join)), max_size=5))
-def test_H2_fuzz_stdin_lines(
-    fuzzer: _Fuzzer, fault_ledger: FaultLedger, lines: list[str]
-) -> None:
+def test_H2_fuzz_stdin_lines(fuzzer: _Fuzzer, fault_ledger: FaultLedger, lines: list[str]) -> None:
     fault_ledger.injected("H2")
     _survived(fuzzer.run(["chat"], stdin="\n".join(lines) + "\n"), fault_ledger)
 
@@ -444,11 +595,22 @@ def test_H2_fuzz_stdin_lines(
 sse_pieces = st.one_of(
     st.text(max_size=30).map(lambda t: f"data: {t}\n\n"),
     json_values.map(lambda v: f"data: {json.dumps(v)}\n\n"),
-    st.builds(lambda text, usage: "data: " + json.dumps(_delta(text, "stop", usage=usage))
-              + "\n\n", texts, st.dictionaries(st.sampled_from(["prompt_tokens", "cost",
-              "completion_tokens"]), json_values, max_size=3)),
-    st.sampled_from(["data: [DONE]\n\n", ": keep-alive\n\n", "event: error\ndata: {}\n\n",
-                     "\r\n", "data: {\"choices\": [{\"delta\": {\"tool_calls\": [{}]}}]}\n\n"]),
+    st.builds(
+        lambda text, usage: "data: " + json.dumps(_delta(text, "stop", usage=usage)) + "\n\n",
+        texts,
+        st.dictionaries(
+            st.sampled_from(["prompt_tokens", "cost", "completion_tokens"]), json_values, max_size=3
+        ),
+    ),
+    st.sampled_from(
+        [
+            "data: [DONE]\n\n",
+            ": keep-alive\n\n",
+            "event: error\ndata: {}\n\n",
+            "\r\n",
+            'data: {"choices": [{"delta": {"tool_calls": [{}]}}]}\n\n',
+        ]
+    ),
 )
 
 
@@ -459,27 +621,55 @@ def test_H2_fuzz_stream_bytes(fuzzer: _Fuzzer, fault_ledger: FaultLedger, body: 
     _survived(fuzzer.run(["chat", "-p", "hi"], steps=({"raw_sse": body},)), fault_ledger)
 
 
-tool_names = st.sampled_from(["read_file", "write_file", "edit", "glob", "grep", "task",
-                              "remember", "nope"])
+tool_names = st.sampled_from(
+    ["read_file", "write_file", "edit", "glob", "grep", "task", "remember", "nope"]
+)
 
 
 @FUZZ
-@given(st.lists(st.tuples(tool_names, st.one_of(
-    json_values.map(json.dumps),
-    st.dictionaries(st.sampled_from(["path", "content", "pattern", "old_string", "new_string",
-                                     "offset", "limit", "replace_all", "description",
-                                     "prompt", "text", "scope"]), json_values,
-                    max_size=4).map(json.dumps),
-    st.text(max_size=40),
-)), min_size=1, max_size=3))
+@given(
+    st.lists(
+        st.tuples(
+            tool_names,
+            st.one_of(
+                json_values.map(json.dumps),
+                st.dictionaries(
+                    st.sampled_from(
+                        [
+                            "path",
+                            "content",
+                            "pattern",
+                            "old_string",
+                            "new_string",
+                            "offset",
+                            "limit",
+                            "replace_all",
+                            "description",
+                            "prompt",
+                            "text",
+                            "scope",
+                        ]
+                    ),
+                    json_values,
+                    max_size=4,
+                ).map(json.dumps),
+                st.text(max_size=40),
+            ),
+        ),
+        min_size=1,
+        max_size=3,
+    )
+)
 def test_H2_fuzz_tool_arguments(
     fuzzer: _Fuzzer, fault_ledger: FaultLedger, calls: list[tuple[str, str]]
 ) -> None:
     fault_ledger.injected("H2")
-    step = {"tool_calls": [_raw_call(f"c{n}", name, args) for n, (name, args) in
-                           enumerate(calls)]}
-    answer = fuzzer.run(["chat", "--allow", "write_file", "--allow", "edit", "-p", "go"],
-                        steps=(step,), files={"a.txt": b"hello\n"})
+    step = {"tool_calls": [_raw_call(f"c{n}", name, args) for n, (name, args) in enumerate(calls)]}
+    answer = fuzzer.run(
+        ["chat", "--allow", "write_file", "--allow", "edit", "-p", "go"],
+        steps=(step,),
+        files={"a.txt": b"hello\n"},
+    )
     _survived(answer, fault_ledger)
 
 
@@ -489,8 +679,12 @@ def test_H2_fuzz_files_read(
     fuzzer: _Fuzzer, fault_ledger: FaultLedger, data: bytes, name: str
 ) -> None:
     fault_ledger.injected("H2")
-    calls = [call("r", "read_file", path=name), call("g", "grep", pattern="a"),
-             call("e", "edit", path=name, old_string="a", new_string="b")]
-    answer = fuzzer.run(["chat", "--allow", "edit", "-p", "go"], steps=({"tool_calls": calls},),
-                        files={name: data})
+    calls = [
+        call("r", "read_file", path=name),
+        call("g", "grep", pattern="a"),
+        call("e", "edit", path=name, old_string="a", new_string="b"),
+    ]
+    answer = fuzzer.run(
+        ["chat", "--allow", "edit", "-p", "go"], steps=({"tool_calls": calls},), files={name: data}
+    )
     _survived(answer, fault_ledger)

@@ -38,11 +38,21 @@ from tests.faults.support import (
 )
 
 
-def _chat(project: Path, home: Path, fake: FakeModel | str, *args: str, prompt: str = "go",
-          command: list[str] | None = None) -> tuple[Any, float]:
+def _chat(
+    project: Path,
+    home: Path,
+    fake: FakeModel | str,
+    *args: str,
+    prompt: str = "go",
+    command: list[str] | None = None,
+) -> tuple[Any, float]:
     started = time.monotonic()
-    result = run((command or seri()) + ["chat", *args, "-p", prompt], home=home, cwd=project,
-                 env=chat_env(fake))
+    result = run(
+        (command or seri()) + ["chat", *args, "-p", prompt],
+        home=home,
+        cwd=project,
+        env=chat_env(fake),
+    )
     return result, time.monotonic() - started
 
 
@@ -67,8 +77,14 @@ def _http_date(seconds_ahead: float) -> str:
     ],
 )
 def test_P1_429_503_and_retry_after(
-    project: Path, seri_home: Path, fault_ledger: FaultLedger,
-    case: str, status: int, headers: dict[str, str] | None, low: float, high: float,
+    project: Path,
+    seri_home: Path,
+    fault_ledger: FaultLedger,
+    case: str,
+    status: int,
+    headers: dict[str, str] | None,
+    low: float,
+    high: float,
 ) -> None:
     """A hint within the cap is waited out (measured), then the next attempt succeeds; the
     retry is in the trajectory with its attempt number, status and delay."""
@@ -158,9 +174,17 @@ REFUSALS = [
     (400, None, "the provider rejected the request as invalid"),
     (401, None, "invalid API key"),
     (402, None, "insufficient credits"),
-    (403, {"error": {"code": 403, "message": "Your input was flagged",
-                     "metadata": {"reasons": ["violence"], "flagged_input": "..."}}},
-     "blocked by moderation"),
+    (
+        403,
+        {
+            "error": {
+                "code": 403,
+                "message": "Your input was flagged",
+                "metadata": {"reasons": ["violence"], "flagged_input": "..."},
+            }
+        },
+        "blocked by moderation",
+    ),
     (404, None, "model not found"),
 ]
 
@@ -212,8 +236,12 @@ def test_P2_connection_refused_is_retried(
     fault_ledger.injected("P2")
     write_config(seri_home, {"context_window": 200_000})
     port = _free_port()
-    proc = start(seri("chat", "-p", "go"), home=seri_home, cwd=project,
-                 env=chat_env(f"http://127.0.0.1:{port}/v1"))
+    proc = start(
+        seri("chat", "-p", "go"),
+        home=seri_home,
+        cwd=project,
+        env=chat_env(f"http://127.0.0.1:{port}/v1"),
+    )
     assert proc.stderr is not None
     line = proc.stderr.readline()
     assert "could not reach the provider" in line and "retrying in" in line, line
@@ -255,28 +283,45 @@ class _ResettingServer:
                 while b"\r\n\r\n" not in data:
                     data += conn.recv(65536)
                 head, _, body = data.partition(b"\r\n\r\n")
-                length = next((int(h.split(b":")[1]) for h in head.split(b"\r\n")
-                               if h.lower().startswith(b"content-length:")), 0)
+                length = next(
+                    (
+                        int(h.split(b":")[1])
+                        for h in head.split(b"\r\n")
+                        if h.lower().startswith(b"content-length:")
+                    ),
+                    0,
+                )
                 while len(body) < length:
                     body += conn.recv(65536)
                 self.requests += 1
                 if self.requests <= self.resets:
-                    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00"
-                                    b"\x00\x00\x00\x00")
+                    conn.setsockopt(
+                        socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00"
+                    )
                     continue  # closing with linger 0 sends RST: no status line, no header
                 conn.sendall(self._answer())
 
     def _answer(self) -> bytes:
         def chunk(delta: dict[str, Any], finish: str | None) -> str:
-            payload = {"id": "gen-reset", "object": "chat.completion.chunk", "created": 1,
-                       "model": "fake/model",
-                       "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+            payload = {
+                "id": "gen-reset",
+                "object": "chat.completion.chunk",
+                "created": 1,
+                "model": "fake/model",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            }
             return f"data: {json.dumps(payload)}\n\n"
 
-        body = (chunk({"role": "assistant", "content": self.ANSWER}, None) + chunk({}, "stop")
-                + "data: [DONE]\n\n").encode()
-        return (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n"
-                + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        body = (
+            chunk({"role": "assistant", "content": self.ANSWER}, None)
+            + chunk({}, "stop")
+            + "data: [DONE]\n\n"
+        ).encode()
+        return (
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n"
+            + f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
 
     def close(self) -> None:
         self.sock.close()
@@ -382,16 +427,29 @@ ERROR_CHUNK = {"code": "server_error", "message": "Provider disconnected unexpec
 @pytest.mark.parametrize(
     ("shape", "step", "words"),
     [
-        ("openrouter", {"text": "some partial words", "error_chunk": ERROR_CHUNK,
-                        "usage": {"prompt_tokens": 11, "completion_tokens": 7}},
-         "Provider disconnected unexpectedly"),
-        ("vllm", {"text": "some partial words", "vllm_error": "worker died: CUDA error"},
-         "worker died: CUDA error"),
+        (
+            "openrouter",
+            {
+                "text": "some partial words",
+                "error_chunk": ERROR_CHUNK,
+                "usage": {"prompt_tokens": 11, "completion_tokens": 7},
+            },
+            "Provider disconnected unexpectedly",
+        ),
+        (
+            "vllm",
+            {"text": "some partial words", "vllm_error": "worker died: CUDA error"},
+            "worker died: CUDA error",
+        ),
     ],
 )
 def test_P4_error_event_inside_a_200_stream(
-    project: Path, seri_home: Path, fault_ledger: FaultLedger,
-    shape: str, step: dict[str, Any], words: str,
+    project: Path,
+    seri_home: Path,
+    fault_ledger: FaultLedger,
+    shape: str,
+    step: dict[str, Any],
+    words: str,
 ) -> None:
     """The provider's own message reaches the person; no decoder crash; the turn is not
     stored as done and not sent again; the next request is valid."""
@@ -419,8 +477,11 @@ def test_P4_partial_text_and_usage_of_an_errored_stream_are_kept(
     project: Path, seri_home: Path, fault_ledger: FaultLedger
 ) -> None:
     fault_ledger.injected("P4")
-    step = {"text": "some partial words", "error_chunk": ERROR_CHUNK,
-            "usage": {"prompt_tokens": 11, "completion_tokens": 7}}
+    step = {
+        "text": "some partial words",
+        "error_chunk": ERROR_CHUNK,
+        "usage": {"prompt_tokens": 11, "completion_tokens": 7},
+    }
     with FakeModel([step]) as fake:
         result, _ = _chat(project, seri_home, fake)
     assert result.returncode == 1
@@ -453,17 +514,30 @@ def test_P5_keep_alive_comments_are_skipped(
 @pytest.mark.parametrize(
     ("case", "step", "words"),
     [
-        ("comments only", {"stall_seconds": 600, "stall_interval": 0.1},
-         "provider sent no content for 1 s"),
-        ("one byte every 0.8 s", {"text": "slow", "drip_interval": 0.8},
-         "provider sent no content for 1 s"),
-        ("content past the deadline", {"text": "z" * 4000, "drip_interval": 0.001},
-         "provider did not finish the response within 3 s"),
+        (
+            "comments only",
+            {"stall_seconds": 600, "stall_interval": 0.1},
+            "provider sent no content for 1 s",
+        ),
+        (
+            "one byte every 0.8 s",
+            {"text": "slow", "drip_interval": 0.8},
+            "provider sent no content for 1 s",
+        ),
+        (
+            "content past the deadline",
+            {"text": "z" * 4000, "drip_interval": 0.001},
+            "provider did not finish the response within 3 s",
+        ),
     ],
 )
 def test_P5_stalls_hit_the_watchdog_and_the_deadline(
-    project: Path, seri_home: Path, fault_ledger: FaultLedger,
-    case: str, step: dict[str, Any], words: str,
+    project: Path,
+    seri_home: Path,
+    fault_ledger: FaultLedger,
+    case: str,
+    step: dict[str, Any],
+    words: str,
 ) -> None:
     """(b) comments only, (c) one byte every 0.8 s, and a stream that never ends: httpx's
     read timeout never trips (bytes keep coming), seri's content watchdog (1 s here) or its
@@ -471,8 +545,9 @@ def test_P5_stalls_hit_the_watchdog_and_the_deadline(
     as done, not sent again."""
     fault_ledger.injected("P5")
     with FakeModel([step, {"text": "never"}]) as fake:
-        result, elapsed = _chat(project, seri_home, fake, command=child_command(
-            "--idle", "1", "--total", "3"))
+        result, elapsed = _chat(
+            project, seri_home, fake, command=child_command("--idle", "1", "--total", "3")
+        )
         sent = len(fake.requests)
     assert result.returncode == 1
     assert words in result.stderr, result.stderr
@@ -487,45 +562,120 @@ def test_P5_stalls_hit_the_watchdog_and_the_deadline(
 # --- P6 --------------------------------------------------------------------------------------
 
 OVERFLOWS: list[tuple[str, int, Any]] = [
-    ("openai", 400, {"error": {
-        "message": "This model's maximum context length is 8192 tokens. However, your messages "
-                   "resulted in 8227 tokens. Please reduce the length of the messages.",
-        "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}),
-    ("responses api", 400, {"error": {
-        "message": "Your input exceeds the context window of this model. Please adjust your "
-                   "input and try again.",
-        "type": "invalid_request_error", "param": "input", "code": "context_length_exceeded"}}),
-    ("openrouter numeric code", 400, {"error": {
-        "code": 400,
-        # The input alone is over the window (when only the output is, max_tokens is lowered).
-        "message": "This endpoint's maximum context length is 131072 tokens. However, you "
-                   "requested about 138956 tokens (136956 of text input, 2000 in the output). "
-                   "Please reduce the length of either one, or use the \"middle-out\" "
-                   "transform to compress your prompt automatically."}}),
-    ("502 wrapper with metadata.raw", 502, {
-        "error": {"message": "Provider returned error", "code": 502, "metadata": {
-            "provider_name": "DeepInfra",
-            "raw": json.dumps({"error": {"message": "This model's maximum context length is "
-                               "16000 tokens. However, you requested 17165 tokens (16165 in "
-                               "the messages, 1000 in the completion)."}})}}}),
-    ("anthropic", 400, {"type": "error", "error": {
-        "type": "invalid_request_error",
-        "message": "prompt is too long: 250000 tokens > 200000 maximum"}}),
+    (
+        "openai",
+        400,
+        {
+            "error": {
+                "message": "This model's maximum context length is 8192 tokens. "
+                "However, your messages resulted in 8227 tokens. "
+                "Please reduce the length of the messages.",
+                "type": "invalid_request_error",
+                "param": "messages",
+                "code": "context_length_exceeded",
+            }
+        },
+    ),
+    (
+        "responses api",
+        400,
+        {
+            "error": {
+                "message": "Your input exceeds the context window of this model. "
+                "Please adjust your input and try again.",
+                "type": "invalid_request_error",
+                "param": "input",
+                "code": "context_length_exceeded",
+            }
+        },
+    ),
+    (
+        "openrouter numeric code",
+        400,
+        {
+            "error": {
+                "code": 400,
+                # The input alone is over the window (when only the output is, max_tokens
+                # is lowered).
+                "message": "This endpoint's maximum context length is 131072 tokens. However, you "
+                "requested about 138956 tokens (136956 of text input, 2000 in the output). "
+                'Please reduce the length of either one, or use the "middle-out" '
+                "transform to compress your prompt automatically.",
+            }
+        },
+    ),
+    (
+        "502 wrapper with metadata.raw",
+        502,
+        {
+            "error": {
+                "message": "Provider returned error",
+                "code": 502,
+                "metadata": {
+                    "provider_name": "DeepInfra",
+                    "raw": json.dumps(
+                        {
+                            "error": {
+                                "message": "This model's maximum context length is "
+                                "16000 tokens. However, you requested 17165 tokens (16165 in "
+                                "the messages, 1000 in the completion)."
+                            }
+                        }
+                    ),
+                },
+            }
+        },
+    ),
+    (
+        "anthropic",
+        400,
+        {
+            "type": "error",
+            "error": {
+                "type": "invalid_request_error",
+                "message": "prompt is too long: 250000 tokens > 200000 maximum",
+            },
+        },
+    ),
     ("413", 413, "Payload too large"),
 ]
 LOOKALIKES: list[tuple[str, int, Any]] = [
-    ("400 echoing 429", 400, {"error": {
-        "code": 400, "message": "Invalid schema for function 'f': code 429 is not allowed"}}),
-    ("string_above_max_length", 400, {"error": {
-        "message": "Invalid 'messages[1].content': string too long.",
-        "type": "invalid_request_error", "code": "string_above_max_length"}}),
+    (
+        "400 echoing 429",
+        400,
+        {
+            "error": {
+                "code": 400,
+                "message": "Invalid schema for function 'f': code 429 is not allowed",
+            }
+        },
+    ),
+    (
+        "string_above_max_length",
+        400,
+        {
+            "error": {
+                "message": "Invalid 'messages[1].content': string too long.",
+                "type": "invalid_request_error",
+                "code": "string_above_max_length",
+            }
+        },
+    ),
 ]
 
 
-@pytest.mark.parametrize(("form", "status", "body"), OVERFLOWS + LOOKALIKES,
-                         ids=[f for f, _, _ in OVERFLOWS + LOOKALIKES])
+@pytest.mark.parametrize(
+    ("form", "status", "body"),
+    OVERFLOWS + LOOKALIKES,
+    ids=[f for f, _, _ in OVERFLOWS + LOOKALIKES],
+)
 def test_P6_context_too_long_is_recognised_and_never_loops(
-    project: Path, seri_home: Path, fault_ledger: FaultLedger, form: str, status: int, body: Any,
+    project: Path,
+    seri_home: Path,
+    fault_ledger: FaultLedger,
+    form: str,
+    status: int,
+    body: Any,
 ) -> None:
     """Every overflow form is recognised as one (a 502 included) and is never resent
     unchanged; lookalikes are plain refusals, not retried as rate limits."""
@@ -569,17 +719,32 @@ RECAP = '{"goal": "g", "progress": ["p"], "blockers": [], "next_steps": ["n"]}'
     ("case", "script", "code", "calls", "words"),
     [
         ("recovers", [{"overflow": True}, {"text": RECAP}, {"text": "fits now"}], 0, 3, ""),
-        ("still too long", [{"overflow": True}, {"text": RECAP}, {"overflow": True}], 1, 3,
-         "still too long after compacting"),
+        (
+            "still too long",
+            [{"overflow": True}, {"text": RECAP}, {"overflow": True}],
+            1,
+            3,
+            "still too long after compacting",
+        ),
         # A refused summarizer request is shrunk and tried once more before compaction gives up.
-        ("the summary overflows twice",
-         [{"overflow": True}, {"overflow": True}, {"overflow": True}], 1, 3,
-         "compaction failed"),
+        (
+            "the summary overflows twice",
+            [{"overflow": True}, {"overflow": True}, {"overflow": True}],
+            1,
+            3,
+            "compaction failed",
+        ),
     ],
 )
 def test_P6_compacts_at_most_once_per_turn(
-    project: Path, seri_home: Path, fault_ledger: FaultLedger,
-    case: str, script: list[dict[str, Any]], code: int, calls: int, words: str,
+    project: Path,
+    seri_home: Path,
+    fault_ledger: FaultLedger,
+    case: str,
+    script: list[dict[str, Any]],
+    code: int,
+    calls: int,
+    words: str,
 ) -> None:
     """An overflow compacts once and retries once; a second overflow, or a summarizer that
     overflows too, ends the turn with a clear message, within the stated number of calls."""
@@ -601,10 +766,16 @@ def test_P6_compacts_at_most_once_per_turn(
     fault_ledger.survived("P6")
 
 
-OUTPUT_OVERFLOW = {"error": {"code": 400, "message": (
-    "This endpoint's maximum context length is 200000 tokens. However, you requested about "
-    "250500 tokens (500 of text input, 250000 in the output). Please reduce the length of "
-    "either one, or use the \"middle-out\" transform to compress your prompt automatically.")}}
+OUTPUT_OVERFLOW = {
+    "error": {
+        "code": 400,
+        "message": (
+            "This endpoint's maximum context length is 200000 tokens. However, you requested about "
+            "250500 tokens (500 of text input, 250000 in the output). Please reduce the length of "
+            'either one, or use the "middle-out" transform to compress your prompt automatically.'
+        ),
+    }
+}
 
 
 def test_P6_an_output_budget_beyond_the_window_lowers_max_tokens(
@@ -640,15 +811,19 @@ def test_P7_malformed_tool_calls_in_a_stream(
     """
     bad_json = '{"path": "json.txt", "content": not json'
     script: list[dict[str, Any]] = [
-        {"tool_calls": [
-            {"id": "bad_json", "name": "write_file", "arguments": bad_json},
-            call("missing", "write_file"),
-            call("unknown", "launch_missiles", target="moon"),
-        ]},
-        {"tool_calls": [
-            call("dup", "write_file", path="dup1.txt", content="one"),
-            call("dup", "write_file", path="dup2.txt", content="two"),
-        ]},
+        {
+            "tool_calls": [
+                {"id": "bad_json", "name": "write_file", "arguments": bad_json},
+                call("missing", "write_file"),
+                call("unknown", "launch_missiles", target="moon"),
+            ]
+        },
+        {
+            "tool_calls": [
+                call("dup", "write_file", path="dup1.txt", content="one"),
+                call("dup", "write_file", path="dup2.txt", content="two"),
+            ]
+        },
         {"text": "recovered"},
     ]
     fault_ledger.injected("P7", 4)
@@ -660,8 +835,9 @@ def test_P7_malformed_tool_calls_in_a_stream(
     assert sorted(p.name for p in project.iterdir()) == [], "a malformed call ran"
     for body in requests:
         assert_request_ok(body)
-    answers = {m["tool_call_id"]: m["content"] for m in requests[-1]["messages"]
-               if m["role"] == "tool"}
+    answers = {
+        m["tool_call_id"]: m["content"] for m in requests[-1]["messages"] if m["role"] == "tool"
+    }
     expected = {
         "bad_json": "not valid JSON",
         "missing": "missing required parameter(s): path, content",
@@ -672,7 +848,9 @@ def test_P7_malformed_tool_calls_in_a_stream(
     assert set(answers) == set(expected)
     for call_id, words in expected.items():
         assert answers[call_id].startswith("not run:") and words in answers[call_id], (
-            call_id, answers[call_id])
+            call_id,
+            answers[call_id],
+        )
     recorded = events(export(seri_home, project), "tool_call")
     raw = {e["arguments"] for e in recorded}
     assert bad_json in raw, "the raw arguments are not recorded"
@@ -688,9 +866,11 @@ def test_P7_a_tool_call_cut_by_the_output_limit_is_never_stored(
     session sends only valid requests."""
     cut_arguments = '{"path": "length.txt", "content": "abc'
     script: list[dict[str, Any]] = [
-        {"text": "Writing it", "tool_calls": [
-            {"id": "cut", "name": "write_file", "arguments": cut_arguments}],
-         "finish_reason": "length"},
+        {
+            "text": "Writing it",
+            "tool_calls": [{"id": "cut", "name": "write_file", "arguments": cut_arguments}],
+            "finish_reason": "length",
+        },
         {"text": "recovered"},
     ]
     fault_ledger.injected("P7")

@@ -61,12 +61,21 @@ def seri_home(tmp_path: Path) -> Iterator[Path]:
         yield home / "profile"
     finally:
         shutil.rmtree(home, ignore_errors=True)
+
+
 BUSY = re.compile(r"session \w+ is in use by (seri \w+) \(pid (\d+) on host ")
 
 
 def _race(
-    home: Path, project: Path, env: dict[str, str], case: str, first: list[str],
-    second: list[str], max_delay: float, tmp: Path, second_env: dict[str, str] | None = None,
+    home: Path,
+    project: Path,
+    env: dict[str, str],
+    case: str,
+    first: list[str],
+    second: list[str],
+    max_delay: float,
+    tmp: Path,
+    second_env: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     spec = {
         "rounds": ROUNDS,
@@ -82,7 +91,11 @@ def _race(
     spec_path.write_text(json.dumps(spec))
     result = subprocess.run(
         [sys.executable, str(HERE / "race_child.py"), str(spec_path)],
-        capture_output=True, text=True, env=seri_env(home, env), cwd=project, timeout=600,
+        capture_output=True,
+        text=True,
+        env=seri_env(home, env),
+        cwd=project,
+        timeout=600,
         check=False,
     )
     assert result.returncode == 0, result.stderr
@@ -140,7 +153,7 @@ def _turn_rest(messages: list[Message], i: int, *, tail: bool = False) -> int:
         i += 1 + len(ids)
     if tail and i < len(messages) and messages[i].role == "user":
         return i  # a recap's tail that began with the last answer
-    assert i < len(messages) and messages[i].role == "assistant", (i, messages[i:i + 2])
+    assert i < len(messages) and messages[i].role == "assistant", (i, messages[i : i + 2])
     assert messages[i].text.startswith("answer "), messages[i]
     return i + 1
 
@@ -158,8 +171,9 @@ def _chat_script(prefix: str, tool: str, **arguments: Any) -> list[dict[str, Any
 
 
 def _seed_session(home: Path, project: Path, fake: FakeModel) -> str:
-    result = run(seri("chat", "--allow", "bash", "-p", "first"), home=home, cwd=project,
-                 env=chat_env(fake))
+    result = run(
+        seri("chat", "--allow", "bash", "-p", "first"), home=home, cwd=project, env=chat_env(fake)
+    )
     assert result.returncode == 0, result.stderr
     return next(iter(check_store(home)))
 
@@ -229,22 +243,35 @@ def test_R3_compact_during_a_turn(
     project: Path, seri_home: Path, tmp_path: Path, fault_ledger: FaultLedger
 ) -> None:
     write_config(seri_home, {"context_window": 1_000_000, "compaction": {"keep_tokens": 40}})
-    recap = ('{"goal": "race", "progress": ["took turns"], "blockers": [], '
-             '"next_steps": ["go on"]}')
-    with FakeModel(_chat_script("g", "glob", pattern="*")) as fake, FakeModel(
-        [{"text": recap, "repeat": 2 * ROUNDS, **FAST}]
-    ) as summarizer:
+    recap = '{"goal": "race", "progress": ["took turns"], "blockers": [], "next_steps": ["go on"]}'
+    with (
+        FakeModel(_chat_script("g", "glob", pattern="*")) as fake,
+        FakeModel([{"text": recap, "repeat": 2 * ROUNDS, **FAST}]) as summarizer,
+    ):
         session = _seed_session(seri_home, project, fake)
         for n in range(3):
-            more = run(seri("chat", "--resume", session, "-p", f"warm-up {n}"), home=seri_home,
-                       cwd=project, env=chat_env(fake))
+            more = run(
+                seri("chat", "--resume", session, "-p", f"warm-up {n}"),
+                home=seri_home,
+                cwd=project,
+                env=chat_env(fake),
+            )
             assert more.returncode == 0, more.stderr
         chat = ["chat", "--resume", session, "-p", "turn {round}"]
         # The compact child talks to its own summarizer: the base URL is per process.
         compact = ["compact", "--session", session]
         fault_ledger.injected("R3", ROUNDS)
-        rounds = _race(seri_home, project, chat_env(fake), "R3", chat, compact, 0.06, tmp_path,
-                       {"SERI_BASE_URL": summarizer.base_url})
+        rounds = _race(
+            seri_home,
+            project,
+            chat_env(fake),
+            "R3",
+            chat,
+            compact,
+            0.06,
+            tmp_path,
+            {"SERI_BASE_URL": summarizer.base_url},
+        )
     counts = _outcomes(rounds, "seri chat", "seri compact")
     # Exit 0 is also "Not enough history to compact." (just after another compaction).
     compacted = sum(

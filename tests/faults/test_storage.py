@@ -67,8 +67,12 @@ def _busy_script(turns: int, offset: int) -> list[dict[str, Any]]:
     return [
         {
             "tool_calls": [
-                call(f"w{offset + k}", "write_file", path=f"notes/f{k % 3}.txt",
-                     content=_payload(offset + k)),
+                call(
+                    f"w{offset + k}",
+                    "write_file",
+                    path=f"notes/f{k % 3}.txt",
+                    content=_payload(offset + k),
+                ),
                 call(f"b{offset + k}", "bash", command=f"echo turn {offset + k}"),
             ]
         }
@@ -123,14 +127,19 @@ def test_S1_kill_mid_turn(project: Path, seri_home: Path, fault_ledger: FaultLed
         for path in (project / "notes").glob("*.txt"):
             assert PAYLOAD.fullmatch(path.read_text()), f"{path} is torn"
         with database(seri_home) as conn:
-            stored_checkpoints = rows(conn, "SELECT content FROM checkpoints"
-                                            " WHERE content IS NOT NULL")
+            stored_checkpoints = rows(
+                conn, "SELECT content FROM checkpoints WHERE content IS NOT NULL"
+            )
             for (content,) in stored_checkpoints:
                 assert PAYLOAD.fullmatch(bytes(content).decode()), "a checkpoint is torn"
         fault_ledger.survived("S1")
     with FakeModel([{"text": "resumed"}]) as fake:
-        result = run(seri("chat", "--continue", "-p", "go on"), home=seri_home, cwd=project,
-                     env=chat_env(fake))
+        result = run(
+            seri("chat", "--continue", "-p", "go on"),
+            home=seri_home,
+            cwd=project,
+            env=chat_env(fake),
+        )
         requests = list(fake.requests)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "resumed\n"
@@ -155,8 +164,12 @@ def _history(project: Path, home: Path, turns: int = 12) -> str:
     ]
     script.append({"text": "all listed"})
     with FakeModel(script) as fake:
-        result = run(seri("chat", "-p", "list the files, many times"), home=home, cwd=project,
-                     env=chat_env(fake))
+        result = run(
+            seri("chat", "-p", "list the files, many times"),
+            home=home,
+            cwd=project,
+            env=chat_env(fake),
+        )
     assert result.returncode == 0, result.stderr
     return next(iter(check_store(home)))
 
@@ -172,7 +185,7 @@ def _compaction_state(home: Path, session: str, original: list[Any]) -> str:
         return "old"
     assert messages[0].kind == "recap", "history changed but starts with no recap"
     tail = messages[1:]
-    assert tail and original[-len(tail):] == tail, "the kept tail is not the original's tail"
+    assert tail and original[-len(tail) :] == tail, "the kept tail is not the original's tail"
     assert ledger == [(len(original) - len(tail),)], ledger
     assert recap is not None
     assert not any(m.kind == "recap" for m in tail)
@@ -196,8 +209,12 @@ def test_S2_kill_during_compact(
         home = tmp_path / f"copy{attempt}"
         copy_profile(seri_home, home)
         with FakeModel([{"text": RECAP_ANSWER, "piece_chars": 30}]) as fake:
-            proc = start(seri("compact", "--session", session[:8]), home=home, cwd=project,
-                         env=chat_env(fake))
+            proc = start(
+                seri("compact", "--session", session[:8]),
+                home=home,
+                cwd=project,
+                env=chat_env(fake),
+            )
             if attempt:  # the first run is not killed: it shows what a finished swap leaves
                 wait_for(lambda proc=proc: len(fake.requests) >= 1 or proc.poll() is not None)
                 time.sleep(rng.uniform(0.0, 0.060))
@@ -211,15 +228,21 @@ def test_S2_kill_during_compact(
         if not attempt:
             assert state == "new"
         with FakeModel([{"text": "next"}]) as fake:
-            result = run(seri("chat", "--resume", session, "-p", "next"), home=home, cwd=project,
-                         env=chat_env(fake))
+            result = run(
+                seri("chat", "--resume", session, "-p", "next"),
+                home=home,
+                cwd=project,
+                env=chat_env(fake),
+            )
             requests = list(fake.requests)
         assert result.returncode == 0, result.stderr
         assert_request_ok(requests[-1])
         if attempt:
             fault_ledger.survived("S2")
-    print(f"S2: {seen['old']} runs left the old history whole, {seen['new']} the recap and "
-          "its tail (the first of them not killed)")
+    print(
+        f"S2: {seen['old']} runs left the old history whole, {seen['new']} the recap and "
+        "its tail (the first of them not killed)"
+    )
 
 
 # --- S3 --------------------------------------------------------------------------------------
@@ -229,8 +252,7 @@ FULL_DISK_CHILD = Path(__file__).with_name("full_disk_child.py")
 
 def _one_turn_session(project: Path, home: Path) -> tuple[str, list[Any]]:
     with FakeModel([{"text": "first answer"}]) as fake:
-        result = run(seri("chat", "-p", "first task"), home=home, cwd=project,
-                     env=chat_env(fake))
+        result = run(seri("chat", "-p", "first task"), home=home, cwd=project, env=chat_env(fake))
     assert result.returncode == 0, result.stderr
     stored = check_store(home)
     session = next(iter(stored))
@@ -239,8 +261,12 @@ def _one_turn_session(project: Path, home: Path) -> tuple[str, list[Any]]:
 
 def _sweep(mode: str, home: Path, session: str, project: Path) -> list[dict[str, Any]]:
 
-    result = run([sys.executable, str(FULL_DISK_CHILD), mode, str(home), session],
-                 home=home, cwd=project, timeout=120)
+    result = run(
+        [sys.executable, str(FULL_DISK_CHILD), mode, str(home), session],
+        home=home,
+        cwd=project,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     return [json.loads(line) for line in result.stdout.splitlines()]
 
@@ -262,8 +288,18 @@ def test_S3_disk_full_and_io_errors_on_the_db(
     # (a) The db may not grow by more than two pages; the prompt needs many more.
     fault_ledger.injected("S3")
     with FakeModel([{"text": "never sent"}]) as fake:
-        result = run([*child_command("--extra-pages", "2"), "chat", "--continue", "-p",
-                      "a very long task " * 3000], home=seri_home, cwd=project, env=chat_env(fake))
+        result = run(
+            [
+                *child_command("--extra-pages", "2"),
+                "chat",
+                "--continue",
+                "-p",
+                "a very long task " * 3000,
+            ],
+            home=seri_home,
+            cwd=project,
+            env=chat_env(fake),
+        )
     assert result.returncode == 1, result.stderr
     assert f"seri: disk full ({db})" in result.stderr
     assert "Traceback" not in result.stderr
@@ -273,8 +309,12 @@ def test_S3_disk_full_and_io_errors_on_the_db(
     # (c) An I/O error on the first sync, from the command line.
     fault_ledger.injected("S3")
     with FakeModel([{"text": "never sent"}]) as fake:
-        result = run([*child_command("--fail-sync", "1"), "chat", "--continue", "-p", "sync"],
-                     home=seri_home, cwd=project, env=chat_env(fake))
+        result = run(
+            [*child_command("--fail-sync", "1"), "chat", "--continue", "-p", "sync"],
+            home=seri_home,
+            cwd=project,
+            env=chat_env(fake),
+        )
     assert result.returncode == 1, result.stderr
     assert f"seri: I/O error on {db}" in result.stderr
     assert check_store(seri_home)[session] == before
@@ -282,8 +322,12 @@ def test_S3_disk_full_and_io_errors_on_the_db(
 
     # Space is back: the next turn, in a new process with no manual step, goes through.
     with FakeModel([{"text": "second answer"}]) as fake:
-        result = run(seri("chat", "--continue", "-p", "second task"), home=seri_home,
-                     cwd=project, env=chat_env(fake))
+        result = run(
+            seri("chat", "--continue", "-p", "second task"),
+            home=seri_home,
+            cwd=project,
+            env=chat_env(fake),
+        )
         requests = list(fake.requests)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "second answer\n"
@@ -326,7 +370,9 @@ def test_S3_the_next_line_runs_after_a_full_disk_without_a_restart(
         result = run(
             [*child_command("--fail-write-containing", "FILL-THE-DISK"), "chat", "--continue"],
             input="FILL-THE-DISK first task\nsecond task\n",
-            home=seri_home, cwd=project, env=chat_env(fake),
+            home=seri_home,
+            cwd=project,
+            env=chat_env(fake),
         )
         requests = list(fake.requests)
     assert "disk full (" in result.stderr
@@ -336,7 +382,7 @@ def test_S3_the_next_line_runs_after_a_full_disk_without_a_restart(
     assert result.stdout == "second answer\n", result.stderr
     assert result.returncode == 0
     assert_request_ok(requests[-1])
-    assert [m.text for m in stored[len(before):]] == ["second task", "second answer"]
+    assert [m.text for m in stored[len(before) :]] == ["second task", "second answer"]
     fault_ledger.survived("S3")
 
 
@@ -356,14 +402,29 @@ def test_S4_disk_full_outside_the_db(
     (project / "big.txt").write_bytes(original)
     fault_ledger.injected("S4")
     script = [
-        {"tool_calls": [call("e1", "edit", path="big.txt", old_string="a", new_string="aaaa",
-                             replace_all=True)]},
+        {
+            "tool_calls": [
+                call(
+                    "e1",
+                    "edit",
+                    path="big.txt",
+                    old_string="a",
+                    new_string="aaaa",
+                    replace_all=True,
+                )
+            ]
+        },
         {"text": "could not grow it"},
     ]
     with FakeModel(script) as fake:
         # 1 MB: the db and its WAL fit, the edited file (1.2 MB) does not.
-        result = run(seri("chat", "--allow", "edit", "-p", "grow big.txt"), home=seri_home,
-                     cwd=project, env=chat_env(fake), preexec_fn=file_size_limit(1_000_000))
+        result = run(
+            seri("chat", "--allow", "edit", "-p", "grow big.txt"),
+            home=seri_home,
+            cwd=project,
+            env=chat_env(fake),
+            preexec_fn=file_size_limit(1_000_000),
+        )
         requests = list(fake.requests)
     assert result.returncode == 0, result.stderr
     assert (project / "big.txt").read_bytes() == original
@@ -396,8 +457,13 @@ def test_S4_disk_full_outside_the_db(
     fault_ledger.injected("S4")
     out = tmp_path / "export.jsonl"
     with out.open("w") as sink:
-        result = run(seri("trajectory", "export"), home=seri_home, cwd=project, stdout=sink,
-                     preexec_fn=file_size_limit(64_000))
+        result = run(
+            seri("trajectory", "export"),
+            home=seri_home,
+            cwd=project,
+            stdout=sink,
+            preexec_fn=file_size_limit(64_000),
+        )
     assert result.returncode == 1, result.stderr
     assert result.stderr == (
         "seri: cannot write the export: File too large; the output is incomplete\n"
@@ -415,15 +481,23 @@ FLOOR = {"journal_mode": "wal", "synchronous": 2, "foreign_keys": 1, "mmap_size"
 
 def _writer(mode: str, home: Path, project: Path, *args: str) -> Any:
 
-    return start([sys.executable, str(WRITER_CHILD), mode, str(home), *args], home=home,
-                 cwd=project)
+    return start(
+        [sys.executable, str(WRITER_CHILD), mode, str(home), *args], home=home, cwd=project
+    )
 
 
 def _new_session(home: Path, session: str) -> None:
 
     store = open_store(home)
-    conversations.create_session(store, session_id=session, project="/elsewhere", now=time.time(),
-                                 model="fake/model", system_prompt="", prompt_hashes={})
+    conversations.create_session(
+        store,
+        session_id=session,
+        project="/elsewhere",
+        now=time.time(),
+        model="fake/model",
+        system_prompt="",
+        prompt_hashes={},
+    )
     store.close()
 
 
@@ -468,10 +542,18 @@ def test_S5_several_writer_processes(
     script.append({"text": "done"})
     with FakeModel(script) as chat_fake, FakeModel([{"text": RECAP_ANSWER}]) as compact_fake:
         fault_ledger.injected("S5", 6)
-        chat = start([*traced, "chat", "--max-turns", "100", "-p", "busy"], home=seri_home,
-                     cwd=project, env=chat_env(chat_fake))
-        compact = start([*traced, "compact", "--session", other], home=seri_home, cwd=project,
-                        env=chat_env(compact_fake))
+        chat = start(
+            [*traced, "chat", "--max-turns", "100", "-p", "busy"],
+            home=seri_home,
+            cwd=project,
+            env=chat_env(chat_fake),
+        )
+        compact = start(
+            [*traced, "compact", "--session", other],
+            home=seri_home,
+            cwd=project,
+            env=chat_env(compact_fake),
+        )
         writers = [
             _writer("append", seri_home, project, shared, "200", f"writer{n}") for n in range(4)
         ]
@@ -498,8 +580,12 @@ def test_S5_several_writer_processes(
     texts = sorted(m.text for m in stored[shared])
     assert texts == sorted(f"writer{n} {i}" for n in range(4) for i in range(200))
     with database(seri_home) as conn:
-        seqs = [r[0] for r in rows(conn, "SELECT seq FROM messages WHERE session_id = ?"
-                                   " ORDER BY seq", (shared,))]
+        seqs = [
+            r[0]
+            for r in rows(
+                conn, "SELECT seq FROM messages WHERE session_id = ? ORDER BY seq", (shared,)
+            )
+        ]
     assert seqs == list(range(1, 801))
     chat_session = next(s for s in stored if s not in (other, shared))
     assert unanswered_tail_only(stored[chat_session]) == []
@@ -527,8 +613,10 @@ def test_S5_several_writer_processes(
 
 
 def _recap(goal: str) -> str:
-    return (f'{{"goal": "{goal}", "progress": ["globbed the project"], "blockers": [], '
-            '"next_steps": ["answer"]}')
+    return (
+        f'{{"goal": "{goal}", "progress": ["globbed the project"], "blockers": [], '
+        '"next_steps": ["answer"]}'
+    )
 
 
 def test_S6_compaction_racing_a_live_chat(
@@ -553,13 +641,22 @@ def test_S6_compaction_racing_a_live_chat(
     ]
     fault_ledger.injected("S6", 2)
     with FakeModel(script) as fake:
-        compact = start(seri("compact", "--session", session), home=seri_home, cwd=project,
-                        env=chat_env(fake))
+        compact = start(
+            seri("compact", "--session", session), home=seri_home, cwd=project, env=chat_env(fake)
+        )
         wait_for(lambda: len(fake.requests) >= 1 or compact.poll() is not None)
-        refused = run(seri("chat", "--resume", session, "-p", "A's new turn"), home=seri_home,
-                      cwd=project, env=chat_env(fake))
-        forked = run(seri("chat", "--resume", session, "--fork", "-p", "A's new turn"),
-                     home=seri_home, cwd=project, env=chat_env(fake))
+        refused = run(
+            seri("chat", "--resume", session, "-p", "A's new turn"),
+            home=seri_home,
+            cwd=project,
+            env=chat_env(fake),
+        )
+        forked = run(
+            seri("chat", "--resume", session, "--fork", "-p", "A's new turn"),
+            home=seri_home,
+            cwd=project,
+            env=chat_env(fake),
+        )
         assert compact.poll() is None, "the race did not happen: B finished before A"
         _, compact_err = compact.communicate(timeout=60)
     assert refused.returncode == 1, refused.stderr
@@ -573,8 +670,10 @@ def test_S6_compaction_racing_a_live_chat(
     copy = next(sid for sid in stored if sid != session)
     # The copy: the whole history as it was, then A's turn; it says where it came from.
     assert stored[copy][: len(original)] == original
-    assert [m.text for m in stored[copy][len(original):]] == [
-        "A's new turn", "A's answer in the copy"]
+    assert [m.text for m in stored[copy][len(original) :]] == [
+        "A's new turn",
+        "A's answer in the copy",
+    ]
     with database(seri_home) as conn:
         assert scalar(conn, "SELECT forked_from FROM sessions WHERE id = ?", (copy,)) == session
         recap = rows(conn, "SELECT recap FROM sessions WHERE id = ?", (session,))[0][0] or ""
@@ -584,8 +683,12 @@ def test_S6_compaction_racing_a_live_chat(
     assert all(m.text != "A's new turn" for m in stored[session])
     fault_ledger.survived("S6", 2)
     with FakeModel([{"text": "after"}]) as fake:
-        result = run(seri("chat", "--resume", session, "-p", "after"), home=seri_home,
-                     cwd=project, env=chat_env(fake))
+        result = run(
+            seri("chat", "--resume", session, "-p", "after"),
+            home=seri_home,
+            cwd=project,
+            env=chat_env(fake),
+        )
         after = fake.requests[-1]
     assert result.returncode == 0, result.stderr
     assert_request_ok(after)
@@ -608,8 +711,11 @@ def _seed_events(home: Path, session: str, count: int) -> None:
 
 def _writer_prefix(lines: list[dict[str, Any]], tag: str) -> int:
     """How many of the writer's events the export holds; they must be its first ones, whole."""
-    ids = [line["id"] for line in lines if line["type"] == "tool_call"
-           and str(line.get("id", "")).startswith(tag + "-")]
+    ids = [
+        line["id"]
+        for line in lines
+        if line["type"] == "tool_call" and str(line.get("id", "")).startswith(tag + "-")
+    ]
     assert ids == [f"{tag}-{i}" for i in range(len(ids))], "the export mixes two moments"
     return len(ids)
 
@@ -647,8 +753,13 @@ def test_S7_export_while_writing(
 
     # A reader that stops reading: the export blocks on its pipe, between chunks.
     fault_ledger.injected("S7")
-    blocked = subprocess.Popen(seri("trajectory", "export"), stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, env=seri_env(seri_home), cwd=project)
+    blocked = subprocess.Popen(
+        seri("trajectory", "export"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=seri_env(seri_home),
+        cwd=project,
+    )
     assert blocked.stdout is not None
     head = blocked.stdout.read(4096)
     time.sleep(0.3)
@@ -671,8 +782,12 @@ def test_S7_export_while_writing(
 
 def _schema(home: Path) -> list[tuple[str, str, str]]:
     with database(home, readonly=True) as conn:
-        return [tuple(r) for r in rows(conn, "SELECT type, name, coalesce(sql, '')"
-                                             " FROM sqlite_schema ORDER BY type, name")]
+        return [
+            tuple(r)
+            for r in rows(
+                conn, "SELECT type, name, coalesce(sql, '') FROM sqlite_schema ORDER BY type, name"
+            )
+        ]
 
 
 def _one_version_behind(home: Path) -> None:
@@ -690,12 +805,16 @@ def _one_version_behind(home: Path) -> None:
             conn.execute(MIGRATIONS[number])
         conn.execute(f"PRAGMA user_version={behind}")
         conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
-        conn.execute("INSERT INTO sessions(id, project, created, updated) VALUES"
-                     " ('old', '/p', 1, 1)")
-        conn.execute("INSERT INTO runs(id, session_id, started, header) VALUES"
-                     " ('r1', 'old', 100, '{}')")
-        conn.execute("INSERT INTO events(run_id, session_id, at, type, body) VALUES"
-                     " ('r1', 'old', 250, 'tool_call', '{}')")
+        conn.execute(
+            "INSERT INTO sessions(id, project, created, updated) VALUES ('old', '/p', 1, 1)"
+        )
+        conn.execute(
+            "INSERT INTO runs(id, session_id, started, header) VALUES ('r1', 'old', 100, '{}')"
+        )
+        conn.execute(
+            "INSERT INTO events(run_id, session_id, at, type, body) VALUES"
+            " ('r1', 'old', 250, 'tool_call', '{}')"
+        )
         conn.execute("COMMIT")
     finally:
         conn.close()
@@ -709,8 +828,9 @@ def _hold_write_lock(home: Path, seconds: float) -> Any:
         "c.execute('BEGIN IMMEDIATE'); print('held', flush=True)\n"
         f"time.sleep({seconds}); c.execute('COMMIT')\n"
     )
-    holder = subprocess.Popen([sys.executable, "-c", code, str(home / "seri.db")],
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code, str(home / "seri.db")], stdout=subprocess.PIPE, text=True
+    )
     assert holder.stdout is not None and holder.stdout.readline() == "held\n"
     return holder
 
@@ -758,11 +878,33 @@ def test_S8_simultaneous_first_start_and_migration(
 
 SERI_PACKAGE = Path(__file__).resolve().parents[2] / "seri"
 # Calls that open, copy, move, truncate or delete a file (functions, then methods).
-FILE_CALLS = {"open", "os.open", "io.open", "os.remove", "os.unlink", "os.rename", "os.replace",
-              "os.truncate", "shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.move",
-              "shutil.rmtree"}
-FILE_METHODS = {"open", "unlink", "rename", "replace", "write_bytes", "write_text",
-                "read_bytes", "read_text", "touch", "truncate"}
+FILE_CALLS = {
+    "open",
+    "os.open",
+    "io.open",
+    "os.remove",
+    "os.unlink",
+    "os.rename",
+    "os.replace",
+    "os.truncate",
+    "shutil.copy",
+    "shutil.copy2",
+    "shutil.copyfile",
+    "shutil.move",
+    "shutil.rmtree",
+}
+FILE_METHODS = {
+    "open",
+    "unlink",
+    "rename",
+    "replace",
+    "write_bytes",
+    "write_text",
+    "read_bytes",
+    "read_text",
+    "touch",
+    "truncate",
+}
 DB_LIKE = re.compile(r"\bdb\b|db_path|DB_NAME|seri\.db|-wal|-shm|-journal|store\.path")
 # The one sanctioned touch: creating the file 0600 (O_EXCL) before SQLite ever opens it.
 ALLOWED = {("store.py", "_precreate_private")}
@@ -783,8 +925,9 @@ def _file_calls_on_the_db(package: Path = SERI_PACKAGE) -> list[str]:
                 if method and callee not in FILE_CALLS:
                     subject += " " + ast.unparse(node.func.value)  # type: ignore[attr-defined]
                 if DB_LIKE.search(subject) and (path.name, function) not in ALLOWED:
-                    found.append(f"{path.relative_to(package)}:{node.lineno} {function}: "
-                                 f"{ast.unparse(node)}")
+                    found.append(
+                        f"{path.relative_to(package)}:{node.lineno} {function}: {ast.unparse(node)}"
+                    )
         for child in ast.iter_child_nodes(node):
             visit(child, function, path)
 
@@ -808,16 +951,25 @@ def test_S9_connection_settings_floor(
     )
     script = [{"tool_calls": [call("fd1", "bash", command=command)]}, {"text": "listed"}]
     with FakeModel(script) as fake:
-        result = run([*traced, "chat", "--allow", "bash", "-p", "list your fds"],
-                     home=seri_home, cwd=project, env=chat_env(fake))
+        result = run(
+            [*traced, "chat", "--allow", "bash", "-p", "list your fds"],
+            home=seri_home,
+            cwd=project,
+            env=chat_env(fake),
+        )
         requests = list(fake.requests)
     assert result.returncode == 0, result.stderr
     session = next(iter(check_store(seri_home)))
     commands = [
-        ["sessions"], ["sessions", "show", session, "--json"], ["sessions", "import"],
-        ["compact", "--session", session], ["trajectory", "export"],
-        ["trajectory", "prune", "--dry-run"], ["trajectory", "status"],
-        ["rewind", "--session", session, "--list"], ["memory", "list"],
+        ["sessions"],
+        ["sessions", "show", session, "--json"],
+        ["sessions", "import"],
+        ["compact", "--session", session],
+        ["trajectory", "export"],
+        ["trajectory", "prune", "--dry-run"],
+        ["trajectory", "status"],
+        ["rewind", "--session", session, "--list"],
+        ["memory", "list"],
     ]
     fault_ledger.injected("S9", len(commands) + 1)
     with FakeModel([{"text": "unused"}]) as fake:
@@ -853,9 +1005,12 @@ def test_S9_connection_settings_floor(
 
 def _recordings(home: Path) -> dict[str, tuple[int, int]]:
     with database(home) as conn:
-        found = rows(conn, "SELECT s.id, (SELECT count(*) FROM runs r WHERE r.session_id = s.id),"
-                           " (SELECT count(*) FROM events e WHERE e.session_id = s.id)"
-                           " FROM sessions s")
+        found = rows(
+            conn,
+            "SELECT s.id, (SELECT count(*) FROM runs r WHERE r.session_id = s.id),"
+            " (SELECT count(*) FROM events e WHERE e.session_id = s.id)"
+            " FROM sessions s",
+        )
     return {sid: (runs, events) for sid, runs, events in found}
 
 
@@ -880,8 +1035,12 @@ def test_S10_retention_pruning_is_safe_and_really_erases(
     """
     now = time.time()
     edge = now - 30 * DAY
-    ids = {name: str(n) * 32 for n, name in enumerate(
-        ("inside", "outside", "resumed", "unreadable", "in_use", "outside2", "outside3"), 1)}
+    ids = {
+        name: str(n) * 32
+        for n, name in enumerate(
+            ("inside", "outside", "resumed", "unreadable", "in_use", "outside2", "outside3"), 1
+        )
+    }
     store = store_at(seri_home)
     session_with_run(store, ids["inside"], edge + 3600 - 120, events=3)
     session_with_run(store, ids["outside"], edge - 3600 - 120, events=3)
@@ -892,11 +1051,14 @@ def test_S10_retention_pruning_is_safe_and_really_erases(
     store.connection.execute(
         "INSERT INTO events(run_id, session_id, at, type, body)"
         " SELECT id, ?, started + 1, ?, ? FROM runs WHERE session_id = ?",
-        (*canary_row, ids["outside"]))
+        (*canary_row, ids["outside"]),
+    )
     store.connection.execute(
         "INSERT INTO events(run_id, session_id, at, type, body)"
         " SELECT id, session_id, 'yesterday-ish', 'tool_call', 'not json {' FROM runs"
-        " WHERE session_id = ?", (ids["unreadable"],))
+        " WHERE session_id = ?",
+        (ids["unreadable"],),
+    )
     store.close()
     before = _recordings(seri_home)
     assert CANARY.encode() in _file_bytes(seri_home)
@@ -911,13 +1073,17 @@ def test_S10_retention_pruning_is_safe_and_really_erases(
     quarantine = f"kept the recordings of session {ids['unreadable']}"
     assert quarantine in dry.stderr and quarantine in real.stderr, real.stderr
 
-    odd = [e for e in export(seri_home, project, "--session", ids["unreadable"])
-           if e.get("body") == "not json {"]
+    odd = [
+        e
+        for e in export(seri_home, project, "--session", ids["unreadable"])
+        if e.get("body") == "not json {"
+    ]
     assert len(odd) == 1, "the unreadable row must stay, and export it as it is"
     after = _recordings(seri_home)
     assert after[ids["outside"]] == (0, 0)
     assert {k: v for k, v in after.items() if k != ids["outside"]} == {
-        k: v for k, v in before.items() if k != ids["outside"]}
+        k: v for k, v in before.items() if k != ids["outside"]
+    }
     assert CANARY.encode() not in _file_bytes(seri_home), "the pruned secret is still in the file"
     check_store(seri_home)  # the conversations themselves are never pruned
     fault_ledger.survived("S10", 3)
@@ -930,12 +1096,17 @@ def test_S10_retention_pruning_is_safe_and_really_erases(
     store.connection.execute(
         "INSERT INTO events(run_id, session_id, at, type, body)"
         " SELECT id, session_id, started + 1, 'tool_result', ? FROM runs WHERE session_id = ?",
-        ('{"output": "' + CANARY + '"}', ids["outside2"]))
+        ('{"output": "' + CANARY + '"}', ids["outside2"]),
+    )
     store.close()
     fault_ledger.injected("S10", 2)
     with FakeModel([{"stall_seconds": 30, "stall_interval": 0.05}]) as fake:
-        live = start(seri("chat", "--resume", ids["in_use"], "-p", "still here"), home=seri_home,
-                     cwd=project, env=chat_env(fake))
+        live = start(
+            seri("chat", "--resume", ids["in_use"], "-p", "still here"),
+            home=seri_home,
+            cwd=project,
+            env=chat_env(fake),
+        )
         wait_for(lambda: len(fake.requests) >= 1 or live.poll() is not None)
         assert live.poll() is None
         shell = run(seri("trajectory", "prune"), home=seri_home, cwd=project)

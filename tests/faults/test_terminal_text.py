@@ -33,8 +33,15 @@ HOSTILE = {
     "bidi": "\u202eDENWP",
 }
 RAW = ("\x1b[2J", "\x1b]0;PWNED", "\x1b]52;", "\x1bP+q", "\x9b31m", "\rEVIL", "\u202e")
-SHOWN = ("␛[2J", "␛]0;PWNED-TITLE␇", "␛]52;c;UFdORUQ=␇", "␛P+qPWNED␛\\", "\\x9b31mPWNED",
-         "SAFEEVIL-OVERWRITE", "<U+202E>DENWP")
+SHOWN = (
+    "␛[2J",
+    "␛]0;PWNED-TITLE␇",
+    "␛]52;c;UFdORUQ=␇",
+    "␛P+qPWNED␛\\",
+    "\\x9b31mPWNED",
+    "SAFEEVIL-OVERWRITE",
+    "<U+202E>DENWP",
+)
 PAYLOAD = " ".join(HOSTILE.values())
 
 
@@ -51,12 +58,16 @@ def test_T9_escape_sequences_never_reach_the_terminal(
 ) -> None:
     (project / "notes.txt").write_text(f"old\n{PAYLOAD}\n")
     script: list[dict[str, Any]] = [
-        {"tool_calls": [
-            call("b1", "bash", command="printf 'out: %b\\n' '\\033[2J\\033]0;PWNED-TITLE\\007'"),
-            call("b2", "bash", command=f"echo '{PAYLOAD}'"),
-            call("w1", "write_file", path="notes.txt", content=f"new {PAYLOAD}\n"),
-            call("m1", "remember", text=f"remember {PAYLOAD}", scope="project"),
-        ]},
+        {
+            "tool_calls": [
+                call(
+                    "b1", "bash", command="printf 'out: %b\\n' '\\033[2J\\033]0;PWNED-TITLE\\007'"
+                ),
+                call("b2", "bash", command=f"echo '{PAYLOAD}'"),
+                call("w1", "write_file", path="notes.txt", content=f"new {PAYLOAD}\n"),
+                call("m1", "remember", text=f"remember {PAYLOAD}", scope="project"),
+            ]
+        },
         {"text": f"answer {PAYLOAD} end"},
         {"status": 400, "body": {"error": {"code": 400, "message": f"bad {PAYLOAD}"}}},
     ]
@@ -81,17 +92,24 @@ def test_T9_escape_sequences_never_reach_the_terminal(
         terminal.type("/exit")
         assert terminal.wait() == 1  # the second task met the provider's error
         screen = terminal.output
-        session = json.loads(
-            run(seri("sessions", "--json"), home=seri_home, cwd=project).stdout
-        )["id"]
+        session = json.loads(run(seri("sessions", "--json"), home=seri_home, cwd=project).stdout)[
+            "id"
+        ]
         # The same answer with -p: rendered on a terminal, exact into a pipe.
         with FakeModel([{"text": f"piped {PAYLOAD}"}, {"text": f"tty {PAYLOAD}"}]) as again:
             piped = subprocess.run(
-                seri("chat", "-p", "go"), cwd=project, env=seri_env(seri_home, chat_env(again)),
-                capture_output=True, check=False, timeout=60,
+                seri("chat", "-p", "go"),
+                cwd=project,
+                env=seri_env(seri_home, chat_env(again)),
+                capture_output=True,
+                check=False,
+                timeout=60,
             )
-            on_tty = Terminal(["chat", "-p", "go"], project,
-                              seri_env(seri_home, {**chat_env(again), "TERM": "dumb"}))
+            on_tty = Terminal(
+                ["chat", "-p", "go"],
+                project,
+                seri_env(seri_home, {**chat_env(again), "TERM": "dumb"}),
+            )
             assert on_tty.wait() == 0
 
     # 1-5: the chat on a terminal: the streamed answer, the command's output, the diff of
@@ -113,8 +131,12 @@ def test_T9_escape_sequences_never_reach_the_terminal(
     # 7: what the store holds: sessions show, the session list, memory, rewind.
     human = [
         run(seri(*args), home=seri_home, cwd=project)
-        for args in (("sessions", "show", session), ("sessions",), ("memory", "list"),
-                     ("rewind", "--session", session, "--list"))
+        for args in (
+            ("sessions", "show", session),
+            ("sessions",),
+            ("memory", "list"),
+            ("rewind", "--session", session, "--list"),
+        )
     ]
     for result in human:
         assert result.returncode == 0, result.stderr

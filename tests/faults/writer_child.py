@@ -37,6 +37,7 @@ def append_latest(store: Any, session: str, messages: Any, now: float) -> int:
         revision = conversations.current_revision(conn, session)
         return conversations.insert_messages(conn, session, messages, now, revision=revision)
 
+
 def append(home: Path, session: str, count: int, tag: str) -> dict[str, Any]:
     store = open_store(home)
     busy = done = 0
@@ -44,9 +45,7 @@ def append(home: Path, session: str, count: int, tag: str) -> dict[str, Any]:
     for i in range(count):
         started = time.monotonic()
         try:
-            append_latest(
-                store, session, [Message(role="user", text=f"{tag} {i}")], time.time()
-            )
+            append_latest(store, session, [Message(role="user", text=f"{tag} {i}")], time.time())
             done += 1
         except apsw.BusyError:
             busy += 1
@@ -86,9 +85,7 @@ def deferred_proof(home: Path, session: str) -> dict[str, Any]:
     started = time.monotonic()
     deferred_error = ""
     try:
-        plain.execute(
-            "UPDATE sessions SET turns_used = turns_used + 1 WHERE id = ?", (session,)
-        )
+        plain.execute("UPDATE sessions SET turns_used = turns_used + 1 WHERE id = ?", (session,))
     except apsw.BusyError as exc:
         deferred_error = type(exc).__name__
     deferred_seconds = time.monotonic() - started

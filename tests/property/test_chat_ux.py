@@ -63,7 +63,8 @@ def test_line_changes_agree_with_the_line_counts(before: list[str], after: list[
     added, removed = line_changes(old, new)
     assert added - removed == len(new.splitlines()) - len(old.splitlines())
     diff = [
-        line for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="")
+        line
+        for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="")
         if not line.startswith(("+++", "---"))
     ]
     assert added == sum(line.startswith("+") for line in diff)
@@ -77,8 +78,12 @@ def test_a_diff_is_cut_but_never_longer_than_its_cap(before: list[str], after: l
     assert len(spans) <= MAX_DIFF_LINES + 2
 
 
-@given(st.lists(st.sampled_from(["x", "y", "ab", "\n", "xy"]), max_size=20).map("".join),
-       st.sampled_from(["x", "ab", "xy\n", "y"]), st.sampled_from(["", "z", "xx"]), st.booleans())
+@given(
+    st.lists(st.sampled_from(["x", "y", "ab", "\n", "xy"]), max_size=20).map("".join),
+    st.sampled_from(["x", "ab", "xy\n", "y"]),
+    st.sampled_from(["", "z", "xx"]),
+    st.booleans(),
+)
 def test_an_applied_edit_replaces_exactly_what_the_tool_says(
     original: str, old: str, new: str, replace_all: bool
 ) -> None:
@@ -108,14 +113,40 @@ def test_the_output_tail_never_shows_more_than_its_lines(lines: list[str]) -> No
 
 
 DOCS = {
-    "seri": main.__doc__, "seri chat": chat.__doc__, "seri sessions": sessions.__doc__,
-    "seri compact": compact.__doc__, "seri rewind": rewind.__doc__,
+    "seri": main.__doc__,
+    "seri chat": chat.__doc__,
+    "seri sessions": sessions.__doc__,
+    "seri compact": compact.__doc__,
+    "seri rewind": rewind.__doc__,
     "seri trajectory": trajectory.__doc__,
 }
 ARGV = st.lists(
-    st.sampled_from(["-v", "--json", "--resume", "x", "show", "--", "-p", "--continue", "-",
-                     "--session", "--to", "2", "--files", "--conversation", "--cont", "-px",
-                     "--model=m", "list", "export", "on", "--all", "--help"]),
+    st.sampled_from(
+        [
+            "-v",
+            "--json",
+            "--resume",
+            "x",
+            "show",
+            "--",
+            "-p",
+            "--continue",
+            "-",
+            "--session",
+            "--to",
+            "2",
+            "--files",
+            "--conversation",
+            "--cont",
+            "-px",
+            "--model=m",
+            "list",
+            "export",
+            "on",
+            "--all",
+            "--help",
+        ]
+    ),
     max_size=6,
 )
 
@@ -162,8 +193,9 @@ def test_cost_totals_add_what_was_reported(costs: list[float | int | None]) -> N
     assert totals.cost == (None if not reported else sum(float(c) for c in reported))
 
 
-@given(st.lists(st.sampled_from(["user", "user:recap", "assistant", "tool", "user:rule"]),
-                max_size=12))
+@given(
+    st.lists(st.sampled_from(["user", "user:recap", "assistant", "tool", "user:rule"]), max_size=12)
+)
 def test_the_replayed_exchange_starts_at_what_a_person_typed(roles: list[str]) -> None:
     history = [
         Message(role=role.split(":")[0], text=role, kind=role.split(":")[1] if ":" in role else "")  # type: ignore[arg-type]
@@ -174,4 +206,4 @@ def test_the_replayed_exchange_starts_at_what_a_person_typed(roles: list[str]) -
     if not typed:
         assert exchange == ()
     else:
-        assert exchange == tuple(history[typed[-1]:])
+        assert exchange == tuple(history[typed[-1] :])

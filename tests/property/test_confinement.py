@@ -60,9 +60,19 @@ def test_redaction_is_idempotent(text: str) -> None:
     assert redactor.text(once) == once
 
 
-@given(st.sampled_from(["SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS", "PWD", "OLDPWD",
-                        "XDG_SESSION_PATH", "GPG_AGENT_SOCKET"]),
-       st.lists(segments, min_size=1, max_size=4))
+@given(
+    st.sampled_from(
+        [
+            "SSH_AUTH_SOCK",
+            "DBUS_SESSION_BUS_ADDRESS",
+            "PWD",
+            "OLDPWD",
+            "XDG_SESSION_PATH",
+            "GPG_AGENT_SOCKET",
+        ]
+    ),
+    st.lists(segments, min_size=1, max_size=4),
+)
 def test_a_path_is_never_redacted(name: str, parts: list[str]) -> None:
     line = f"{name}=/" + "/".join(parts)
     assert Redactor().text(line) == line

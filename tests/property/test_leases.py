@@ -20,8 +20,9 @@ observations = st.one_of(
 
 
 @given(holders, st.one_of(st.none(), holders), observations)
-def test_a_live_holder_is_never_taken_over(me: Holder, holder: Holder | None,
-                                            seen: Observation | None) -> None:
+def test_a_live_holder_is_never_taken_over(
+    me: Holder, holder: Holder | None, seen: Observation | None
+) -> None:
     decided = verdict(me, holder, seen)
     if holder is None:
         assert decided == "free"

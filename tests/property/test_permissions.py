@@ -104,8 +104,9 @@ protected_files = st.one_of(
 @settings(max_examples=300, deadline=None)
 @given(path=protected_files, tool=st.sampled_from(["write_file", "edit"]))
 def test_protected_files_are_never_allowed(path: str, tool: str) -> None:
-    p = parse_policy({"allow": ["*", "write_file", "edit", f"{tool}({path})"]},
-                     protected=PROTECTED, home=HOME)
+    p = parse_policy(
+        {"allow": ["*", "write_file", "edit", f"{tool}({path})"]}, protected=PROTECTED, home=HOME
+    )
     args = {"path": path, "content": "x", "old_string": "a", "new_string": "b"}
     decision = decide(p, tool, args)
     assert decision.action == "deny", (path, decision)

@@ -14,8 +14,14 @@ roles = st.sampled_from(["user", "assistant", "tool"])
 texts = st.sampled_from(["", "x", "some words"])
 conversations = st.lists(st.builds(Message, role=roles, text=texts), max_size=30)
 models = st.sampled_from(
-    ["anthropic/claude-sonnet-4.5", "google/gemini-2.5-pro", "openai/gpt-4o", "fake/model",
-     "deepseek/deepseek-chat", "claude-3-haiku"]
+    [
+        "anthropic/claude-sonnet-4.5",
+        "google/gemini-2.5-pro",
+        "openai/gpt-4o",
+        "fake/model",
+        "deepseek/deepseek-chat",
+        "claude-3-haiku",
+    ]
 )
 
 
@@ -51,7 +57,9 @@ def test_only_the_end_moves(model: str, history: list[Message], newest: Message)
 
 
 @given(
-    st.integers(1, 400_000), st.integers(1, 400_000), st.integers(1, 400_000),
+    st.integers(1, 400_000),
+    st.integers(1, 400_000),
+    st.integers(1, 400_000),
     st.one_of(st.none(), st.integers(1, 500_000)),
 )
 def test_a_lowered_budget_fits_and_is_lower(

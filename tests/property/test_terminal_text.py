@@ -15,14 +15,45 @@ from tests.property.test_sse import split
 # Everything, controls and surrogates included: text from a model or a file can hold it.
 ANY_TEXT = st.text(alphabet=st.characters(codec=None), max_size=200)
 CONTROLS = st.sampled_from(
-    ["\x1b[2J", "\x1b]0;t\x07", "\x1b]52;c;aGk=\x07", "\x9b2J", "\r", "\b", "\x07", "\u202e",
-     "\x1bP+q\x1b\\", "\x00", "\x7f", "\ud800"]
+    [
+        "\x1b[2J",
+        "\x1b]0;t\x07",
+        "\x1b]52;c;aGk=\x07",
+        "\x9b2J",
+        "\r",
+        "\b",
+        "\x07",
+        "\u202e",
+        "\x1bP+q\x1b\\",
+        "\x00",
+        "\x7f",
+        "\ud800",
+    ]
 )
 HOSTILE = st.lists(st.one_of(ANY_TEXT, CONTROLS), max_size=12).map("".join)
 MARKDOWN = st.lists(
     st.sampled_from(
-        ["# ", "## ", "- ", "* ", "1. ", "> ", "```", "```py", "~~~", "`", "**", "*", "\n",
-         "text", " ", "word", "\x1b[31m", "\t", "__"]
+        [
+            "# ",
+            "## ",
+            "- ",
+            "* ",
+            "1. ",
+            "> ",
+            "```",
+            "```py",
+            "~~~",
+            "`",
+            "**",
+            "*",
+            "\n",
+            "text",
+            " ",
+            "word",
+            "\x1b[31m",
+            "\t",
+            "__",
+        ]
     ),
     max_size=40,
 ).map("".join)

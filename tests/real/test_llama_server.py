@@ -38,9 +38,15 @@ def test_a_write_file_call_runs_and_the_session_resumes(
 ) -> None:
     _configure(seri_home)
     first = run_seri(
-        "chat", "--allow", "write_file", "--max-turns", "1", "-p",
+        "chat",
+        "--allow",
+        "write_file",
+        "--max-turns",
+        "1",
+        "-p",
         _tool_call("write_file", path="hello.txt", content="hi from llama"),
-        env=_env(llama), timeout=300,
+        env=_env(llama),
+        timeout=300,
     )
     # One turn: the tool ran; whatever the model would say next is beyond the budget.
     assert "turn budget spent" in first.stderr, first.stderr
@@ -64,8 +70,15 @@ def test_a_bash_call_runs(
 ) -> None:
     _configure(seri_home)
     result = run_seri(
-        "chat", "--allow", "bash", "--max-turns", "1", "-p",
-        _tool_call("bash", command="echo ran > out.txt"), env=_env(llama), timeout=300,
+        "chat",
+        "--allow",
+        "bash",
+        "--max-turns",
+        "1",
+        "-p",
+        _tool_call("bash", command="echo ran > out.txt"),
+        env=_env(llama),
+        timeout=300,
     )
     assert "turn budget spent" in result.stderr, result.stderr
     assert (project / "out.txt").read_text() == "ran\n"
@@ -88,9 +101,13 @@ def test_a_tool_call_cut_by_max_tokens_is_dropped_and_the_session_goes_on(
 ) -> None:
     _configure(seri_home, max_tokens=25)
     cut = run_seri(
-        "chat", "--allow", "write_file", "-p",
+        "chat",
+        "--allow",
+        "write_file",
+        "-p",
         _tool_call("write_file", path="cut.txt", content="this answer is cut by the limit"),
-        env=_env(llama), timeout=300,
+        env=_env(llama),
+        timeout=300,
     )
     assert cut.returncode == 1
     assert "finish_reason length" in cut.stderr and "dropped, not run" in cut.stderr
