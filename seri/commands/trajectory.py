@@ -1,7 +1,7 @@
 """Export run recordings, switch recording on or off, age old recordings out.
 
 Usage:
-  seri trajectory export [--session ID] [--since DATE]
+  seri trajectory export [--session ID] [--since DATE] [--format FMT]
   seri trajectory (on | off | status)
   seri trajectory prune [--dry-run]
   seri trajectory (-h | --help)
@@ -11,6 +11,8 @@ Options:
   --since DATE   Only records at or after DATE (2026-01-31, or 2026-01-31T12:00;
                  UTC unless it names a zone). A run that started earlier keeps
                  its header when some of its events are recent enough.
+  --format FMT   jsonl (the default), or otlp: OpenTelemetry traces and metrics
+                 (see below).
   --dry-run      List what would be deleted, delete nothing.
   -h --help      Show this help.
 
@@ -18,6 +20,18 @@ Options:
 settings in force: model, sampling, provider pin, reasoning effort, prompt-file
 hashes), then one line per event. Every line has `type`, `session`, `run` and
 `at` (ISO 8601, UTC). Large values appear as {"elided": true, "originalBytes": N}.
+
+`export --format otlp` turns each task into an OpenTelemetry trace (GenAI semantic
+conventions: `invoke_agent seri`, `chat MODEL`, `execute_tool NAME`) with the records'
+own times, plus the gen_ai.client.token.usage and operation.duration metrics. It sends
+them where OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_/_METRICS_ENDPOINT, or config.json's
+telemetry.otlp.endpoint) points, over http/protobuf or http/json
+(OTEL_EXPORTER_OTLP_PROTOCOL), with OTEL_EXPORTER_OTLP_HEADERS, OTEL_SERVICE_NAME and
+OTEL_RESOURCE_ATTRIBUTES; with no endpoint it writes OTLP JSON Lines on stdout. A DATE
+keeps the tasks that ended at or after it, each one whole. Tool arguments and results
+are left out unless OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true (or
+telemetry.otlp.capture_content) asks for them; they are redacted all the same. Sending
+the same runs twice sends the same span ids.
 
 `on`/`off` store the toggle in config.json; SERI_TRAJECTORY (on/off) in the
 environment wins over it. `status` shows whether recording is on and why, the
@@ -49,6 +63,7 @@ if TYPE_CHECKING:
 
 # Chunks are gathered into writes of about this many bytes.
 WRITE_BYTES = 1 << 18
+FORMATS = ("jsonl", "otlp")
 
 
 class ExportUnwritten(SeriError):
@@ -60,7 +75,7 @@ class ExportUnwritten(SeriError):
 def run(argv: list[str]) -> int:
     options = parse_usage(__doc__ or "", argv)
     if options["export"]:
-        return _export(options["--session"], options["--since"])
+        return _export(options["--session"], options["--since"], options["--format"] or "jsonl")
     # Export is the command that must start fast; the others import what they use here.
     if options["status"]:
         return _status()
@@ -81,7 +96,9 @@ def _reader() -> Store | None:
     return open_store(root, readonly=True)
 
 
-def _export(session: str | None, since_text: str | None) -> int:
+def _export(session: str | None, since_text: str | None, format_: str) -> int:
+    if format_ not in FORMATS:
+        raise SeriError(f"--format is jsonl or otlp, not {format_!r}")
     since = None
     if since_text is not None:
         try:
@@ -103,6 +120,10 @@ def _export(session: str | None, since_text: str | None) -> int:
 
         session_id = resolve_session_id(store, session)
     try:
+        if format_ == "otlp":
+            from seri.commands.otlp_export import export_otlp
+
+            return export_otlp(store, session_id, since, lambda c: _write_all(sys.stdout.buffer, c))
         _write_all(sys.stdout.buffer, export_chunks(store, ExportFilter(session_id, since)))
     except BrokenPipeError:
         raise  # the reader is done with us: run_guarded ends quietly
