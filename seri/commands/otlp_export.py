@@ -32,7 +32,7 @@ from seri.pure.otlp_settings import OtlpConfigError, OtlpSettings, Target, otlp_
 from seri.pure.redaction import Redactor, secrets_from_environment
 
 BATCH_SPANS = 512
-ATTEMPTS = 4
+ATTEMPTS = 3
 MAX_WAIT_SECONDS = 10.0
 
 
@@ -173,8 +173,10 @@ class _Sending:
                 return
             if not delivery.retry or attempt == ATTEMPTS:
                 break
-            time.sleep(min(delivery.retry_after or 0.5 * 2**attempt, MAX_WAIT_SECONDS))
-        sent = f"{self.traces} traces were sent before it" if self.traces else "nothing was sent"
+            time.sleep(min(delivery.retry_after or 0.5 * 2 ** (attempt - 1), MAX_WAIT_SECONDS))
+        sent = (
+            f"{_count(self.traces, 'trace')} went before it" if self.traces else "nothing was sent"
+        )
         raise ExportNotSent(
             f"cannot send to {target.shown} ({target.source}): {delivery.why}; {sent}. "
             "Sending the same runs again is safe: their spans keep their ids"
@@ -189,7 +191,11 @@ class _Sending:
         where = [self.settings.traces, self.settings.metrics]
         shown = " and ".join(dict.fromkeys(target.shown for target in where if target))
         print(
-            f"seri: sent {self.traces} traces ({self.spans} spans) and {points} metric points "
-            f"to {shown}",
+            f"seri: sent {_count(self.traces, 'trace')} ({_count(self.spans, 'span')}) and "
+            f"{_count(points, 'metric point')} to {shown}",
             file=sys.stderr,
         )
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'s' * (number != 1)}"

@@ -162,6 +162,7 @@ class BackgroundSender:
         self._closing = False
         self._warned = False
         self._dropped = 0
+        self._in_flight = 0  # spans of the batch being posted
         self._down_until = 0.0
         self.sent_spans = 0
         self._thread = threading.Thread(target=self._loop, name="seri-otlp", daemon=True)
@@ -192,9 +193,9 @@ class BackgroundSender:
         self._thread.join(timeout)
         if self._thread.is_alive():
             with self._lock:
-                left = len(self._spans)
                 self._say_once(f"the collector did not take the last spans within {timeout:g} s")
-                self._dropped += left
+                self._dropped += len(self._spans) + self._in_flight
+                self._spans.clear()
 
     @property
     def dropped(self) -> int:
@@ -212,9 +213,12 @@ class BackgroundSender:
                 closing = self._closing
                 batch = [self._spans.popleft() for _ in range(min(BATCH_SPANS, len(self._spans)))]
                 observations, self._observations = self._observations, []
+                self._in_flight = len(batch)
             self._sums = accumulate(self._sums, observations)
             if batch:
                 self._post("traces", batch, len(batch))
+                with self._lock:
+                    self._in_flight = 0
             metrics_due = time.monotonic() - last_metrics >= self._metrics_seconds
             if self._sums and (metrics_due or (closing and not self._spans)):
                 now = self._clock()
