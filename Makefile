@@ -11,7 +11,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # (the completion scripts). Debian packages, installed when missing (CI runs as root).
 TEST_PROGRAMS := tmux zsh fish
 
-.PHONY: install sandbox-tools demo test test-real check golden bench compaction-matrix races fuzz clean test-programs mcp-servers bench-mcp
+.PHONY: install sandbox-tools demo test test-real test-phoenix check golden bench bench-otlp compaction-matrix races fuzz clean test-programs mcp-servers bench-mcp
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -65,6 +65,20 @@ races: install sandbox-tools
 fuzz: install
 	FUZZ_EXAMPLES=300 $(PY) -m pytest -n $(JOBS) -q tests/faults/test_hostile_input.py -k H2
 
+# seri's OTLP export read back from Arize Phoenix (not part of `make test`): the first run
+# installs PyPI's arize-phoenix (~850 MB) into its own venv under .cache/phoenix/.
+PHOENIX_VENV := .cache/phoenix/venv
+PHOENIX_STAMP := $(PHOENIX_VENV)/.installed-20.26.1
+
+$(PHOENIX_STAMP):
+	$(PYTHON) -m venv $(PHOENIX_VENV)
+	$(PHOENIX_VENV)/bin/pip install -q -U pip
+	$(PHOENIX_VENV)/bin/pip install -q arize-phoenix==20.26.1
+	touch $(PHOENIX_STAMP)
+
+test-phoenix: install $(PHOENIX_STAMP)
+	SERI_PHOENIX=$(PHOENIX_VENV)/bin/phoenix $(PY) -m pytest -p no:xdist -v tests/phoenix
+
 golden: install test-programs
 	SERI_REGEN_GOLDEN=1 $(PY) -m pytest -n $(JOBS) -q tests -k golden
 	git diff --stat -- tests/golden
@@ -74,6 +88,10 @@ bench: install
 
 # The real-session compaction matrix (it also runs in `make test`) as a table:
 # bench-results/compaction-matrix.md; and the fold's benchmark: bench-results/fold.md.
+# What OTLP export costs per event and at start-up: bench-results/otlp.md.
+bench-otlp: install
+	$(PY) -m scripts.bench.otlp
+
 compaction-matrix: install
 	$(PY) -m scripts.bench.compaction_matrix
 	$(PY) -m scripts.bench.fold

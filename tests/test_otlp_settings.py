@@ -103,7 +103,9 @@ def test_headers_are_percent_decoded_and_kept_out_of_repr() -> None:
     settings = _on(
         {
             "OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:4318",
-            "OTEL_EXPORTER_OTLP_HEADERS": "Authorization=Bearer%20sk-abcdefghijklmnop0123,x-team=a%2Cb",
+            "OTEL_EXPORTER_OTLP_HEADERS": (
+                "Authorization=Bearer%20sk-abcdefghijklmnop0123,x-team=a%2Cb"
+            ),
         }
     )
     assert settings.traces is not None
@@ -178,7 +180,9 @@ def test_resource_attributes_and_service_name() -> None:
         _on(
             {
                 **base,
-                "OTEL_RESOURCE_ATTRIBUTES": "service.name=ci,deployment.environment=prod%20eu,team=x",
+                "OTEL_RESOURCE_ATTRIBUTES": (
+                    "service.name=ci,deployment.environment=prod%20eu,team=x"
+                ),
             }
         ).resource
     )

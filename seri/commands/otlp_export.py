@@ -190,11 +190,12 @@ class _Sending:
             return
         where = [self.settings.traces, self.settings.metrics]
         shown = " and ".join(dict.fromkeys(target.shown for target in where if target))
-        print(
-            f"seri: sent {_count(self.traces, 'trace')} ({_count(self.spans, 'span')}) and "
-            f"{_count(points, 'metric point')} to {shown}",
-            file=sys.stderr,
-        )
+        what = [f"{_count(self.traces, 'trace')} ({_count(self.spans, 'span')})"]
+        if self.settings.traces is None:
+            what = [f"the metrics of {_count(self.traces, 'trace')}"]
+        if self.settings.metrics is not None:
+            what.append(_count(points, "metric point"))
+        print(f"seri: sent {' and '.join(what)} to {shown}", file=sys.stderr)
 
 
 def _count(number: int, noun: str) -> str:

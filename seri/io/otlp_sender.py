@@ -104,6 +104,8 @@ class OtlpPoster:
             return Delivery(True, refused=count, refused_why=self.redactor.text(message[:300]))
         text = answer.text.strip().replace("\n", " ")[:200] if answer.content else ""
         why = f"HTTP {status}" + (f": {self.redactor.text(text)}" if text else "")
+        if status in (404, 405) and self.target.signal == "metrics":
+            why += " (a receiver of traces only? OTEL_METRICS_EXPORTER=none sends no metrics)"
         return Delivery(
             False,
             retry=status in RETRYABLE,

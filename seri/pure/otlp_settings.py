@@ -46,6 +46,7 @@ class Target:
 
     url: str
     protocol: Protocol
+    signal: Signal = "traces"
     headers: tuple[tuple[str, str], ...] = attrs.field(default=(), repr=False)
     timeout: float = DEFAULT_TIMEOUT_MS / 1000
     gzip: bool = False
@@ -158,6 +159,7 @@ def _target(
     return Target(
         url=url,
         protocol=_protocol(signal, env, config),
+        signal=signal,
         headers=_headers(signal, env, config),
         timeout=_timeout(signal, env, warnings),
         gzip=_compression(signal, env) == "gzip",

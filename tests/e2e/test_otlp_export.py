@@ -320,11 +320,9 @@ def test_bad_otlp_settings_are_a_usage_error(run_seri: RunSeri) -> None:
     assert result.stderr.startswith("seri: OTEL_EXPORTER_OTLP_PROTOCOL is 'grpc'")
 
 
-def test_eight_concurrent_runs_land_as_eight_traces(
-    seri_home: Path, project: Path, run_seri: RunSeri
-) -> None:
-    """The issue's "done when": eight `seri chat -p` at once on one profile, each against its
-    own loopback model, exported: eight traces, parented, with the JSONL export's totals."""
+def run_concurrently(seri_home: Path, project: Path, runs: int = 8) -> None:
+    """``runs`` `seri chat -p` at once on one profile, each against its own loopback model:
+    one glob call, then an answer."""
     fakes = [
         FakeModel(
             [
@@ -335,12 +333,12 @@ def test_eight_concurrent_runs_land_as_eight_traces(
                 },
             ]
         )
-        for n in range(8)
+        for n in range(runs)
     ]
     for fake in fakes:
         fake.__enter__()
     try:
-        runs = [
+        started = [
             subprocess.Popen(
                 [SERI, "chat", "-p", f"task {n}"],
                 cwd=project,
@@ -353,12 +351,28 @@ def test_eight_concurrent_runs_land_as_eight_traces(
             )
             for n, fake in enumerate(fakes)
         ]
-        outcomes = [run.communicate(timeout=120) for run in runs]
+        outcomes = [run.communicate(timeout=120) for run in started]
     finally:
         for fake in fakes:
             fake.__exit__(None, None, None)
-    assert [run.returncode for run in runs] == [0] * 8, outcomes
-    lines = _jsonl(run_seri)
+    assert [run.returncode for run in started] == [0] * runs, outcomes
+
+
+def calls_by_session(lines: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    found: dict[str, list[dict[str, Any]]] = {}
+    for line in lines:
+        if line["type"] in ("model_call", "summary_call"):
+            found.setdefault(line["session"], []).append(line)
+    return found
+
+
+def test_eight_concurrent_runs_land_as_eight_traces(
+    seri_home: Path, project: Path, run_seri: RunSeri
+) -> None:
+    """The issue's "done when": eight concurrent runs, exported: eight traces, parented,
+    with the totals of the JSONL export."""
+    run_concurrently(seri_home, project)
+    calls = calls_by_session(_jsonl(run_seri))
     with OtlpReceiver() as receiver:
         result = _export(run_seri, receiver)
     assert result.returncode == 0, result.stderr
@@ -367,16 +381,12 @@ def test_eight_concurrent_runs_land_as_eight_traces(
     roots = [span for span in spans if not span.parent_span_id]
     assert len(roots) == 8
     assert len({span.trace_id for span in spans}) == 8
-    sessions = {line["session"] for line in lines}
-    assert {attributes_of(r.attributes)["gen_ai.conversation.id"] for r in roots} == sessions
+    assert {attributes_of(r.attributes)["gen_ai.conversation.id"] for r in roots} == set(calls)
     for root in roots:
-        session = attributes_of(root.attributes)["gen_ai.conversation.id"]
-        calls = [l for l in lines if l["session"] == session and l["type"] == "model_call"]
         totals = attributes_of(root.attributes)
-        assert totals["gen_ai.usage.input_tokens"] == sum(c["usage"]["input_tokens"] for c in calls)
-        assert totals["gen_ai.usage.output_tokens"] == sum(
-            c["usage"]["output_tokens"] for c in calls
-        )
+        recorded = calls[totals["gen_ai.conversation.id"]]
+        for field in ("input_tokens", "output_tokens"):
+            assert totals[f"gen_ai.usage.{field}"] == sum(c["usage"][field] for c in recorded)
         assert Counter(s.name for s in spans if s.trace_id == root.trace_id) == {
             "invoke_agent seri": 1,
             "chat fake/model": 2,

@@ -179,14 +179,10 @@ def _tool(draw: Any, ids: Iterator[int], depth: int) -> list[tuple[str, dict[str
 
 @st.composite
 def _call(draw: Any, ids: Iterator[int], depth: int = 0) -> list[tuple[str, dict[str, Any]]]:
-    steps: list[tuple[str, dict[str, Any]]] = []
-    for attempt in range(draw(st.integers(0, 2))):
-        steps.append(
-            (
-                "retry",
-                {"attempt": attempt + 1, "status": 429, "delay": 0.5, "reason": "rate limited"},
-            )
-        )
+    retry = {"status": 429, "delay": 0.5, "reason": "rate limited"}
+    steps: list[tuple[str, dict[str, Any]]] = [
+        ("retry", {"attempt": attempt + 1, **retry}) for attempt in range(draw(st.integers(0, 2)))
+    ]
     if draw(st.integers(0, 7)) == 0:
         steps.append(
             (
@@ -227,8 +223,8 @@ def _call(draw: Any, ids: Iterator[int], depth: int = 0) -> list[tuple[str, dict
 def _task(draw: Any, ids: Iterator[int]) -> list[tuple[str, dict[str, Any]]]:
     steps: list[tuple[str, dict[str, Any]]] = []
     if draw(st.integers(0, 4)) == 0:
-        for _ in range(draw(st.integers(1, 3))):
-            steps.append(("summary_call", {"usage": _usage(draw), "finish_reason": "stop"}))
+        calls = draw(st.integers(1, 3))
+        steps += [("summary_call", {"usage": _usage(draw), "finish_reason": "stop"})] * calls
         steps.append(("compaction", {"trigger": "auto", "focus": "", "evicted": 9, "kept": 3}))
     for _ in range(draw(st.integers(0, 4))):
         steps += draw(_call(ids))
