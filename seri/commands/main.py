@@ -11,7 +11,7 @@ Commands:
   compact     compact a stored session from the shell
   pin         pin notes to a session: carried verbatim in every recap
   rewind      list a session's turns, or restore its conversation and files
-  trajectory  export run recordings as JSON Lines, toggle recording, prune old ones
+  trajectory  export run recordings (JSON Lines, OTLP), toggle recording, prune old ones
   memory      list, approve or reject staged memory writes
   completion  print a completion script for bash, zsh or fish
 

@@ -29,6 +29,8 @@ KNOWN_KEYS: KnownKeys = {
     "trajectory": {"enabled": None, "retention_days": None},
     "check": {"command": None},
     "permissions": {"allow": None, "ask": None, "deny": None},
+    # OTLP export; its keys are checked where it is read (seri.pure.otlp_settings).
+    "telemetry": {"otlp": None},
 }
 # Sections where an unknown key is an error rather than a warning.
 STRICT_SECTIONS = frozenset({"permissions"})
