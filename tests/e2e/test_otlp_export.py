@@ -54,20 +54,25 @@ def _run_task(run_seri: RunSeri, script: list[dict[str, Any]] | None = None) -> 
     return str(json.loads(run_seri("sessions", "--json").stdout.splitlines()[0])["id"])
 
 
-def _export(
-    run_seri: RunSeri, receiver: OtlpReceiver, **env: str
-) -> subprocess.CompletedProcess[str]:
-    result = run_seri(
+def export_otlp(run_seri: RunSeri, endpoint: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """`seri trajectory export --format otlp` to ``endpoint``, with an API key header."""
+    return run_seri(
         "trajectory",
         "export",
         "--format",
         "otlp",
         env={
-            "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint,
+            "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
             "OTEL_EXPORTER_OTLP_HEADERS": f"x-api-key={HEADER_SECRET}",
             **env,
         },
     )
+
+
+def _export(
+    run_seri: RunSeri, receiver: OtlpReceiver, **env: str
+) -> subprocess.CompletedProcess[str]:
+    result = export_otlp(run_seri, receiver.endpoint, **env)
     assert not receiver.received.errors, receiver.received.errors
     return result
 
@@ -275,16 +280,7 @@ def test_a_collector_that_is_down_is_one_clear_error(run_seri: RunSeri) -> None:
     with OtlpReceiver() as receiver:
         endpoint = receiver.endpoint
     started = time.monotonic()
-    result = run_seri(
-        "trajectory",
-        "export",
-        "--format",
-        "otlp",
-        env={
-            "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint.replace("http://", "http://user:pw@"),
-            "OTEL_EXPORTER_OTLP_HEADERS": f"x-api-key={HEADER_SECRET}",
-        },
-    )
+    result = export_otlp(run_seri, endpoint.replace("http://", "http://user:pw@"))
     assert time.monotonic() - started < 15
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()

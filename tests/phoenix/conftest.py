@@ -8,14 +8,13 @@ SERI_PHOENIX (the path of its `phoenix` program) these tests are not collected a
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
+
+from tests.server_process import free_port, stop_process, wait_healthy
 
 PHOENIX = os.environ.get("SERI_PHOENIX", "")
 START_SECONDS = 180
@@ -24,25 +23,18 @@ if not PHOENIX:
     collect_ignore_glob = ["test_*.py"]
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 class Phoenix:
     """`phoenix serve` on loopback, with its own working directory (SQLite store)."""
 
     def __init__(self, workdir: Path) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self._log = (workdir / "phoenix.log").open("w")
         env = {
             **os.environ,
             "PHOENIX_HOST": "127.0.0.1",
             "PHOENIX_PORT": str(self.port),
-            "PHOENIX_GRPC_PORT": str(_free_port()),
+            "PHOENIX_GRPC_PORT": str(free_port()),
             "PHOENIX_WORKING_DIR": str(workdir),
             "PHOENIX_TELEMETRY_ENABLED": "false",
         }
@@ -52,25 +44,12 @@ class Phoenix:
         self.log = workdir / "phoenix.log"
 
     def wait(self) -> None:
-        deadline = time.monotonic() + START_SECONDS
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                pytest.fail(f"phoenix exited: {self.log.read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
-        pytest.fail(f"phoenix did not start in {START_SECONDS} s: {self.log.read_text()[-2000:]}")
+        why_not = wait_healthy(self.process, f"{self.url}/healthz", START_SECONDS)
+        if why_not:
+            pytest.fail(f"phoenix did not start: {why_not}: {self.log.read_text()[-2000:]}")
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop_process(self.process, grace=20)
         self._log.close()
 
 

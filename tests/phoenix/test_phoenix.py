@@ -13,24 +13,19 @@ from typing import Any
 import httpx
 
 from tests.conftest import RunSeri
-from tests.e2e.test_otlp_export import calls_by_session, run_concurrently
+from tests.e2e.test_otlp_export import calls_by_session, export_otlp, run_concurrently
 from tests.phoenix.conftest import Phoenix
 
 PROJECT = "seri-fleet"
 
 
 def _export(run_seri: RunSeri, phoenix: Phoenix) -> None:
-    result = run_seri(
-        "trajectory",
-        "export",
-        "--format",
-        "otlp",
-        env={
-            "OTEL_EXPORTER_OTLP_ENDPOINT": phoenix.url,
-            # Phoenix takes traces only, and files them under this project.
-            "OTEL_METRICS_EXPORTER": "none",
-            "OTEL_RESOURCE_ATTRIBUTES": f"openinference.project.name={PROJECT}",
-        },
+    # Phoenix takes traces only, and files them under the project this attribute names.
+    result = export_otlp(
+        run_seri,
+        phoenix.url,
+        OTEL_METRICS_EXPORTER="none",
+        OTEL_RESOURCE_ATTRIBUTES=f"openinference.project.name={PROJECT}",
     )
     assert result.returncode == 0, result.stderr
 

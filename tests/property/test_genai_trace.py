@@ -503,20 +503,33 @@ def _decoded(spans: list[Span]) -> list[dict[str, Any]]:
     return _plain(request)
 
 
+_FIELDS = ("trace", "span", "parent", "name", "kind", "start", "end", "attributes", "events")
+
+
 def _plain(request: ExportTraceServiceRequest) -> list[dict[str, Any]]:
+    """The decoded spans as plain values, to compare with what was mapped."""
     return [
         {
-            "trace": span.trace_id,
-            "span": span.span_id,
-            "parent": span.parent_span_id,
-            "name": span.name,
-            "kind": span.kind,
-            "start": span.start_time_unix_nano,
-            "end": span.end_time_unix_nano,
-            "attributes": attributes_of(span.attributes),
-            "events": [
-                (e.name, e.time_unix_nano, attributes_of(e.attributes)) for e in span.events
-            ],
+            **dict(
+                zip(
+                    _FIELDS,
+                    (
+                        span.trace_id,
+                        span.span_id,
+                        span.parent_span_id,
+                        span.name,
+                        span.kind,
+                        span.start_time_unix_nano,
+                        span.end_time_unix_nano,
+                        attributes_of(span.attributes),
+                        [
+                            (e.name, e.time_unix_nano, attributes_of(e.attributes))
+                            for e in span.events
+                        ],
+                    ),
+                    strict=True,
+                )
+            ),
             "status": (span.status.code, span.status.message),
         }
         for resource_spans in request.resource_spans
@@ -528,15 +541,23 @@ def _plain(request: ExportTraceServiceRequest) -> list[dict[str, Any]]:
 def _expected(spans: list[Span]) -> list[dict[str, Any]]:
     return [
         {
-            "trace": span.trace_id,
-            "span": span.span_id,
-            "parent": span.parent_span_id,
-            "name": span.name,
-            "kind": span.kind,
-            "start": span.start_ns,
-            "end": span.end_ns,
-            "attributes": dict(span.attributes),
-            "events": [(e.name, e.time_ns, dict(e.attributes)) for e in span.events],
+            **dict(
+                zip(
+                    _FIELDS,
+                    (
+                        span.trace_id,
+                        span.span_id,
+                        span.parent_span_id,
+                        span.name,
+                        span.kind,
+                        span.start_ns,
+                        span.end_ns,
+                        dict(span.attributes),
+                        [(e.name, e.time_ns, dict(e.attributes)) for e in span.events],
+                    ),
+                    strict=True,
+                )
+            ),
             "status": (span.status_code, span.status_message),
         }
         for span in spans

@@ -8,16 +8,14 @@ few minutes. Without SERI_REAL_SERVER these tests are not collected at all.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.conftest import REPO
+from tests.server_process import free_port, stop_process, wait_healthy
 
 SERVER = os.environ.get("SERI_REAL_SERVER", "")
 CACHE = REPO / ".cache" / "real"
@@ -36,18 +34,11 @@ def _template() -> Path:
     return found[-1]
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 class LlamaServer:
     """One llama-server on loopback with a tool-capable (Hermes) chat template."""
 
     def __init__(self, context: int, log: Path) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.context = context
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self._log = log.open("w")
@@ -78,25 +69,12 @@ class LlamaServer:
         self._wait()
 
     def _wait(self) -> None:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"llama-server exited with {self.process.returncode}")
-            try:
-                if httpx.get(f"http://127.0.0.1:{self.port}/health", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        raise RuntimeError("llama-server did not become healthy within 60 s")
+        why_not = wait_healthy(self.process, f"http://127.0.0.1:{self.port}/health", 60)
+        if why_not:
+            raise RuntimeError(f"llama-server is not healthy: {why_not}")
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop_process(self.process, grace=10)
         self._log.close()
 
 
