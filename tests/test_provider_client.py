@@ -18,7 +18,7 @@ import pytest
 
 from scripts.fake_model import FakeModel
 from seri.io.provider import ProviderClient
-from seri.pure.provider_errors import (
+from seri.pure.provider_failure import (
     BadRequest,
     ContextOverflow,
     Forbidden,

@@ -8,24 +8,25 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from seri.pure.overflow_table import overflow_numbers
 from seri.pure.provider_errors import (
+    classify_http_error,
+    classify_stream_error,
+    is_context_overflow,
+    parse_retry_after,
+    rate_limit_reset,
+    redact,
+    stream_stalled,
+)
+from seri.pure.provider_failure import (
     ContextOverflow,
     InvalidApiKey,
     ProviderFailure,
     RateLimited,
     StreamStalled,
-    backoff_delay,
-    classify_http_error,
-    classify_stream_error,
-    is_context_overflow,
-    overflow_numbers,
-    parse_retry_after,
-    plan_retry,
-    rate_limit_reset,
-    redact,
-    stream_stalled,
     to_exception,
 )
+from seri.pure.retry_plan import backoff_delay, plan_retry
 
 
 def envelope(message: str, code: object = 400, **extra: object) -> str:

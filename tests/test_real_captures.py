@@ -14,20 +14,16 @@ import pytest
 from scripts.fake_model import FakeModel
 from seri.io.provider import ProviderClient
 from seri.pure.output_budget import MIN_OUTPUT_TOKENS, OUTPUT_MARGIN, lowered_output_budget
-from seri.pure.provider_errors import (
-    ProviderError,
-    ProviderFailure,
-    classify_http_error,
-    is_context_overflow,
-    overflow_numbers,
-)
+from seri.pure.overflow_table import overflow_numbers
+from seri.pure.provider_errors import classify_http_error, is_context_overflow
+from seri.pure.provider_failure import ProviderError, ProviderFailure
 from seri.pure.records import Message
 from seri.pure.server_windows import (
     window_from_listing,
     window_from_ollama_show,
     window_from_props,
 )
-from seri.pure.sse import StreamResult, usage_from
+from seri.pure.stream_assembly import StreamResult, usage_from
 from seri.pure.wire import build_request
 from tests.captures.table import load, render
 from tests.conftest import REPO

@@ -68,7 +68,7 @@ class _Model:
     def answer(self, effect: Any) -> Any:
         from seri.pure.effects import ApplyCompaction, CallModel, ModelFailed, ModelReply
         from seri.pure.fold import request_tokens
-        from seri.pure.provider_errors import OverflowNumbers
+        from seri.pure.provider_failure import OverflowNumbers
         from seri.pure.records import Message, Usage
 
         if isinstance(effect, ApplyCompaction):

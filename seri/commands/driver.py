@@ -233,7 +233,7 @@ class ModelCaller:
         return self._system
 
     def call(self, effect: CallModel) -> ModelReply | ModelFailed:
-        from seri.pure.provider_errors import ContextOverflow, InsufficientCredits, ProviderError
+        from seri.pure.provider_failure import ContextOverflow, InsufficientCredits, ProviderError
 
         on_text = self.on_text if effect.purpose == "turn" else None
         on_reasoning = self.on_reasoning

@@ -1,8 +1,9 @@
 """The HTTP client for an OpenAI-compatible chat-completions API (OpenRouter by default).
 
 Thin on purpose: it sends the body ``seri.pure.wire`` built, feeds the bytes to the pure SSE
-parser and assembler, and asks ``seri.pure.provider_errors`` what every failure means and
-whether to retry. What it owns is the part only I/O can do:
+parser (``seri.pure.sse``) and assembler (``seri.pure.stream_assembly``), asks
+``seri.pure.provider_errors`` what every failure means and ``seri.pure.retry_plan`` whether to
+retry. What it owns is the part only I/O can do:
 
 * the one retry loop (httpx's transport retries are 0, so nothing retries underneath it), and
   only before any of the answer has arrived: a request whose stream already started is never
@@ -24,30 +25,23 @@ from urllib.parse import urlsplit
 
 from seri.pure import json_text
 from seri.pure.provider_errors import (
-    ProviderFailure,
     classify_http_error,
     connection_failure,
     malformed_response,
-    plan_retry,
     redact,
     stream_interrupted,
     stream_overdue,
     stream_stalled,
-    to_exception,
 )
+from seri.pure.provider_failure import ProviderFailure, to_exception
+from seri.pure.retry_plan import plan_retry
 from seri.pure.server_windows import (
     window_from_listing,
     window_from_ollama_show,
     window_from_props,
 )
-from seri.pure.sse import (
-    SSEDone,
-    SSEEvent,
-    SSEParser,
-    StreamAssembler,
-    StreamResult,
-    assemble_completion,
-)
+from seri.pure.sse import SSEDone, SSEEvent, SSEParser
+from seri.pure.stream_assembly import StreamAssembler, StreamResult, assemble_completion
 
 if TYPE_CHECKING:
     import httpx

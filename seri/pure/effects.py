@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import attrs
 
-from seri.pure.provider_errors import OverflowNumbers
+from seri.pure.provider_failure import OverflowNumbers
 from seri.pure.recap import Recap
 from seri.pure.records import Message, ToolCall, Usage
 

@@ -1,5 +1,6 @@
 """JSON text from outside seri: config.json, tool arguments, stream chunks, error bodies,
 stored rows. Whatever it holds, parsing it raises ValueError (JSONTextError) or returns.
+``dump_json`` is the one compact form seri writes such JSON back in.
 
 ``json.loads`` alone lets two other failures through: RecursionError for nesting deeper
 than the interpreter's stack (``[[[[…`` 100,000 deep), and a plain ValueError for an
@@ -46,3 +47,8 @@ def loads_lenient_numbers(text: str | bytes) -> Any:
         return json.loads(text, parse_int=_lenient_int)
     except RecursionError:
         raise JSONTextError(TOO_DEEP) from None
+
+
+def dump_json(value: object) -> str:
+    """Compact JSON text, non-ASCII kept as is: the one form seri stores provider JSON in."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

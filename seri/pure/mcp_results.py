@@ -20,9 +20,9 @@ from typing import Any
 
 import attrs
 
+from seri.pure.json_text import dump_json
 from seri.pure.mcp_protocol import result_type
 from seri.pure.result_cap import cap_result
-from seri.pure.sse import dump_json
 
 OK = "ok"
 TOOL_ERROR = "tool_error"

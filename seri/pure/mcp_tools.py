@@ -25,8 +25,8 @@ from typing import Any
 
 import attrs
 
+from seri.pure.json_text import dump_json
 from seri.pure.mcp_protocol import encode_header_value
-from seri.pure.sse import dump_json
 
 MAX_PAGES = 100
 _HEADER_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")

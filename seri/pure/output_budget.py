@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from seri.pure.provider_errors import ProviderFailure
+from seri.pure.provider_failure import ProviderFailure
 
 # Slack under the window for the provider's own counting, and the smallest budget worth a try.
 OUTPUT_MARGIN = 64

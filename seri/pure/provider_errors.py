@@ -1,14 +1,9 @@
-"""What went wrong with a model call, in words a person can act on, and whether to try again.
+"""What a provider's error answer means: a ``ProviderFailure`` a person can act on.
 
 Everything here is pure: the HTTP client hands in a status, the body text and the headers (and,
-for an HTTP-date ``Retry-After``, the current time), and gets back a ``ProviderFailure`` value.
-The retry policy is a pure decision too: the client owns the loop, the sleeping and the random
-jitter, this module only says "retry after d seconds" or "stop, and here is why".
-
-The overflow patterns come from provider-protocol.md §1.6 and reliability-anchors.md §3.2. A
-context overflow must be recognised whatever the status (OpenRouter wraps some in a 502), because
-resending the same request only fails again; but a rate limit that talks about tokens, or OpenAI's
-``string_above_max_length``, is not one.
+for an HTTP-date ``Retry-After``, the current time), and gets back a ``ProviderFailure`` value
+(``provider_failure``). Whether the wording is a context overflow is the overflow table's
+(``overflow_table``) to say; whether and when to try again is ``retry_plan``'s.
 """
 
 from __future__ import annotations
@@ -19,191 +14,20 @@ import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Literal
 
 import attrs
 
 from seri.pure import json_text
-from seri.pure.errors import EXIT_UNFINISHED, SeriError
-
-if TYPE_CHECKING:
-    from seri.pure.sse import StreamResult
-
-FailureKind = Literal[
-    "bad_request",  # 400, 422 and other 4xx the request itself caused
-    "auth",  # 401
-    "credits",  # 402
-    "forbidden",  # 403: moderation, guardrail, permissions
-    "not_found",  # 404: unknown model, or the routing pin matches no provider
-    "timeout",  # 408, 504, 524
-    "rate_limited",  # 429
-    "quota",  # 429 that is a spent quota (a daily cap, no credit left), not a rate
-    "server",  # 5xx
-    "context_overflow",  # the prompt (plus the output budget) does not fit the window
-    "connection",  # no HTTP answer at all: refused, reset, TLS, DNS
-    "interrupted",  # a 200 stream that ended before the model finished
-    "stalled",  # a 200 stream that stopped sending content
-    "stream_error",  # an error event inside a 200 stream
-    "malformed",  # the provider answered with something that is not the protocol
-]
+from seri.pure.overflow_table import overflow_numbers, overflow_numbers_in_fields, says_overflow
+from seri.pure.provider_failure import FailureKind, OverflowNumbers, ProviderFailure
+from seri.pure.retry_plan import approximate_duration
 
 # Statuses worth a second attempt (openai-python's list: 408, 409 and 429, and every 5xx).
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
 
-# Backoff without a server hint: 0.5 s doubling up to 8 s (openai-python's constants).
-INITIAL_RETRY_DELAY = 0.5
-MAX_RETRY_DELAY = 8.0
-
 # How much of a provider's message a person is shown, and how much of the body is kept.
 _MESSAGE_LIMIT = 300
 _DETAIL_LIMIT = 2000
-
-
-@attrs.frozen
-class OverflowNumbers:
-    """Token counts an overflow message states, where it states them.
-
-    They tell "the prompt is too long" (compact) apart from "the output budget is too big"
-    (lower ``max_tokens``): if ``input_tokens`` alone is below ``limit``, the input fits.
-    """
-
-    limit: int | None = None
-    requested: int | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-
-    def input_fits(self) -> bool:
-        return (
-            self.limit is not None
-            and self.input_tokens is not None
-            and self.input_tokens < self.limit
-            and self.output_tokens is not None
-            and self.output_tokens > 0
-        )
-
-
-@attrs.frozen
-class ProviderFailure:
-    """One failed model call, classified.
-
-    ``message`` is the line a person reads; it never contains the API key. ``detail`` keeps a
-    redacted excerpt of the raw body for the trajectory. ``retry_after`` is the server's hint in
-    seconds, when it gave one.
-    """
-
-    kind: FailureKind
-    message: str
-    status: int | None = None
-    retryable: bool = False
-    retry_after: float | None = None
-    detail: str = ""
-    overflow: OverflowNumbers | None = None
-    # A 402 "can only afford N tokens": the output budget the account can still pay for.
-    affordable_tokens: int | None = None
-
-
-@attrs.frozen
-class RetryPlan:
-    """The retry loop's next step: sleep ``delay`` s and try again, or stop with ``failure``."""
-
-    retry: bool
-    delay: float
-    failure: ProviderFailure
-
-
-# --- exceptions ------------------------------------------------------------------------------
-# The names say what happened (``except ContextOverflow``), so they skip the "Error" suffix.
-
-
-class ProviderError(SeriError):
-    """A model call failed. ``failure`` says how; ``partial`` holds what a stream delivered."""
-
-    exit_code = EXIT_UNFINISHED
-
-    def __init__(self, failure: ProviderFailure, partial: StreamResult | None = None) -> None:
-        super().__init__(failure.message)
-        self.failure = failure
-        self.partial = partial
-
-
-class BadRequest(ProviderError):
-    """The provider refused the request as invalid (400, 422, other 4xx)."""
-
-
-class InvalidApiKey(ProviderError):
-    """401: the key is wrong, disabled or missing."""
-
-
-class InsufficientCredits(ProviderError):
-    """402: the account or key is out of credits."""
-
-
-class Forbidden(ProviderError):
-    """403: moderation, a guardrail or missing permissions blocked the request."""
-
-
-class ModelNotFound(ProviderError):
-    """404: no such model, or no provider satisfies the routing pin."""
-
-
-class RateLimited(ProviderError):
-    """429 that retrying within the budget did not get past."""
-
-
-class QuotaExhausted(ProviderError):
-    """429 for a quota that is spent (a daily cap, no credit): waiting seconds cannot help."""
-
-
-class ProviderUnavailable(ProviderError):
-    """5xx or 408 that retrying within the budget did not get past."""
-
-
-class ProviderConnectionError(ProviderError):
-    """The provider could not be reached at all."""
-
-
-class ContextOverflow(ProviderError):
-    """The request does not fit the model's context window; resending it unchanged is useless."""
-
-
-class StreamInterrupted(ProviderError):
-    """The stream ended before the model finished; ``partial`` holds what arrived."""
-
-
-class StreamStalled(ProviderError):
-    """The stream stopped delivering content for too long; ``partial`` holds what arrived."""
-
-
-class StreamFailed(ProviderError):
-    """The provider sent an error event inside the stream; ``partial`` holds what arrived."""
-
-
-class MalformedResponse(ProviderError):
-    """The provider answered with something that is not the chat-completions protocol."""
-
-
-_EXCEPTION_FOR: Mapping[FailureKind, type[ProviderError]] = {
-    "bad_request": BadRequest,
-    "auth": InvalidApiKey,
-    "credits": InsufficientCredits,
-    "forbidden": Forbidden,
-    "not_found": ModelNotFound,
-    "timeout": ProviderUnavailable,
-    "rate_limited": RateLimited,
-    "quota": QuotaExhausted,
-    "server": ProviderUnavailable,
-    "context_overflow": ContextOverflow,
-    "connection": ProviderConnectionError,
-    "interrupted": StreamInterrupted,
-    "stalled": StreamStalled,
-    "stream_error": StreamFailed,
-    "malformed": MalformedResponse,
-}
-
-
-def to_exception(failure: ProviderFailure, partial: StreamResult | None = None) -> ProviderError:
-    """The exception class that matches ``failure.kind``, carrying the failure and any partial."""
-    return _EXCEPTION_FOR[failure.kind](failure, partial)
 
 
 # --- secrets ---------------------------------------------------------------------------------
@@ -284,71 +108,9 @@ def _evidence(body: object) -> _Evidence:
 
 # --- context overflow ------------------------------------------------------------------------
 
-_OVERFLOW_MARKERS = frozenset(
-    {
-        "context_length_exceeded",
-        "exceed_context_size_error",
-        "string_too_long",
-        "token_limit_exceeded",
-        "excluded_by:context_length",
-    }
-)
-
-# Each wording with where it was seen; tests/captures/ replays a real message for each.
-_OVERFLOW_TEXTS = re.compile(
-    "|".join(
-        (
-            r"maximum context length",  # OpenAI, OpenRouter, vLLM, DeepSeek
-            r"context (?:window|size|limit)",
-            r"context[_ ]length",
-            r"prompt is too long",  # Anthropic
-            r"input token count.*exceeds the maximum",  # Gemini
-            r"exceeds the maximum number of tokens allowed",
-            r"maximum prompt length is \d+",  # xAI
-            r"maximum input length is \d+",
-            r"reduce the length of the (?:messages|input)",  # Groq
-            r"is longer than the maximum model length",  # vLLM engine
-            r"is longer than the model's context length",  # Together
-            r"input length.*exceeds.*context length",
-            r"too large for model with \d+ maximum context length",  # Mistral
-            r"greater than the context length",  # LM Studio, older
-            r"exceed(?:s|ed)? (?:the )?context",  # Anthropic "A + B > C", OpenAI Responses
-            r"exceeded model token limit",  # Kimi / Moonshot
-            r"model max length exceeded",  # Moonshot
-            r"range of input length should be \[",  # Alibaba DashScope
-            r"cannot truncate prompt with n_keep",  # LM Studio
-            r"exceeds (?:the )?maximum allowed input length",  # Poolside, Baseten via OpenRouter
-            r"requested \d+ output tokens and your prompt contains",  # vLLM
-            r"too many tokens",
-            r"input tokens exceed",
-            r"input is too long for requested model",  # Bedrock
-            r"prompt token count of \d+ exceeds the limit",  # Copilot
-            r"prompt too long; exceeded",  # Ollama
-            r"middle-out",
-            r"context-compression plugin",
-        )
-    ),
-    re.IGNORECASE | re.DOTALL,
-)
-
-# Rate limits that talk about tokens ("Request too large for gpt-4 ... on tokens per min"), and
-# OpenAI's cap on one string's length, look like overflows but compacting does not cure them.
-_NOT_OVERFLOW_TEXTS = re.compile(
-    r"rate[ _-]?limit|tokens per min|\bTPM\b|requests per min|string_above_max_length",
-    re.IGNORECASE,
-)
-
 
 def _is_overflow(evidence: _Evidence, status: int | None) -> bool:
-    if "string_above_max_length" in evidence.markers:
-        return False
-    if any(_NOT_OVERFLOW_TEXTS.search(text) for text in evidence.texts):
-        return False
-    if evidence.markers & _OVERFLOW_MARKERS:
-        return True
-    if status == 413:
-        return True
-    return any(_OVERFLOW_TEXTS.search(text) for text in evidence.texts)
+    return says_overflow(evidence.texts, evidence.markers, status)
 
 
 def is_context_overflow(status: int | None, body: str) -> bool:
@@ -358,161 +120,12 @@ def is_context_overflow(status: int | None, body: str) -> bool:
     return _is_overflow(_evidence(body), status)
 
 
-_LIMIT = re.compile(r"(?:maximum )?context length (?:is|of) (\d+)", re.IGNORECASE)
-
-# Forms that state the window and the split between input and output, wherever they arrive.
-# The names: "limit" the window, "requested" the total asked for, "text" and "tool" the input,
-# "output" the output budget. A form without a "limit" group borrows it from _LIMIT.
-_NUMBER_PATTERNS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
-    # OpenRouter: "(148000 of text input, 2211 in the output)" or with ", 380 of tool input".
-    (
-        re.compile(
-            r"(?:requested (?:about )?(\d+) tokens )?\((\d+) of text input(?:, (\d+) of tool "
-            r"input)?, (\d+) in the output\)",
-            re.IGNORECASE,
-        ),
-        ("requested", "text", "tool", "output"),
-    ),
-    # Anthropic direct and via Bedrock/OpenRouter: "input length and `max_tokens` exceed context
-    # limit: 149674 + 64000 > 204658".
-    (re.compile(r"(\d+) \+ (\d+) > (\d+)"), ("text", "output", "limit")),
-    # OpenAI, vLLM, DeepSeek: "you requested 9100 tokens (8100 in the messages, 1000 in the
-    # completion)".
-    (
-        re.compile(
-            r"requested (\d+) tokens \((\d+) in the messages, (\d+) in the completion\)",
-            re.IGNORECASE,
-        ),
-        ("requested", "text", "output"),
-    ),
-    # vLLM: "'max_tokens' or 'max_completion_tokens' is too large: 2000. This model's maximum
-    # context length is 4096 tokens and your request has 2104 input tokens".
-    (
-        re.compile(
-            r"is too large: (\d+)\. This model's maximum context length is (\d+) tokens and "
-            r"your request has (\d+) input tokens",
-            re.IGNORECASE,
-        ),
-        ("output", "limit", "text"),
-    ),
-    # vLLM: "you requested 4093 output tokens and your prompt contains at least 61444 input
-    # tokens".
-    (
-        re.compile(
-            r"requested (\d+) output tokens and your prompt contains (?:at least )?(\d+) input",
-            re.IGNORECASE,
-        ),
-        ("output", "text"),
-    ),
-    (
-        re.compile(
-            r"maximum context length is (\d+) tokens.*?(?:messages resulted in|request has) "
-            r"(\d+) (?:input )?tokens",
-            re.IGNORECASE | re.DOTALL,
-        ),
-        ("limit", "text"),
-    ),
-    (re.compile(r"prompt is too long: (\d+) tokens > (\d+)", re.IGNORECASE), ("text", "limit")),
-    (
-        re.compile(
-            r"request \((\d+) tokens\) exceeds the available context size \((\d+) tokens\)",
-            re.IGNORECASE,
-        ),
-        ("text", "limit"),
-    ),
-    (
-        re.compile(
-            r"input token count \((\d+)\) exceeds the maximum number of tokens allowed \((\d+)\)",
-            re.IGNORECASE,
-        ),
-        ("text", "limit"),
-    ),
-    # Kimi / Moonshot: "exceeded model token limit: 262144 (requested: 269030)".
-    (
-        re.compile(r"model token limit: (\d+) \(requested: (\d+)\)", re.IGNORECASE),
-        ("limit", "requested"),
-    ),
-    # LM Studio: "Cannot truncate prompt with n_keep (14169) >= n_ctx (4096)".
-    (re.compile(r"n_keep \((\d+)\) >= n_ctx \((\d+)\)", re.IGNORECASE), ("text", "limit")),
-    # Poolside / Baseten: "Input length 140000 exceeds the maximum allowed input length of
-    # 131072 tokens."
-    (
-        re.compile(
-            r"input length (\d+) exceeds (?:the )?maximum allowed input length of (\d+)",
-            re.IGNORECASE,
-        ),
-        ("text", "limit"),
-    ),
-    # Together: "The input (X tokens) is longer than the model's context length (Y tokens)".
-    (
-        re.compile(
-            r"input \((\d+) tokens\) is longer than the model'?s context length \((\d+)",
-            re.IGNORECASE,
-        ),
-        ("text", "limit"),
-    ),
-    # xAI: "maximum prompt length is 131072 but the request contains 537812 tokens".
-    (
-        re.compile(r"maximum prompt length is (\d+) but the request contains (\d+)", re.IGNORECASE),
-        ("limit", "text"),
-    ),
-    (
-        re.compile(r"prompt token count of (\d+) exceeds the limit of (\d+)", re.IGNORECASE),
-        ("text", "limit"),
-    ),
-    # DashScope: "Range of input length should be [1, 983616]".
-    (re.compile(r"range of input length should be \[\d+, (\d+)\]", re.IGNORECASE), ("limit",)),
-    # Moonshot: "model max length exceeded, max length:8192".
-    (re.compile(r"max length exceeded, max length:\s*(\d+)", re.IGNORECASE), ("limit",)),
-    (re.compile(r"maximum context length is (\d+)", re.IGNORECASE), ("limit",)),
-)
-
-
-def overflow_numbers(text: str) -> OverflowNumbers:
-    """The token counts an overflow message states (all ``None`` when it states none)."""
-    for pattern, names in _NUMBER_PATTERNS:
-        found = pattern.search(text)
-        if found is None:
-            continue
-        values = {
-            name: int(group) for name, group in zip(names, found.groups(), strict=True) if group
-        }
-        if "limit" not in values:
-            limit = _LIMIT.search(text)
-            if limit is not None:
-                values["limit"] = int(limit.group(1))
-        text_tokens = values.get("text")
-        tool_tokens = values.get("tool", 0)
-        return OverflowNumbers(
-            limit=values.get("limit"),
-            requested=values.get("requested"),
-            input_tokens=None if text_tokens is None else text_tokens + tool_tokens,
-            output_tokens=values.get("output"),
-        )
-    return OverflowNumbers()
-
-
 def _overflow_numbers_of(evidence: _Evidence, body: object = None) -> OverflowNumbers:
     for text in evidence.texts:
         numbers = overflow_numbers(text)
         if numbers != OverflowNumbers():
             return numbers
-    return _llamacpp_fields(body)
-
-
-def _llamacpp_fields(body: object) -> OverflowNumbers:
-    """llama.cpp's ``exceed_context_size_error`` states its numbers as fields too; its older
-    wording ("the request exceeds the available context size. try increasing the context size
-    or enable context shift") has them nowhere else."""
-    error = _error_object(body)
-    prompt, window = error.get("n_prompt_tokens"), error.get("n_ctx")
-
-    def count(value: object) -> int | None:
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            return value
-        return None
-
-    return OverflowNumbers(limit=count(window), input_tokens=count(prompt))
+    return overflow_numbers_in_fields(_error_object(body))
 
 
 # --- the provider's own words ----------------------------------------------------------------
@@ -906,64 +519,3 @@ def malformed_response(description: str) -> ProviderFailure:
         kind="malformed",
         message=f"the provider sent a response seri cannot read: {_shorten(description)}",
     )
-
-
-# --- retrying --------------------------------------------------------------------------------
-
-
-def backoff_delay(retry: int, jitter: float) -> float:
-    """Seconds to wait before retry number ``retry`` (1 for the first) with no server hint.
-
-    The nominal delay ``d`` is 0.5 s doubling each retry, capped at 8 s. ``jitter`` is a random
-    fraction in [0, 1) drawn by the caller; the result lies in [0.75·d, d], so retries from many
-    clients spread out instead of arriving together.
-    """
-    if retry < 1:
-        raise ValueError(f"retries count from 1, got {retry}")
-    fraction = min(max(jitter, 0.0), 1.0)
-    nominal = min(INITIAL_RETRY_DELAY * 2.0 ** min(retry - 1, 32), MAX_RETRY_DELAY)
-    return nominal * (1.0 - 0.25 * fraction)
-
-
-def approximate_duration(seconds: float) -> str:
-    """A wait as a person would say it: "~45 s", "~5 min", "~1 h"."""
-    if seconds < 90:
-        return f"~{max(round(seconds), 1)} s"
-    if seconds < 3600:
-        return f"~{round(seconds / 60)} min"
-    return f"~{round(seconds / 3600)} h"
-
-
-def plan_retry(
-    failure: ProviderFailure,
-    attempt: int,
-    *,
-    max_attempts: int,
-    cap_seconds: float,
-    jitter: float,
-) -> RetryPlan:
-    """Whether to retry after attempt number ``attempt`` (from 1) failed with ``failure``.
-
-    A server hint is obeyed when it is within ``cap_seconds``; beyond it, waiting inside one
-    command is pointless, so the call fails at once saying roughly when to come back. Without a
-    hint the delay is ``backoff_delay``.
-    """
-    if not failure.retryable:
-        return RetryPlan(retry=False, delay=0.0, failure=failure)
-    hint = failure.retry_after
-    if hint is not None and hint > cap_seconds:
-        what = "rate limited" if failure.kind == "rate_limited" else "provider unavailable"
-        told = attrs.evolve(
-            failure,
-            message=f"{what}, retry after {approximate_duration(hint)} ({failure.message})",
-            retryable=False,
-        )
-        return RetryPlan(retry=False, delay=0.0, failure=told)
-    if attempt >= max_attempts:
-        plural = "attempt" if attempt == 1 else "attempts"
-        gave_up = attrs.evolve(
-            failure, message=f"{failure.message} (gave up after {attempt} {plural})"
-        )
-        return RetryPlan(retry=False, delay=0.0, failure=gave_up)
-    delay = hint if hint is not None and hint > 0 else backoff_delay(attempt, jitter)
-    return RetryPlan(retry=True, delay=delay, failure=failure)

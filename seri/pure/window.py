@@ -24,7 +24,7 @@ import math
 import attrs
 
 from seri.pure.cuts import keep_budget
-from seri.pure.provider_errors import OverflowNumbers
+from seri.pure.provider_failure import OverflowNumbers
 from seri.pure.tokens import estimate_tokens
 
 # A tool result entering the history takes at most this share of the window...

@@ -14,9 +14,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from seri.pure.json_text import dump_json
 from seri.pure.prompt_cache import EPHEMERAL
 from seri.pure.records import Message, ToolCall
-from seri.pure.sse import dump_json
 
 # Keys ``build_request`` sets itself; a sampling setting must not quietly replace them.
 _RESERVED = frozenset(

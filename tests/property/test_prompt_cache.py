@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from seri.pure.output_budget import MIN_OUTPUT_TOKENS, OUTPUT_MARGIN, lowered_output_budget
 from seri.pure.prompt_cache import MAX_BREAKPOINTS, breakpoints, needs_cache_markers
-from seri.pure.provider_errors import OverflowNumbers, ProviderFailure
+from seri.pure.provider_failure import OverflowNumbers, ProviderFailure
 from seri.pure.records import Message
 
 roles = st.sampled_from(["user", "assistant", "tool"])

@@ -8,15 +8,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seri.pure.sse import (
-    DONE,
-    SSEDone,
-    SSEEvent,
-    SSEParser,
-    StreamAssembler,
-    StreamResult,
-    assemble_completion,
-)
+from seri.pure.sse import DONE, SSEDone, SSEEvent, SSEParser
+from seri.pure.stream_assembly import StreamAssembler, StreamResult, assemble_completion
 
 # --- framing ---------------------------------------------------------------------------------
 
