@@ -17,7 +17,7 @@ from seri.pure.effects import (
     ToolRun,
     UpdateCounters,
 )
-from seri.pure.permissions import parse_policy
+from seri.pure.permission_policy import parse_policy
 from seri.pure.records import Message, ToolCall, Usage
 from seri.pure.tokens import estimate_tokens, messages_chars
 from seri.pure.turn import Conversation, TaskSetup, run_task

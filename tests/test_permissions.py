@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from seri.pure.permissions import (
+from seri.pure.permission_policy import (
     PROTECTED_RULE,
     Decision,
     Policy,
     PolicyError,
-    decide,
     parse_policy,
     parse_rule,
-    protected_paths,
     with_allowed,
 )
+from seri.pure.permissions import decide
+from seri.pure.protected_paths import protected_paths
 from seri.pure.shell_split import split_command
 
 HOME = "/home/u"

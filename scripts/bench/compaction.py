@@ -41,7 +41,7 @@ def _time(action: Callable[[], object], runs: int = LOAD_RUNS, inner: int = 1) -
 def _decision(fixtures: Fixtures, size: int) -> Stat:
     from seri.io import conversations
     from seri.io.store import open_store
-    from seri.pure.permissions import Policy
+    from seri.pure.permission_policy import Policy
     from seri.pure.settings import DEFAULT_CONTEXT_WINDOW
     from seri.pure.tokens import should_compact
     from seri.pure.turn import TaskSetup, _Loop, conversation_of

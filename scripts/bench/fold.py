@@ -137,7 +137,7 @@ def fold_case(history: Sequence[Any], window: int, ratio: float) -> dict[str, An
 
 def decision_seconds(size: int) -> float:
     """CPU time of one call's compaction decision with ``size`` messages of history."""
-    from seri.pure.permissions import Policy
+    from seri.pure.permission_policy import Policy
     from seri.pure.records import Message
     from seri.pure.tokens import should_compact
     from seri.pure.turn import TaskSetup, _Loop, conversation_of

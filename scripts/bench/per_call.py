@@ -71,7 +71,7 @@ def _measure(fixtures: Fixtures, size: int, sizes: Sizes) -> None:
     from seri.io.recorder import Recorder
     from seri.io.store import open_store
     from seri.pure.effects import CallModel, Persist
-    from seri.pure.permissions import Policy
+    from seri.pure.permission_policy import Policy
     from seri.pure.records import Message, ToolCall
     from seri.pure.redaction import Redactor
     from seri.pure.settings import DEFAULT_CONTEXT_WINDOW, Settings

@@ -31,7 +31,8 @@ from seri.pure.compaction import NOT_ENOUGH_HISTORY
 from seri.pure.cuts import keep_budget
 from seri.pure.effects import AskPerson
 from seri.pure.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNFINISHED, SeriError
-from seri.pure.permissions import Policy, parse_policy, protected_paths, with_allowed
+from seri.pure.permission_policy import Policy, parse_policy, with_allowed
+from seri.pure.protected_paths import protected_paths
 from seri.pure.recap import recap_from_dict
 from seri.pure.records import Message
 from seri.pure.redaction import Redactor, child_environment, secrets_from_environment

@@ -204,7 +204,7 @@ class ShellCompaction:
         """The task setup of the session's chat, as far as compaction needs it: the same
         window, and the same system prompt and tool definitions filling it."""
         from seri.commands.chat_session import PARENT_TOOLS
-        from seri.pure.permissions import Policy
+        from seri.pure.permission_policy import Policy
         from seri.pure.settings import DEFAULT_CONTEXT_WINDOW, configured_max_tokens
         from seri.pure.tool_specs import tool_definition_chars
         from seri.pure.turn import TaskSetup

@@ -34,7 +34,8 @@ from seri.io.files import resolve_in_project as confine
 from seri.io.recorder import Recorder
 from seri.io.tools import ToolContext, run_tool, snapshot_file, spill_file
 from seri.pure.effects import ResolvedPath, ToolRun
-from seri.pure.permissions import PROTECTED_RULE, Policy, decide
+from seri.pure.permission_policy import PROTECTED_RULE, Policy
+from seri.pure.permissions import decide
 from seri.pure.records import ToolCall
 from seri.pure.redaction import Redactor
 from seri.pure.settings import Settings

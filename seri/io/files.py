@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from seri.pure.permissions import protected_paths
+from seri.pure.protected_paths import protected_dir, protected_paths
 
 MAX_PATH_CHARS = 4096
 MAX_NAME_BYTES = 255
@@ -124,11 +124,11 @@ def refuse_protected(root: Path, path: Path, protected: Iterable[Path], raw: str
     """
     rel = relative_name(root, path)
     for name in (rel, os.path.normpath(raw) if raw else ""):
-        for part in name.split(os.sep):
-            if part.lower() in {".git", ".ssh"}:
-                raise PathRefusedError(
-                    f"writing {rel} is never allowed: it is inside {part}/", str(path)
-                )
+        found = protected_dir(name, os.sep)
+        if found is not None:
+            raise PathRefusedError(
+                f"writing {rel} is never allowed: it is inside {found[0]}/", str(path)
+            )
     for guarded in protected:
         if is_within(guarded, path):
             raise PathRefusedError(

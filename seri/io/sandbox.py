@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
+from seri.pure.protected_paths import PROTECTED_DIR_NAMES
 from seri.pure.sandbox_plan import SandboxPlan, bubblewrap_arguments, plan_sandbox
 
 Kind = Literal["bubblewrap", "landlock", "none"]
@@ -201,7 +202,9 @@ class Sandbox:
 
     def plan(self) -> SandboxPlan:
         existing = []
-        for path in (*self.protected, str(self.project / ".git")):
+        # The protected directory names (.git, .ssh) count inside the project too.
+        named = (str(self.project / name) for name in PROTECTED_DIR_NAMES)
+        for path in (*self.protected, *named):
             real = os.path.realpath(path)
             if os.path.lexists(path) and os.path.exists(real):
                 existing.append(real)

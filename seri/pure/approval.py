@@ -19,7 +19,8 @@ from collections.abc import Mapping
 
 import attrs
 
-from seri.pure.permissions import Policy, decide, with_allowed
+from seri.pure.permission_policy import Policy, with_allowed
+from seri.pure.permissions import decide
 from seri.pure.shell_split import split_command
 
 # Programs whose first argument says what they do (``git commit``), and those whose first

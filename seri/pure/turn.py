@@ -32,7 +32,8 @@ from seri.pure.effects import (
     ToolRun,
     UpdateCounters,
 )
-from seri.pure.permissions import Policy, decide, with_allowed
+from seri.pure.permission_policy import Policy, with_allowed
+from seri.pure.permissions import decide
 from seri.pure.recap import Recap
 from seri.pure.recap_paths import arguments_path
 from seri.pure.records import Message, ToolCall, Usage

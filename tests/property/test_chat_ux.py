@@ -13,7 +13,8 @@ from seri.pure.chat_status import UsageTotals, last_exchange
 from seri.pure.config_keys import KNOWN_KEYS, closest, unknown_keys
 from seri.pure.diff_view import MAX_DIFF_LINES, diff_spans, line_changes
 from seri.pure.edit_match import plan_edit
-from seri.pure.permissions import Policy, decide, parse_policy, with_allowed
+from seri.pure.permission_policy import Policy, parse_policy, with_allowed
+from seri.pure.permissions import decide
 from seri.pure.records import Message
 from seri.pure.tool_lines import OUTPUT_TAIL_LINES, output_tail
 from seri.pure.usage_errors import usage_problem

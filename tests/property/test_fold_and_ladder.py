@@ -25,7 +25,7 @@ from seri.pure.effects import (
     SpillText,
 )
 from seri.pure.fold import MIN_ENTRY_CHARS, next_chunk, request_tokens
-from seri.pure.permissions import Policy
+from seri.pure.permission_policy import Policy
 from seri.pure.provider_failure import OverflowNumbers
 from seri.pure.recap import Recap, render_recap, summarizer_messages
 from seri.pure.recap_paths import paths_touched

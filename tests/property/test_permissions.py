@@ -5,7 +5,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seri.pure.permissions import PROTECTED_RULE, decide, parse_policy, protected_paths
+from seri.pure.permission_policy import PROTECTED_RULE, parse_policy
+from seri.pure.permissions import decide
+from seri.pure.protected_paths import protected_paths
 from seri.pure.shell_split import split_command
 
 HOME = "/home/u"
