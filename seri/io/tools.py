@@ -39,8 +39,9 @@ from seri.io.files import (
     snapshot_file,
 )
 from seri.io.search import glob_files, grep_files
-from seri.io.shell import HEAD_BYTES, TAIL_BYTES, run_bash
+from seri.io.shell import run_bash
 from seri.pure.edit_match import plan_edit
+from seri.pure.output_capture import HEAD_BYTES, TAIL_BYTES
 from seri.pure.tool_outcome import ToolOutcome, failure, outcome
 from seri.pure.tool_specs import BASH_DEFAULT_TIMEOUT, BASH_MAX_TIMEOUT, FILE_CAP_BYTES
 
