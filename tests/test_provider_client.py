@@ -33,7 +33,8 @@ from seri.pure.provider_failure import (
     StreamStalled,
 )
 from seri.pure.records import Message, ToolCall, assistant, tool_result, user
-from seri.pure.wire import build_request, pairing_problems
+from seri.pure.wire import build_request
+from tests.pairing import pairing_problems
 
 KEY = "sk-or-v1-test0123456789abcdefSECRET"
 SCHEMA_NAME = "openrouter-chat-request.schema.json"

@@ -64,10 +64,6 @@ class Stat:
         high = fmt_seconds(self.high, unit_of=self.median)
         return f"{fmt_seconds(self.median)} ({low}–{high})"
 
-    def scaled(self, unit: str, factor: float = 1.0, digits: int = 1) -> str:
-        med, low, high = (v * factor for v in (self.median, self.low, self.high))
-        return f"{med:.{digits}f} {unit} ({low:.{digits}f}–{high:.{digits}f})"
-
 
 def stat(values: Sequence[float]) -> Stat:
     if not values:

@@ -124,10 +124,6 @@ class LateLine:
             self._printed = True
         self.screen.say(text, self.style)
 
-    @property
-    def printed(self) -> bool:
-        return self._printed
-
     def above_prompt(self, app: Any, text: str, before: Callable[[], None] = lambda: None) -> None:
         """From another thread: print above the prompt ``app`` is showing, if it is;
         ``before`` prints what must come first."""

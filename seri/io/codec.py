@@ -68,8 +68,3 @@ def message_from_json(text: str) -> Message:
         return Message(**data)
     except TypeError:
         return message_from_dict(json.loads(text))
-
-
-def usage_to_dict(usage: Usage) -> dict[str, Any]:
-    result: dict[str, Any] = _converter.unstructure(usage)
-    return result

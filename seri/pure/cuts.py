@@ -111,18 +111,6 @@ def find_cut(
     return Cut(index_of_first_kept=first_kept, evicted_count=first_kept, kept_tokens=kept_tokens)
 
 
-def cut_history(
-    entries: Sequence[tuple[Role, int]],
-    keep_tokens: int = DEFAULT_KEEP_TOKENS,
-    *,
-    starts_with_recap: bool = False,
-) -> Cut | None:
-    """``find_cut`` over a whole ``(role, tokens)`` list, oldest first."""
-    return find_cut(
-        len(entries), reversed(entries), keep_tokens, starts_with_recap=starts_with_recap
-    )
-
-
 def message_tokens(m: Message) -> int:
     """The token estimate of one message, as the cut search counts it."""
     return estimate_tokens(message_chars(m))

@@ -281,16 +281,6 @@ def _output_text(output: Any) -> tuple[str, bool]:
     return json.dumps(value, ensure_ascii=False), is_error
 
 
-def repair_pairing(messages: Sequence[Message]) -> tuple[list[Message], tuple[str, ...]]:
-    """Make every tool call answered exactly once, right after the call.
-
-    Results for calls that are not pending are dropped; calls still pending when
-    another kind of message (or the end) arrives get the synthetic lost result;
-    a second call with the same id in one message is dropped.
-    """
-    return _repair(messages, [f"message {n}" for n in range(1, len(messages) + 1)])
-
-
 def _repair(
     messages: Sequence[Message], where: Sequence[str]
 ) -> tuple[list[Message], tuple[str, ...]]:

@@ -15,7 +15,6 @@ model reads and then rewrites.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -185,12 +184,3 @@ def elide_large(value: Any, limit: int) -> Any:
     if isinstance(value, list | tuple):
         return [elide_large(item, limit) for item in value]
     return value
-
-
-def elide_json_text(text: str, limit: int) -> Any:
-    """A JSON text (tool arguments) as a value with its large strings elided."""
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        return elide_large(text, limit)
-    return elide_large(value, limit)

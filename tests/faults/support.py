@@ -19,8 +19,8 @@ import apsw
 from scripts.fake_model import FakeModel
 from seri.io.codec import message_from_json
 from seri.pure.records import Message
-from seri.pure.wire import pairing_problems
 from tests.conftest import SERI, seri_env
+from tests.pairing import pairing_problems
 from tests.request_schema import assert_valid_request
 
 HERE = Path(__file__).resolve().parent

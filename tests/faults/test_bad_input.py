@@ -21,7 +21,6 @@ from hypothesis import strategies as st
 from scripts.fake_model import FakeModel
 from seri.pure.cuts import cut_messages
 from seri.pure.records import Message, ToolCall
-from seri.pure.wire import pairing_problems
 from tests.faults.ledger import FaultLedger
 from tests.faults.support import (
     assert_request_ok,
@@ -49,6 +48,7 @@ from tests.legacy_support import (
     tool_line,
     user_line,
 )
+from tests.pairing import pairing_problems
 from tests.store_writes import append_latest
 
 

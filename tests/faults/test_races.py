@@ -29,7 +29,6 @@ import pytest
 
 from scripts.fake_model import FakeModel
 from seri.pure.records import Message
-from seri.pure.wire import pairing_problems
 from tests.faults.ledger import FaultLedger
 from tests.faults.support import (
     HERE,
@@ -44,6 +43,7 @@ from tests.faults.support import (
     seri_env,
     write_config,
 )
+from tests.pairing import pairing_problems
 
 ROUNDS = int(os.environ.get("FAULT_ROUNDS", "120"))
 # The races are about who writes when, not about fsync: a profile in memory (tmpfs) makes a

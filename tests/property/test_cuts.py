@@ -8,12 +8,24 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seri.pure.cuts import MIN_EVICTED, Cut, cut_history, cut_messages, find_cut
+from seri.pure.cuts import DEFAULT_KEEP_TOKENS, MIN_EVICTED, Cut, cut_messages, find_cut
 from seri.pure.records import Role, ToolCall, assistant, tool_result, user
 
 Entry = tuple[Role, int]
 
 tokens = st.integers(min_value=0, max_value=12_000)
+
+
+def cut_history(
+    entries: Sequence[Entry],
+    keep_tokens: int = DEFAULT_KEEP_TOKENS,
+    *,
+    starts_with_recap: bool = False,
+) -> Cut | None:
+    """``find_cut`` over a whole ``(role, tokens)`` list, oldest first."""
+    return find_cut(
+        len(entries), reversed(entries), keep_tokens, starts_with_recap=starts_with_recap
+    )
 
 
 @st.composite

@@ -13,13 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seri.pure.records import Message, ToolCall, assistant, system, tool_result, user
-from seri.pure.wire import (
-    build_request,
-    from_wire_messages,
-    has_content,
-    pairing_problems,
-    to_wire_messages,
-)
+from seri.pure.wire import build_request, from_wire_messages, has_content, to_wire_messages
+from tests.pairing import pairing_problems
 
 SCHEMA_NAME = "openrouter-chat-request.schema.json"
 SCHEMA_PLACES = (

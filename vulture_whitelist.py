@@ -1,0 +1,59 @@
+"""Names vulture (``make check``) cannot see used, each with why it is used or kept.
+
+vulture reads this file as code that uses the names below; nothing imports or runs it.
+"""
+
+# ruff: noqa: B018, F821
+
+# The effect driver calls its handlers by the effect's class name
+# (``getattr(self, "_" + type(effect).__name__)`` in seri/commands/driver.py).
+_._CallModel
+_._AskPerson
+_._ResolvePath
+_._RunTool
+_._Persist
+_._Say
+_._UpdateCounters
+_._SpillText
+_._ShrinkPayloads
+_._ApplyCompaction
+
+# prompt_toolkit calls these overrides (FileHistory, Completer), with these argument names.
+_.load_history_strings
+_.get_completions
+complete_event
+
+# Library hooks set or called by name: apsw's connection tracer and VFS, socketserver's and
+# http.server's class attributes and handlers, pytest's plugin and collection hooks.
+_.exec_trace
+_.xOpen
+_.daemon_threads
+_.protocol_version
+_.close_connection
+_.log_message
+_.do_GET
+_.do_POST
+_.do_DELETE
+pytest_plugins
+collect_ignore_glob
+
+# The JSON-RPC 2.0 reserved error codes, listed whole (seri sends and reads some of them).
+PARSE_ERROR
+INVALID_PARAMS
+
+# Fields of records that mirror what a source said (an MCP server's initialize result and
+# tool list, the trajectory settings as resolved); written, not read by seri yet.
+_.capabilities
+_.output_schema
+_.trajectory_forced_by_env
+_.trajectory_stored
+# NotCompacted is being reworked into a typed reason (issue 17, deliverable 5), which decides
+# what of this flag stays.
+_.no_cut
+
+# Arguments a caller's signature requires: a parametrized case name that only labels the case
+# (tests/faults/test_provider.py), a fixture asked for its side effect (a populated profile,
+# tests/test_sessions_cli.py), a signal handler's signal number (scripts/fake_model.py).
+shape
+populated
+signum
