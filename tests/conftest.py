@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 REPO = Path(__file__).resolve().parent.parent
 # The older release's example sessions, vendored from shared/fixtures.
@@ -16,6 +17,14 @@ FIXTURES = REPO / "tests" / "fixtures"
 SERI = str(Path(sys.executable).with_name("seri"))
 
 RunSeri = Callable[..., subprocess.CompletedProcess[str]]
+
+# Hypothesis profiles. "dev", the default, is quick for the edit-and-test loop; "ci"
+# (HYPOTHESIS_PROFILE=ci, which `make test` sets) explores more and drops the per-example
+# deadline, which a loaded 2-core machine turns into noise. A test that sets max_examples
+# itself keeps its own count under both.
+settings.register_profile("dev", max_examples=30)
+settings.register_profile("ci", max_examples=500, deadline=None, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 # The fault suite's ledger prints its summary from the xdist controller, which loads only
 # this conftest (it never collects, so tests/faults/conftest.py is not loaded there).
