@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import SERI, seri_env
+from tests.golden_files import check_golden
 from tests.legacy_support import copy_fixtures
 
 GOLDEN = Path(__file__).parent / "golden" / "cli"
@@ -71,11 +72,4 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_golden_cli_output(outputs: dict[str, str], name: str) -> None:
     """The output matches its golden file byte for byte (or rewrites it on demand)."""
-    path = GOLDEN / f"{name}.txt"
-    got = outputs[name]
-    if os.environ.get("SERI_REGEN_GOLDEN") == "1":
-        GOLDEN.mkdir(parents=True, exist_ok=True)
-        path.write_text(got, encoding="utf-8")
-        return
-    assert path.exists(), f"{path} is missing: run `make golden` and review it"
-    assert got == path.read_text(encoding="utf-8")
+    check_golden(GOLDEN / f"{name}.txt", outputs[name])

@@ -7,7 +7,6 @@ review the diff.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 
 from seri.pure.recap import Recap, summarizer_messages
 from seri.pure.records import Message, ToolCall, assistant, tool_result, user
+from tests.golden_files import check_golden
 
 GOLDEN = Path(__file__).parent / "golden" / "summarizer"
 ELIDE_BYTES = 2_000
@@ -107,10 +107,4 @@ def test_golden_summarizer_request(name: str) -> None:
     """The request matches its golden file byte for byte (or rewrites it on demand)."""
     previous, history, focus = CASES[name]()
     actual = render_request(summarizer_messages(previous, history, focus, ELIDE_BYTES))
-    path = GOLDEN / f"{name}.txt"
-    if os.environ.get("SERI_REGEN_GOLDEN") == "1":
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(actual, encoding="utf-8")
-        return
-    assert path.exists(), f"{path} is missing: run `make golden` and review it"
-    assert actual == path.read_text(encoding="utf-8")
+    check_golden(GOLDEN / f"{name}.txt", actual)

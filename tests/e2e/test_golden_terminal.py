@@ -9,7 +9,6 @@ tests/golden/terminal/ (ids, paths and the version normalised). `make golden` re
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +20,7 @@ from scripts.fake_model import FakeModel
 from seri import __version__
 from tests.conftest import SERI, RunSeri, seri_env
 from tests.e2e.test_chat import call, chat_env
+from tests.golden_files import check_golden as check_golden_file
 from tests.tmux_terminal import TmuxTerminal, normalised
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "terminal"
@@ -56,13 +56,7 @@ def _open(
 
 def check_golden(name: str, screen: str, project: Path) -> None:
     text = normalised(screen, project=project, version=__version__)
-    path = GOLDEN / f"{name}.txt"
-    if os.environ.get("SERI_REGEN_GOLDEN") == "1":
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        return
-    assert path.exists(), f"{path} is missing: run `make golden` and review it"
-    assert text == path.read_text(encoding="utf-8"), f"{name} differs from {path}:\n{text}"
+    check_golden_file(GOLDEN / f"{name}.txt", text)
 
 
 def _user_messages(request: dict[str, Any]) -> list[str]:
