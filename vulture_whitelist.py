@@ -37,9 +37,11 @@ _.do_DELETE
 pytest_plugins
 collect_ignore_glob
 
-# The JSON-RPC 2.0 reserved error codes, listed whole (seri sends and reads some of them).
+# Protocol code tables listed whole: JSON-RPC 2.0's reserved error codes (seri sends and
+# reads some of them) and OTLP's span status codes (seri sets UNSET and ERROR).
 PARSE_ERROR
 INVALID_PARAMS
+STATUS_OK
 
 # Fields of records that mirror what a source said (an MCP server's initialize result and
 # tool list, the trajectory settings as resolved); written, not read by seri yet.

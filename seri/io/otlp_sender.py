@@ -166,7 +166,6 @@ class BackgroundSender:
         self._dropped = 0
         self._in_flight = 0  # spans of the batch being posted
         self._down_until = 0.0
-        self.sent_spans = 0
         self._thread = threading.Thread(target=self._loop, name="seri-otlp", daemon=True)
         self._thread.start()
 
@@ -250,7 +249,6 @@ class BackgroundSender:
             body = metrics_body(target.protocol, self.producer, items)
         delivery = self._posters[signal].post(body)
         if delivery.ok:
-            self.sent_spans += count
             if delivery.refused:
                 with self._lock:
                     self._say_once(
