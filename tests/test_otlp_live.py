@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from seri.commands.otlp_live import LiveExport, live_export
 from seri.io.store import open_store
 from seri.io.trajectory_reader import stored_records
 from seri.pure.genai_trace import TrajectoryRecord
 from seri.pure.otlp_settings import OtlpSettings, otlp_settings
 from seri.pure.redaction import Redactor
+from seri.runtime.otlp_live import LiveExport, live_export
 from tests.conftest import RunSeri
 from tests.e2e.test_otlp_export import _run_task
 from tests.otlp_receiver import OtlpReceiver
@@ -157,8 +157,8 @@ def test_a_collector_that_is_down_never_holds_the_run_up_and_is_said_once(
 def test_a_full_queue_drops_spans_with_one_warning(
     recorded: list[TrajectoryRecord], silent_port: int
 ) -> None:
-    from seri.commands.otlp_live import content_of, producer_of
     from seri.io.otlp_sender import BackgroundSender
+    from seri.runtime.otlp_live import content_of, producer_of
 
     warnings: list[str] = []
     settings = _settings(f"http://127.0.0.1:{silent_port}")

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from seri.commands.profile import Profile
-from seri.commands.trajectory_start import prune_at_session_start
 from seri.io.config import load_settings
 from seri.io.trajectory_prune import prune
+from seri.runtime.profile import Profile
+from seri.runtime.trajectory_start import prune_at_session_start
 from tests.conftest import RunSeri
 from tests.trajectory_seed import CANARY, DAY, counts, scalar, session_with_run, store_at
 

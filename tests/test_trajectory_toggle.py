@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from seri.commands.trajectory_toggle import effective, toggle_trajectory
 from seri.io.config import load_settings
 from seri.pure.errors import SeriError
+from seri.runtime.trajectory_toggle import effective, toggle_trajectory
 from tests.conftest import RunSeri
 from tests.trajectory_seed import session_with_run, store_at
 

@@ -72,7 +72,7 @@ def timed_runs(
 # What a chat has imported by the time of its first model call: the MCP modules' cost in a
 # chat is what they add to this.
 CHAT_BASE = (
-    "import seri.commands.chat_session, seri.io.provider, seri.io.tools, seri.io.shell, "
+    "import seri.runtime.chat_session, seri.io.provider, seri.io.tools, seri.io.shell, "
     "seri.pure.result_cap, seri.pure.redaction, httpx"
 )
 

@@ -152,11 +152,11 @@ def _stat(values: list[float]) -> tuple[float, float, float]:
 
 
 def per_event(events: int) -> dict[str, Any]:
-    from seri.commands.otlp_live import LiveExport
     from seri.io.recorder import Recorder
     from seri.io.store import open_store
     from seri.pure.otlp_settings import otlp_settings
     from seri.pure.redaction import Redactor
+    from seri.runtime.otlp_live import LiveExport
 
     records = _records(events)
     header = {
@@ -241,10 +241,10 @@ def _import_time(python: str, statement: str, env: dict[str, str] | None = None)
 def imports() -> dict[str, float]:
     found = {
         "seri's exporter (otlp_live, otlp_sender, httpx)": _import_time(
-            PYTHON, "import seri.commands.otlp_live, httpx"
+            PYTHON, "import seri.runtime.otlp_live, httpx"
         ),
         "seri's exporter, httpx already loaded (as in seri chat)": _import_time(
-            PYTHON, "import httpx; t = time.perf_counter(); import seri.commands.otlp_live"
+            PYTHON, "import httpx; t = time.perf_counter(); import seri.runtime.otlp_live"
         ),
     }
     sdk_python = SDK_VENV / "bin" / "python"

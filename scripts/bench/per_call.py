@@ -65,10 +65,9 @@ def _per_op(action: Callable[[], object], inner: int, rounds: int) -> Stat:
 
 
 def _measure(fixtures: Fixtures, size: int, sizes: Sizes) -> None:
-    from seri.commands.chat_session import PARENT_TOOLS
-    from seri.commands.driver import Driver, ModelCaller
     from seri.io import conversations
     from seri.io.recorder import Recorder
+    from seri.io.session_log import SessionLog
     from seri.io.store import open_store
     from seri.pure.effects import CallModel, Persist
     from seri.pure.permission_policy import Policy
@@ -77,6 +76,10 @@ def _measure(fixtures: Fixtures, size: int, sizes: Sizes) -> None:
     from seri.pure.settings import DEFAULT_CONTEXT_WINDOW, Settings
     from seri.pure.tokens import should_compact
     from seri.pure.turn import TaskSetup, _Loop, conversation_of
+    from seri.runtime.agent import PARENT_TOOLS
+    from seri.runtime.interpreter import Interpreter
+    from seri.runtime.model_caller import ModelCaller
+    from seri.runtime.ports import Nobody, NoTools
 
     made = fixtures.history(size)
     store = open_store(made.home)
@@ -117,15 +120,13 @@ def _measure(fixtures: Fixtures, size: int, sizes: Sizes) -> None:
 
     out.setdefault("serialize", {})[size] = _per_op(serialize, builds, LOAD_RUNS)
 
-    driver = Driver(
-        store=store,
-        session_id=made.session_id,
-        revision=state.revision,
+    driver = Interpreter(
         model=caller,
-        tools=None,  # Persist never reaches the tools
+        tools=NoTools(),  # Persist never reaches the tools
+        session=SessionLog(store, made.session_id, state.revision, pending=recorder.flush_into),
         recorder=recorder,
+        person=Nobody(),
         redactor=Redactor.of([KEY]),
-        asker=lambda effect: False,
     )
     call = ToolCall("call_bench", "read_file", json.dumps({"path": "src/app.py"}))
     reply = Message(role="assistant", text="Reading the handler first.", tool_calls=(call,))

@@ -63,12 +63,12 @@ def _session() -> list[list[object]]:
 
 def _bodies(model: str) -> list[dict[str, object]]:
     """Every request body of the session, as seri builds them for ``model``."""
-    from seri.commands.chat_session import PARENT_TOOLS
-    from seri.commands.driver import ModelCaller
     from seri.pure.effects import CallModel
     from seri.pure.prompt import BASE_PROMPT
     from seri.pure.records import Message
     from seri.pure.settings import Settings
+    from seri.runtime.agent import PARENT_TOOLS
+    from seri.runtime.model_caller import ModelCaller
 
     caller = ModelCaller(Settings(model=model), "k" * 12, recorder=None, tool_names=PARENT_TOOLS)  # type: ignore[arg-type]
     system = BASE_PROMPT.format(project="/home/ana/src/shop")

@@ -1,4 +1,16 @@
-"""Work on a task with a model.
+"""``seri chat``: its usage (below, with the slash commands from their registry) and run."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+from seri.pure.errors import SeriError
+from seri.runtime.profile import current_project, open_profile
+from seri.runtime.running import parse_usage
+from seri.runtime.slash import command_lines
+
+_USAGE = """Work on a task with a model.
 
 Usage:
   seri chat [--continue | --resume ID] [--fork] [--model M] [--max-turns N] [--allow RULE]...
@@ -38,36 +50,20 @@ can pay for), max_tokens is lowered and the call retried once. A spent quota is 
 At the end of a run, the share of input read from the prompt cache is printed.
 
 Slash commands:
-  /compact [focus words]  compact now; the words steer the recap
-  /clear                  start a new session (the old one stays, resumable)
-  /rewind [N [files|conversation|both] [--yes]]  list turns, or restore to before turn N
-  /max-turns N            change the turn budget for the rest of the session
-  /trajectory [on|off]    show or store the recording toggle (SERI_TRAJECTORY wins)
-  /memory pending | approve N | reject N   review staged memory writes
-  /status, /cost          where the session stands: model, window, turns, cost
-  /model [NAME]           show or switch the model for the rest of this run
-  /permissions            the rules in force and where each comes from
-  /last [N]               the whole output of the last tool call
-  /help, /exit
+@SLASH@
 
 Colour is off with NO_COLOR or when the output is not a terminal. Text from the model,
 tools and the store is shown with its escape sequences made inert.
 """
 
-from __future__ import annotations
 
-import sys
-from typing import Any
-
-from seri.commands.profile import current_project, open_profile
-from seri.commands.running import parse_usage
-from seri.pure.errors import EXIT_OK, SeriError
-from seri.pure.terminal_text import neutralise
+# The slash commands are listed from their registry, as /help lists them.
+__doc__ = _USAGE.replace("@SLASH@", textwrap.indent(command_lines(), "  "))
 
 
 def run(argv: list[str]) -> int:
     options = parse_usage(__doc__ or "", argv)
-    from seri.commands.chat_options import ChatOptions
+    from seri.runtime.chat_options import ChatOptions
 
     max_turns = options["--max-turns"]
     chat_options = ChatOptions(
@@ -83,10 +79,11 @@ def run(argv: list[str]) -> int:
         raise SeriError("--fork copies a session: give it with --resume ID or --continue")
     profile = open_profile()
     if chat_options.prompt is None and sys.stdin.isatty():
-        from seri.commands.repl import interactive
+        from seri.runtime.repl import interactive
 
         return interactive(profile, current_project(), chat_options)
-    from seri.commands.chat_session import ChatSession
+    from seri.runtime.chat_lines import scripted
+    from seri.runtime.chat_session import ChatSession
 
     chat = ChatSession.open(profile, current_project(), chat_options)
     try:
@@ -108,37 +105,3 @@ def _positive(text: str, name: str) -> int:
     if value < 1:
         raise SeriError(f"{name} must be a whole number of at least 1, not {text!r}")
     return value
-
-
-def scripted(chat: Any) -> int:
-    """Each stdin line is what a person would type; the exit status is the last task's."""
-    status = EXIT_OK
-    for raw in sys.stdin:
-        line = raw.rstrip("\n")
-        if not line.strip():
-            continue
-        outcome = line_outcome(chat, line)
-        if outcome == "exit":
-            break
-        if isinstance(outcome, int):
-            status = outcome
-    return status
-
-
-def line_outcome(chat: Any, line: str) -> Any:
-    """Run one line; a failure ends that line (with its message), not the session.
-
-    A full disk or a refused command is reported like any expected error, and the next
-    line runs in the same process once the cause is gone.
-    """
-    from seri.commands.running import describe_failure
-
-    try:
-        return chat.handle_line(line)
-    except Exception as exc:
-        described = describe_failure(exc)
-        if described is None:
-            raise
-        message, status = described
-        print(neutralise(f"seri: {message}"), file=sys.stderr)
-        return status

@@ -24,7 +24,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-from seri.commands.running import parse_usage
+from seri.runtime.running import parse_usage
 
 IDS_SHOWN = 200
 
@@ -46,9 +46,9 @@ def run(argv: list[str]) -> int:
 
 
 def _session_ids() -> int:
-    from seri.commands.profile import current_project
     from seri.io.session_index import session_rows
     from seri.io.store import DB_NAME, StoreError, open_store, profile_root
+    from seri.runtime.profile import current_project
 
     if not (profile_root() / DB_NAME).exists():
         return 0  # no profile yet: nothing to complete, and nothing created

@@ -50,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args == ["--version"]:
         print(f"seri {__version__}")
         return 0
-    from seri.commands.running import run_guarded
+    from seri.runtime.running import run_guarded
 
     _tolerant_stdio()
     return run_guarded(lambda: _dispatch(args))
@@ -72,9 +72,9 @@ def _tolerant_stdio() -> None:
 def _dispatch(args: list[str]) -> int:
     from docopt import DocoptExit, docopt
 
-    from seri.commands.running import usage_error
     from seri.pure.errors import EXIT_USAGE
     from seri.pure.terminal_text import neutralise
+    from seri.runtime.running import usage_error
 
     if not args:
         listed = ", ".join(COMMANDS)

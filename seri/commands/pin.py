@@ -24,18 +24,12 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import TYPE_CHECKING
 
-import attrs
-
-from seri.commands.profile import open_profile
-from seri.commands.running import parse_usage, whole_number
 from seri.io import conversations
 from seri.io.pins import add_pin, list_pins, remove_pin
 from seri.pure.errors import EXIT_OK
-
-if TYPE_CHECKING:
-    from seri.commands.chat_session import ChatSession, LineOutcome
+from seri.runtime.profile import open_profile
+from seri.runtime.running import parse_usage, whole_number
 
 
 def run(argv: list[str]) -> int:
@@ -66,19 +60,3 @@ def run(argv: list[str]) -> int:
 
 def _number(text: str) -> int:
     return whole_number(text, "a pin number (seri pin --session ID --list shows them)")
-
-
-def pin_slash(chat: ChatSession, text: str) -> LineOutcome:
-    """``/pin TEXT`` pins a note to this session; ``/pin`` lists the pins."""
-    if not text:
-        pins = list_pins(chat.store, chat.session_id) if chat.session_id else ()
-        for n, pin in enumerate(pins, 1):
-            print(f"{n}. {pin}", file=sys.stderr)
-        if not pins:
-            print("No pins yet: /pin TEXT adds one.", file=sys.stderr)
-        return None
-    chat.ensure_session()
-    n = add_pin(chat.store, chat.session_id, text, time.time())
-    chat.conversation = attrs.evolve(chat.conversation, pins=list_pins(chat.store, chat.session_id))
-    print(f"Pinned as note {n}: every recap carries it.", file=sys.stderr)
-    return None

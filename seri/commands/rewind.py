@@ -28,255 +28,23 @@ A session that a running seri holds (a chat, a compact) is refused with its pid 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-import attrs
-
-from seri.commands.profile import open_profile
-from seri.commands.running import parse_usage, whole_number
-from seri.io import checkpoints, conversations
-from seri.io.files import atomic_write, directory_identity, project_root, remove_within
+from seri.io import conversations
 from seri.io.leases import Lease
-from seri.io.store import Store
-from seri.pure.errors import EXIT_OK, EXIT_UNFINISHED, EXIT_USAGE, SeriError
+from seri.pure.errors import EXIT_OK
 from seri.pure.terminal_text import neutralise
-
-if TYPE_CHECKING:
-    from seri.commands.chat_session import ChatSession, LineOutcome
-
-BASH_NOTE = "Changes made by bash are not tracked; only write_file and edit are put back."
-HISTORY_GONE_NOTE = (
-    "The file history of this session is gone (only the 20 most recently touched sessions "
-    "of a project keep it); a rewind can restore its conversation only."
+from seri.runtime.profile import open_profile
+from seri.runtime.rewind import (
+    file_history_gone,
+    listing,
+    message_number,
+    perform,
+    turn_dict,
+    turns,
 )
-
-
-@attrs.frozen
-class Turn:
-    n: int
-    seq: int
-    text: str
-    files: tuple[str, ...]
-
-
-@attrs.frozen
-class RewindPlan:
-    target: Turn
-    restore: tuple[checkpoints.Checkpoint, ...]
-    changed_outside: tuple[str, ...]
-    history_gone: bool
-
-
-def turns(store: Store, session_id: str) -> list[Turn]:
-    """User messages the person typed, since the last compaction, oldest first."""
-    state = conversations.load_state(store, session_id)
-    files = checkpoints.files_by_turn(store, session_id)
-    rows = store.connection.execute(
-        "SELECT seq, body FROM messages WHERE session_id = ? AND role = 'user' AND kind = ''"
-        " AND seq > ? ORDER BY seq",
-        (session_id, state.compacted_before),
-    )
-    return [
-        Turn(
-            n,
-            seq,
-            conversations.decode_message(session_id, seq, body).text,
-            tuple(files.get(seq, ())),
-        )
-        for n, (seq, body) in enumerate(rows, start=1)
-    ]
-
-
-def _turn(store: Store, session_id: str, n: int) -> Turn:
-    listed = turns(store, session_id)
-    compacted = conversations.load_state(store, session_id).compacted_before > 0
-    if n < 1 and compacted:
-        raise SeriError(
-            "cannot rewind to before the recap: compaction replaced the messages before it "
-            "with that one summary, so there is no earlier state to go back to; message 1 is "
-            "the oldest since the last compaction. Nothing was changed."
-        )
-    if n < 1:
-        raise SeriError(
-            f"user messages are numbered from 1 (the oldest); there is no message {n}. "
-            "Nothing was changed."
-        )
-    if n > len(listed):
-        since = " since the last compaction" if compacted else ""
-        raise SeriError(
-            f"there is no user message {n}; this session has {len(listed)}{since}. "
-            "Nothing was changed."
-        )
-    return listed[n - 1]
-
-
-def plan_rewind(store: Store, session_id: str, project: Path, n: int) -> RewindPlan:
-    target = _turn(store, session_id, n)
-    earliest: dict[str, checkpoints.Checkpoint] = {}
-    for checkpoint in checkpoints.checkpoints_since(store, session_id, target.seq):
-        earliest.setdefault(checkpoint.path, checkpoint)
-    changed = []
-    for path in earliest:
-        current = _current_bytes(project / path)
-        written = checkpoints.last_written_hash(store, session_id, path)
-        if written and checkpoints.written_digest(current) != written:
-            changed.append(path)
-    gone = not earliest and file_history_gone(store, session_id, target.seq)
-    return RewindPlan(target, tuple(earliest.values()), tuple(changed), gone)
-
-
-def _current_bytes(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return None
-
-
-def file_history_gone(store: Store, session_id: str, seq: int) -> bool:
-    """seri wrote files from message ``seq`` on, yet none of their checkpoints is left.
-
-    That happens when the session fell out of the 20 most recently touched sessions of its
-    project: its conversation stays, its file history is deleted.
-    """
-    if checkpoints.has_checkpoints(store, session_id):
-        return False
-    rows = store.connection.execute(
-        "SELECT seq, body FROM messages WHERE session_id = ? AND role = 'tool' AND seq >= ?",
-        (session_id, seq),
-    )
-    for number, body in rows:
-        message = conversations.decode_message(session_id, number, body)
-        if message.tool_name in ("write_file", "edit") and not message.is_error:
-            return True
-    return False
-
-
-def restore_files(store: Store, session_id: str, plan: RewindPlan, project: Path) -> list[str]:
-    root = project_root(project)
-    restored = []
-    for checkpoint in plan.restore:
-        path = root / checkpoint.path
-        content = checkpoint.content if checkpoint.existed else None
-        if content is not None:
-            atomic_write(root, path, content)
-        else:
-            with contextlib.suppress(FileNotFoundError):
-                remove_within(root, path)
-        # What seri left there now, so the next rewind does not take it for someone else's.
-        checkpoints.note_written(store, session_id, checkpoint.path, content)
-        restored.append(checkpoint.path)
-    return restored
-
-
-def rewind_conversation(store: Store, session_id: str, seq: int) -> int:
-    """Drop the messages from ``seq`` on, in one transaction; returns how many went."""
-    with store.write() as conn:
-        chars, count = conn.execute(
-            "SELECT coalesce(sum(chars), 0), count(*) FROM messages"
-            " WHERE session_id = ? AND seq >= ?",
-            (session_id, seq),
-        ).fetchall()[0]
-        conn.execute("DELETE FROM messages WHERE session_id = ? AND seq >= ?", (session_id, seq))
-        checkpoints.forget_from(conn, session_id, seq)
-        conn.execute(
-            "UPDATE sessions SET total_chars = total_chars - ?, message_count = message_count - ?,"
-            " next_seq = ?, last_input_tokens = 0, turns_used = 0, revision = revision + 1"
-            " WHERE id = ?",
-            (chars, count, seq, session_id),
-        )
-    return int(str(count))
-
-
-def files_directory(store: Store, session_id: str) -> Path:
-    """The directory whose files a rewind of ``session_id`` may change: the session's own
-    project directory, still where it was and still the same directory, or a refusal.
-
-    Never the current directory: a rewind run elsewhere after the project was renamed must
-    not delete or overwrite same-named files of whatever directory it happens to run in.
-    """
-    project = Path(conversations.get_session(store, session_id).project)
-    expected = conversations.project_identity(store, session_id)
-    actual = directory_identity(project)
-    if not actual:
-        raise SeriError(
-            f"the project directory of session {session_id}, {project}, is gone (moved or "
-            f"deleted); its files were there, so none can be put back here. Move it back to "
-            "rewind files, or rewind only the conversation with --conversation. "
-            "Nothing was changed."
-        )
-    if expected and actual != expected:
-        raise SeriError(
-            f"{project} is not the directory session {session_id} worked in: that one was "
-            "moved or replaced since (its files were in the directory that was at this "
-            "path). Move it back to rewind files, or rewind only the conversation with "
-            "--conversation. Nothing was changed."
-        )
-    return project
-
-
-def perform(
-    store: Store,
-    session_id: str,
-    n: int,
-    mode: str,
-    *,
-    confirmed: bool,
-    confirm_hint: str = "--yes",
-) -> list[str]:
-    """Carry out a rewind; returns lines for the person. Refuses before changing anything.
-
-    The directory whose files change is printed (stderr) before anything is changed.
-    """
-    if mode in ("files", "both"):
-        project = files_directory(store, session_id)
-    else:
-        project = Path(conversations.get_session(store, session_id).project)
-    plan = plan_rewind(store, session_id, project, n)
-    lines = []
-    if mode in ("files", "both"):
-        if plan.history_gone:
-            lines.append(
-                "The file history of this session is gone (only the 20 most recently touched "
-                "sessions of a project keep it); no files were restored."
-            )
-        if plan.changed_outside and not confirmed:
-            raise SeriError(
-                "changed outside seri since its checkpoint: "
-                + ", ".join(plan.changed_outside)
-                + f"; confirm with {confirm_hint} to overwrite them. Nothing was changed."
-            )
-        if plan.restore:
-            print(neutralise(f"Rewinding files in {project}"), file=sys.stderr, flush=True)
-        restored = restore_files(store, session_id, plan, project)
-        lines.append(f"Restored {len(restored)} file(s): {', '.join(restored) or '-'}")
-    if mode in ("conversation", "both"):
-        dropped = rewind_conversation(store, session_id, plan.target.seq)
-        lines.append(f"Conversation rewound to before message {n}: {dropped} message(s) removed.")
-    lines.append(BASH_NOTE)
-    return lines
-
-
-def _turn_dict(turn: Turn) -> dict[str, Any]:
-    return {"n": turn.n, "seq": turn.seq, "text": turn.text, "files": list(turn.files)}
-
-
-def _listing(listed: list[Turn], *, history_gone: bool = False) -> str:
-    if not listed:
-        return "No user messages since the last compaction."
-    lines = []
-    if history_gone:
-        lines.append(HISTORY_GONE_NOTE)
-    for turn in listed:
-        text = " ".join(turn.text.split())
-        text = text if len(text) <= 70 else text[:69] + "…"
-        files = f"  [{', '.join(turn.files)}]" if turn.files else ""
-        lines.append(f"{turn.n:>3}  {text}{files}")
-    lines.append(BASH_NOTE)
-    return "\n".join(lines)
+from seri.runtime.running import parse_usage
 
 
 def run(argv: list[str]) -> int:
@@ -288,12 +56,12 @@ def run(argv: list[str]) -> int:
         listed = turns(store, session_id)
         if options["--json"]:
             for turn in listed:
-                sys.stdout.write(json.dumps(_turn_dict(turn), ensure_ascii=False) + "\n")
+                sys.stdout.write(json.dumps(turn_dict(turn), ensure_ascii=False) + "\n")
         else:
             gone = bool(listed) and file_history_gone(store, session_id, listed[0].seq)
-            sys.stdout.write(neutralise(_listing(listed, history_gone=gone)) + "\n")
+            sys.stdout.write(neutralise(listing(listed, history_gone=gone)) + "\n")
         return EXIT_OK
-    n = _number(options["--to"])
+    n = message_number(options["--to"])
     mode = (
         "files" if options["--files"] else "conversation" if options["--conversation"] else "both"
     )
@@ -306,66 +74,3 @@ def run(argv: list[str]) -> int:
     for line in lines:
         print(neutralise(line), file=sys.stderr)
     return EXIT_OK
-
-
-def _number(text: str) -> int:
-    return whole_number(text, "a user message number")
-
-
-SLASH_USAGE = "usage: /rewind [N [files|conversation|both] [--yes]]"
-YES_WORDS = ("--yes", "yes", "-y")
-
-
-def rewind_slash(chat: ChatSession, rest: str) -> LineOutcome:
-    """/rewind lists; /rewind N [files|conversation|both] [--yes] restores.
-
-    Files changed outside seri since its checkpoint are overwritten only once confirmed:
-    asked on a terminal, or with --yes on the line when the lines are scripted (no one
-    can be asked then, just as tools that need approval are denied).
-    """
-    if not chat.session_id:
-        print("Nothing to rewind yet.", file=sys.stderr)
-        return None
-    store = chat.store
-    words = rest.split()
-    if not words:
-        listed = turns(store, chat.session_id)
-        gone = bool(listed) and file_history_gone(store, chat.session_id, listed[0].seq)
-        print(neutralise(_listing(listed, history_gone=gone)), file=sys.stderr)
-        return None
-    yes = any(word in YES_WORDS for word in words[1:])
-    modes = [word for word in words[1:] if word not in YES_WORDS]
-    mode = modes[0] if modes else "both"
-    if len(modes) > 1 or mode not in ("files", "conversation", "both"):
-        print(SLASH_USAGE, file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        n = _number(words[0])
-        project = (
-            files_directory(store, chat.session_id)
-            if mode != "conversation"
-            else Path(conversations.get_session(store, chat.session_id).project)
-        )
-        plan = plan_rewind(store, chat.session_id, project, n)
-        confirmed = yes or not plan.changed_outside
-        if not confirmed and mode != "conversation" and chat.interactive:
-            from seri.commands.repl import confirm
-
-            confirmed = confirm(
-                "changed outside seri since its checkpoint: "
-                + ", ".join(plan.changed_outside)
-                + ". Overwrite?"
-            )
-            if not confirmed:
-                # The person chose: nothing failed, nothing changed.
-                print("Not overwritten. Nothing was changed.", file=sys.stderr)
-                return None
-        hint = f"`/rewind {n} {mode} --yes`"
-        lines = perform(store, chat.session_id, n, mode, confirmed=confirmed, confirm_hint=hint)
-    except SeriError as exc:
-        print(neutralise(f"seri: {exc}"), file=sys.stderr)
-        return EXIT_UNFINISHED
-    for line in lines:
-        print(neutralise(line), file=sys.stderr)
-    chat.reload()
-    return None

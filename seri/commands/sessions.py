@@ -28,12 +28,12 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from seri.commands.profile import Profile, current_project, open_profile
-from seri.commands.running import parse_usage
 from seri.io.session_index import session_rows
 from seri.pure.terminal_text import neutralise
 from seri.pure.text_table import render_table
 from seri.pure.timestamps import iso_utc
+from seri.runtime.profile import Profile, current_project, open_profile
+from seri.runtime.running import parse_usage
 
 if TYPE_CHECKING:
     from seri.pure.records import Message, Session
@@ -230,11 +230,10 @@ def _indent(text: str, width: int = 2000) -> str:
 
 
 def _import_report(profile: Profile) -> int:
+    from seri.io.session_index import legacy_import_marks
+
     rows = [
-        [name, status, detail or "-"]
-        for name, status, detail in profile.store.connection.execute(
-            "SELECT name, status, detail FROM legacy_imports ORDER BY name"
-        )
+        [name, status, detail or "-"] for name, status, detail in legacy_import_marks(profile.store)
     ]
     unreadable = profile.legacy.unreadable if profile.legacy else ()
     rows += [[detail.split(":", 1)[0], "unreadable", detail] for detail in unreadable]

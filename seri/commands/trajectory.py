@@ -52,11 +52,11 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, BinaryIO
 
-from seri.commands.running import parse_usage
 from seri.io.store import DB_NAME, Store, open_store, profile_root
 from seri.io.trajectory_store import ExportFilter, export_chunks
 from seri.pure.errors import EXIT_UNFINISHED, EXIT_USAGE, SeriError
 from seri.pure.timestamps import parse_since
+from seri.runtime.running import parse_usage
 
 if TYPE_CHECKING:
     from seri.pure.retention import PrunePlan
@@ -81,7 +81,7 @@ def run(argv: list[str]) -> int:
         return _status()
     if options["prune"]:
         return _prune(dry_run=options["--dry-run"])
-    from seri.commands.trajectory_toggle import toggle_trajectory
+    from seri.runtime.trajectory_toggle import toggle_trajectory
 
     value = "on" if options["on"] else "off"
     print(toggle_trajectory(profile_root(), value, os.environ), file=sys.stderr)
@@ -121,7 +121,7 @@ def _export(session: str | None, since_text: str | None, format_: str) -> int:
         session_id = resolve_session_id(store, session)
     try:
         if format_ == "otlp":
-            from seri.commands.otlp_export import export_otlp
+            from seri.runtime.otlp_export import export_otlp
 
             return export_otlp(store, session_id, since, lambda c: _write_all(sys.stdout.buffer, c))
         _write_all(sys.stdout.buffer, export_chunks(store, ExportFilter(session_id, since)))
@@ -164,10 +164,10 @@ def _write_fully(out: BinaryIO, data: bytes) -> None:
 
 
 def _status() -> int:
-    from seri.commands.running import load_settings_warned
-    from seri.commands.trajectory_start import window_words
-    from seri.commands.trajectory_toggle import effective
     from seri.io.trajectory_store import recording_counts
+    from seri.runtime.running import load_settings_warned
+    from seri.runtime.trajectory_start import window_words
+    from seri.runtime.trajectory_toggle import effective
 
     root = profile_root()
     enabled, source = effective(root, os.environ)
@@ -196,10 +196,10 @@ def _status() -> int:
 
 
 def _prune(*, dry_run: bool) -> int:
-    from seri.commands.profile import open_profile
-    from seri.commands.running import load_settings_warned
-    from seri.commands.trajectory_start import prune_warnings
     from seri.io.trajectory_prune import plan_prune, prune
+    from seri.runtime.profile import open_profile
+    from seri.runtime.running import load_settings_warned
+    from seri.runtime.trajectory_start import prune_warnings
 
     root = profile_root()
     settings = load_settings_warned(root)
@@ -225,9 +225,9 @@ def _prune(*, dry_run: bool) -> int:
 
 def _report(plan: PrunePlan, days: float, verb: str) -> None:
     """The list on stdout (one line per session or file), the sum on stderr."""
-    from seri.commands.trajectory_start import window_words
     from seri.pure.text_table import render_table
     from seri.pure.timestamps import iso_utc
+    from seri.runtime.trajectory_start import window_words
 
     window = window_words(days)
     if plan.empty:

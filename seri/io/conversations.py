@@ -369,3 +369,43 @@ def compaction_ledger(store: Store, session_id: str) -> list[dict[str, Any]]:
         }
         for at, trigger, focus, evicted, before, after, calls, elided in rows
     ]
+
+
+def typed_messages_after(
+    store: Store, session_id: str, after_seq: int
+) -> list[tuple[int, Message]]:
+    """The messages a person typed (user messages of no kind) after ``after_seq``, oldest
+    first, with their seq."""
+    rows = store.connection.execute(
+        "SELECT seq, body FROM messages WHERE session_id = ? AND role = 'user' AND kind = ''"
+        " AND seq > ? ORDER BY seq",
+        (session_id, after_seq),
+    )
+    return [(seq, decode_message(session_id, seq, body)) for seq, body in rows]
+
+
+def tool_results_from(store: Store, session_id: str, seq: int) -> Iterator[Message]:
+    """The tool results stored from ``seq`` on, in order."""
+    rows = store.connection.execute(
+        "SELECT seq, body FROM messages WHERE session_id = ? AND role = 'tool' AND seq >= ?",
+        (session_id, seq),
+    )
+    for number, body in rows:
+        yield decode_message(session_id, number, body)
+
+
+def truncate_in(conn: apsw.Connection, session_id: str, seq: int) -> int:
+    """Drop the messages from ``seq`` on inside the caller's transaction, with the session's
+    counters; returns how many went."""
+    chars, count = conn.execute(
+        "SELECT coalesce(sum(chars), 0), count(*) FROM messages WHERE session_id = ? AND seq >= ?",
+        (session_id, seq),
+    ).fetchall()[0]
+    conn.execute("DELETE FROM messages WHERE session_id = ? AND seq >= ?", (session_id, seq))
+    conn.execute(
+        "UPDATE sessions SET total_chars = total_chars - ?, message_count = message_count - ?,"
+        " next_seq = ?, last_input_tokens = 0, turns_used = 0, revision = revision + 1"
+        " WHERE id = ?",
+        (chars, count, seq, session_id),
+    )
+    return int(str(count))

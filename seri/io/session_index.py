@@ -30,3 +30,9 @@ def pending_legacy_names(store: Store, names: list[str]) -> list[str]:
     """Which of the legacy file names have not been imported (or rejected) yet."""
     done = {name for (name,) in store.connection.execute("SELECT name FROM legacy_imports")}
     return [name for name in names if name not in done]
+
+
+def legacy_import_marks(store: Store) -> list[tuple[str, str, str]]:
+    """(file name, status, detail) of every older release's file seen, by name."""
+    rows = store.connection.execute("SELECT name, status, detail FROM legacy_imports ORDER BY name")
+    return [(str(name), str(status), str(detail or "")) for name, status, detail in rows]

@@ -231,3 +231,39 @@ def keys_echoed(fd: int) -> Iterator[None]:
     finally:
         with contextlib.suppress(OSError):
             termios.tcsetattr(fd, termios.TCSANOW, saved)
+
+
+def confirm(question: str) -> bool:
+    """A yes/no question on the terminal; anything but yes is no."""
+    return _yes(_ask_terminal(f"seri: {question} [y/N] "))
+
+
+def _yes(answer: str | None) -> bool:
+    return answer is not None and answer.strip().lower() in ("y", "yes")
+
+
+def _ask_terminal(prompt: str) -> str | None:
+    """Write ``prompt`` to the controlling terminal and read one line back; None if there is
+    no terminal.
+
+    Unbuffered file-descriptor I/O on purpose: ``open("/dev/tty", "r+")`` builds a
+    seekable buffered stream, which a terminal is not, so it always fails.
+    """
+    try:
+        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
+    except OSError:
+        return None
+    try:
+        os.write(fd, prompt.encode("utf-8", "replace"))
+        line = b""
+        with keys_echoed(fd):
+            while not line.endswith(b"\n"):
+                chunk = os.read(fd, 1024)
+                if not chunk:
+                    break
+                line += chunk
+        return line.decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from scripts.fake_model import FakeModel, _State, estimate_tokens
-from seri.commands.chat_session import PARENT_TOOLS
 from seri.pure.recap import RECAP_HEADER, SUMMARIZER_PROMPT
 from seri.pure.tool_specs import tool_definition_chars
+from seri.runtime.agent import PARENT_TOOLS
 from tests.conftest import RunSeri
 from tests.request_schema import assert_valid_request, pairing_ok
 from tests.store_writes import append_latest

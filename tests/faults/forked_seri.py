@@ -18,16 +18,16 @@ from typing import NoReturn
 def preload() -> None:
     """Import what the commands import, before forking: the children start warm."""
     import seri.commands.chat
-    import seri.commands.chat_session
     import seri.commands.compact
-    import seri.commands.driver
     import seri.commands.memory
     import seri.commands.rewind
     import seri.commands.sessions
     import seri.commands.trajectory
     import seri.io.codec
     import seri.io.provider
-    import seri.pure.turn  # noqa: F401
+    import seri.pure.turn
+    import seri.runtime.chat_session
+    import seri.runtime.interpreter  # noqa: F401
 
 
 def run_seri(

@@ -14,13 +14,13 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from seri.commands.chat_options import ChatOptions
-from seri.commands.profile import Profile
 from seri.io.terminal import Screen
 from seri.pure.settings import Settings
+from seri.runtime.chat_options import ChatOptions
+from seri.runtime.profile import Profile
 
 if TYPE_CHECKING:
-    from seri.commands.chat_session import ChatSession
+    from seri.runtime.chat_session import ChatSession
 
 # How long the opener waits for GET /models before the banner goes without the window.
 LOOKUP_WAIT = 10.0
@@ -62,7 +62,7 @@ class ChatOpener:
 
     def _open(self, *, wait_for_window: bool) -> None:
         try:
-            from seri.commands.chat_session import ChatSession
+            from seri.runtime.chat_session import ChatSession
 
             # Behind the prompt, its warnings wait to be shown above it (show_notes).
             chat = ChatSession.open(

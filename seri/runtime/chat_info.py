@@ -27,7 +27,7 @@ from seri.pure.tokens import history_estimate
 from seri.pure.tool_lines import Mark, parsed_arguments, tool_line
 
 if TYPE_CHECKING:
-    from seri.commands.chat_session import ChatSession, LineOutcome
+    from seri.runtime.chat_session import ChatSession
 
 # How long the banner waits for the provider to name the window before it goes without.
 BANNER_WAIT = 0.15
@@ -95,8 +95,8 @@ def replay_spans(exchange: tuple[Message, ...], width: int, session_id: str) -> 
 def estimate(chat: ChatSession) -> int:
     """What the next request would hold, as the compaction trigger counts it: the history,
     the frozen prompt and the tool definitions (or the last bill, if larger)."""
-    from seri.commands.chat_session import PARENT_TOOLS
     from seri.pure.tool_specs import tool_definition_chars
+    from seri.runtime.agent import PARENT_TOOLS
 
     conversation = chat.conversation
     overhead = len(chat.startup.prompt.text) + tool_definition_chars(PARENT_TOOLS)
@@ -125,7 +125,7 @@ def _session_usage(chat: ChatSession) -> UsageTotals | None:
     return session_usage(chat.store, chat.session_id)
 
 
-def show_status(chat: ChatSession) -> LineOutcome:
+def show_status(chat: ChatSession) -> int | None:
     session = _session_usage(chat)
     totals = session if session is not None else chat.view.run_usage
     policy = chat.policy
@@ -144,12 +144,12 @@ def show_status(chat: ChatSession) -> LineOutcome:
     return None
 
 
-def show_cost(chat: ChatSession) -> LineOutcome:
+def show_cost(chat: ChatSession) -> int | None:
     chat.view.screen.say("\n".join(cost_lines(chat.view.run_usage, _session_usage(chat))))
     return None
 
 
-def show_permissions(chat: ChatSession) -> LineOutcome:
+def show_permissions(chat: ChatSession) -> int | None:
     policy = chat.policy
     session = set(chat.session_rules)
     allowed = set(chat.options.allow)
@@ -172,7 +172,7 @@ def show_permissions(chat: ChatSession) -> LineOutcome:
     return None
 
 
-def show_last(chat: ChatSession, rest: str) -> LineOutcome:
+def show_last(chat: ChatSession, rest: str) -> int | None:
     """/last [N]: the whole result of the last tool call (or the Nth from the end)."""
     outputs = chat.view.outputs
     try:
@@ -195,7 +195,7 @@ def show_last(chat: ChatSession, rest: str) -> LineOutcome:
     return None
 
 
-def switch_model(chat: ChatSession, rest: str) -> LineOutcome:
+def switch_model(chat: ChatSession, rest: str) -> int | None:
     name = rest.strip()
     if not name:
         chat.view.screen.say(f"model: {chat.settings.model} (/model NAME switches)")

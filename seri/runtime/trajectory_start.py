@@ -17,8 +17,8 @@ from seri.io.trajectory_prune import PruneResult, age_out_spill, prune
 
 if TYPE_CHECKING:
     # Only the type: importing profile would pull in the legacy importer.
-    from seri.commands.profile import Profile
     from seri.pure.settings import Settings
+    from seri.runtime.profile import Profile
 
 
 def prune_at_session_start(profile: Profile, settings: Settings, current_session: str) -> None:

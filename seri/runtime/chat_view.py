@@ -53,6 +53,9 @@ class ChatView:
         self.shows_tools = interactive
         self.spinner = Spinner(screen)
         self.read_line: LineReader | None = None
+        # How a file reads now (for a write's diff), and who hears of an "always".
+        self.read_file: FileReader = _no_file
+        self.on_always: Callable[[tuple[str, ...]], None] = _nothing
         self.run_usage = UsageTotals()
         self.outputs: list[ToolOutput] = []
         # Whether the session has a recap already: a compaction then updates it.
@@ -198,19 +201,22 @@ class ChatView:
 
     # -- asking --------------------------------------------------------------------------------
 
-    def ask(self, effect: AskPerson, read_file: FileReader) -> Answer:
+    def ask(self, effect: AskPerson) -> Answer:
         """Show what the call would do, then ask: yes, no (and why), or always."""
         self.spinner.stop()
         screen = self.screen
         screen.fresh_line()
-        screen.say_spans(approval_spans(effect, read_file))
+        screen.say_spans(approval_spans(effect, self.read_file))
         if self.read_line is None:
             return Answer(False)
         options = "  y yes · n no (or type what to do instead)"
         if effect.offered:
             options += f" · a always: {', '.join(effect.offered)} for this session"
         screen.say(options, "notice")
-        return read_answer(self.read_line("  allow? [y/N] "), effect.offered)
+        answer = read_answer(self.read_line("  allow? [y/N] "), effect.offered)
+        if answer.approved and answer.always:
+            self.on_always(answer.always)
+        return answer
 
     def notice(self, text: str) -> None:
         self.spinner.stop()
@@ -219,6 +225,14 @@ class ChatView:
 
     def close(self) -> None:
         self.spinner.stop()
+
+
+def _no_file(_: str) -> str | None:
+    return None
+
+
+def _nothing(_: tuple[str, ...]) -> None:
+    return
 
 
 def approval_spans(effect: AskPerson, read_file: FileReader) -> list[Span]:

@@ -15,17 +15,15 @@ import uuid
 from typing import TYPE_CHECKING
 
 from seri.io import conversations
-from seri.pure.cuts import keep_budget
-from seri.pure.effects import AskPerson, ToolRun
+from seri.io.session_log import SessionLog
+from seri.pure.effects import ToolRun
 from seri.pure.errors import SeriError
 from seri.pure.prompt import assemble_prompt
-from seri.pure.records import Message
-from seri.pure.settings import configured_max_tokens
-from seri.pure.tool_specs import tool_definition_chars
-from seri.pure.turn import Conversation, TaskSetup, run_task
+from seri.pure.turn import Conversation
+from seri.runtime.agent import Role, build_agent
 
 if TYPE_CHECKING:
-    from seri.commands.tool_host import ToolHost
+    from seri.runtime.tool_host import ToolHost
 
 CHILD_PREAMBLE = (
     "You are a subagent: another agent handed you the self-contained job below. Work on it "
@@ -33,13 +31,8 @@ CHILD_PREAMBLE = (
 )
 
 
-def _never(_: AskPerson) -> bool:
-    return False
-
-
 def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
-    from seri.commands.driver import Driver, ModelCaller
-
+    """The ``task`` tool: a child agent in its own session; its answer is the call's result."""
     settings = host.settings
     child_id = uuid.uuid4().hex
     frozen = host.startup.prompt if host.startup else assemble_prompt(str(host.project), ())
@@ -58,42 +51,30 @@ def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
     )
     host.recorder.record("subagent_start", {"child": child_id, "description": description})
     child_host = host.for_child(child_id)
-    tools = child_host.child_tools()
-    window = host.context_window
-    setup = TaskSetup(
+    agent = build_agent(
+        Role.SUBAGENT,
+        settings=settings,
+        api_key=host.api_key,
+        window=host.context_window,
         system_prompt=system_prompt,
-        max_turns=settings.subagent_max_turns,
-        context_window=window,
-        keep_tokens=keep_budget(settings.keep_tokens, window),
-        elide_bytes=settings.elide_bytes,
-        policy=host.policy,
-        interactive=False,
-        tool_names=tools,
-        glob_rules=glob_rules,
-        tool_chars=tool_definition_chars(tools),
         project=str(host.project),
-        max_tokens=configured_max_tokens(settings),
-    )
-    caller = ModelCaller(settings, host.api_key, host.recorder, tools)
-    driver = Driver(
-        store=store,
-        session_id=child_id,
-        revision=0,
-        model=caller,
-        tools=child_host,
+        session=SessionLog(store, child_id, 0, pending=host.recorder.flush_into),
         recorder=host.recorder,
         redactor=host.redactor,
-        asker=_never,
         spill_dir=host.context.spill_dir,
+        tools=child_host,
+        offered=child_host.child_tools(),
+        policy=host.policy,
+        glob_rules=glob_rules,
     )
     try:
-        end = driver.run(run_task(setup, Conversation(()), Message(role="user", text=prompt)))
+        end = agent.run_task(Conversation(()), prompt)
     except SeriError as exc:
         # The parent's turn goes on: the child's failure is this tool call's result.
         host.recorder.record("subagent_end", {"child": child_id, "status": "error"})
         return ToolRun(f"[subagent {child_id}] failed: {exc}", is_error=True)
     finally:
-        caller.close()
+        agent.close()
     host.recorder.record(
         "subagent_end", {"child": child_id, "status": end.status, "turns": end.turns}
     )

@@ -14,7 +14,7 @@ import hashlib
 import os
 import stat
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,10 +43,12 @@ from seri.pure.tool_outcome import ToolOutcome
 from seri.pure.tool_specs import FILE_CAP_BYTES, READ_ONLY
 
 if TYPE_CHECKING:
-    from seri.commands.profile import Profile
     from seri.io.prompt_files import StartupFiles
     from seri.io.sandbox import Sandbox
+    from seri.runtime.profile import Profile
 
+# The `task` tool's child agent: (the parent's host, description, prompt) -> its result.
+SubagentRunner = Callable[["ToolHost", str, str], ToolRun]
 WRITING_TOOLS = frozenset({"write_file", "edit"})
 CHECK_TIMEOUT = 300
 CHECK_OUTPUT_CHARS = 4000
@@ -72,6 +74,7 @@ class ToolHost:
         checkpoint_session: str = "",
         sandbox: Sandbox | None = None,
         child_env: Mapping[str, str] | None = None,
+        start_subagent: SubagentRunner | None = None,
     ) -> None:
         self.project = project_root(project)
         self.profile = profile
@@ -93,6 +96,8 @@ class ToolHost:
         # The OS sandbox for bash (and the check command), and their environment.
         self.sandbox = sandbox
         self.child_env = child_env
+        # What the `task` tool runs: a child agent (given by whoever builds a parent's host).
+        self.start_subagent = start_subagent
         self.context = ToolContext(
             project=self.project,
             protected=default_protected(Path(os.path.realpath(profile.root))),
@@ -357,11 +362,9 @@ class ToolHost:
         return (*READ_ONLY, *allowed)
 
     def _subagent(self, arguments: Mapping[str, Any]) -> ToolRun:
-        if self.depth >= 1:
+        if self.depth >= 1 or self.start_subagent is None:
             return ToolRun("a subagent cannot start another subagent", is_error=True)
-        from seri.commands.subagent import run_subagent
-
-        return run_subagent(self, str(arguments["description"]), str(arguments["prompt"]))
+        return self.start_subagent(self, str(arguments["description"]), str(arguments["prompt"]))
 
 
 @attrs.frozen

@@ -7,29 +7,21 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from seri import __version__
-from seri.commands.chat_options import KEY_VARIABLES, ChatOptions, api_key_from
-from seri.commands.chat_view import ChatView
-from seri.commands.driver import Driver, ModelCaller
-from seri.commands.profile import Profile
-from seri.commands.tool_host import ToolHost
-from seri.commands.window_lookup import WindowLookup
 from seri.io import conversations, leases
 from seri.io.files import directory_identity
 from seri.io.leases import Lease
 from seri.io.pins import list_pins
 from seri.io.prompt_files import StartupFiles, load_startup_files
 from seri.io.recorder import Recorder
+from seri.io.session_log import SessionLog
 from seri.io.spill import SPILL_DIR
 from seri.io.terminal import Screen
-from seri.pure.approval import Answer
 from seri.pure.compaction import NOT_ENOUGH_HISTORY
-from seri.pure.cuts import keep_budget
-from seri.pure.effects import AskPerson
 from seri.pure.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNFINISHED, SeriError
 from seri.pure.permission_policy import Policy, parse_policy, with_allowed
 from seri.pure.protected_paths import protected_paths
@@ -37,26 +29,23 @@ from seri.pure.recap import recap_from_dict
 from seri.pure.records import Message
 from seri.pure.redaction import Redactor, child_environment, secrets_from_environment
 from seri.pure.rules import fired_rule_names
-from seri.pure.settings import DEFAULT_CONTEXT_WINDOW, Settings, configured_max_tokens
+from seri.pure.settings import DEFAULT_CONTEXT_WINDOW, Settings
 from seri.pure.terminal_text import neutralise
 from seri.pure.tokens import messages_chars
-from seri.pure.tool_specs import tool_definition_chars
-from seri.pure.turn import (
-    Conversation,
-    TaskEnd,
-    TaskSetup,
-    compact_on_demand,
-    conversation_of,
-    run_task,
-)
+from seri.pure.turn import Conversation, TaskEnd, conversation_of
+from seri.runtime.agent import PARENT_TOOLS, Agent, Role, build_agent
+from seri.runtime.chat_options import KEY_VARIABLES, ChatOptions, api_key_from
+from seri.runtime.chat_view import ChatView
+from seri.runtime.model_caller import ModelCaller
+from seri.runtime.profile import Profile
+from seri.runtime.subagent import run_subagent
+from seri.runtime.tool_host import ToolHost
+from seri.runtime.window_lookup import WindowLookup
 
-PARENT_TOOLS = ("read_file", "write_file", "edit", "glob", "grep", "bash", "task", "remember")
 LEASE_COMMAND = "seri chat"
 
 if TYPE_CHECKING:
     from seri.io.sandbox import Sandbox
-
-LineOutcome = Literal["exit"] | int | None
 
 
 def build_policy(
@@ -111,7 +100,8 @@ class ChatSession:
         # What bash and the check command get: no API key, no secret-looking variables.
         self.child_env = child_environment(os.environ, KEY_VARIABLES)
         self.max_turns = options.max_turns or settings.max_turns
-        self.revision = 0
+        # The session's writer, which alone knows the revision this run last saw.
+        self.log: SessionLog | None = None
         self.conversation = Conversation(())
         self.recorder: Recorder | None = None
         self._repairs: tuple[Message, ...] = ()
@@ -150,7 +140,7 @@ class ChatSession:
         ``screen`` when it has started writing to the terminal; ``show_notes=False`` when
         the caller shows the opening's warnings itself (above a prompt already drawn)."""
         if settings is None:
-            from seri.commands.running import load_settings_warned
+            from seri.runtime.running import load_settings_warned
 
             settings = load_settings_warned(profile.root)
             if options.model:
@@ -220,24 +210,30 @@ class ChatSession:
             token_scale=state.token_scale,
             pins=list_pins(self.store, self.session_id),
         )
-        self.revision = state.revision
+        self.log = self._log(state.revision)
         if state.max_turns and not self.options.max_turns:
             self.max_turns = state.max_turns
 
+    def _log(self, revision: int) -> SessionLog:
+        return SessionLog(self.store, self.session_id, revision, pending=self._flush_recordings)
+
+    def _flush_recordings(self, conn: Any) -> None:
+        if self.recorder is not None:
+            self.recorder.flush_into(conn)
+
     def _store_repairs(self) -> None:
         if self._repairs:
-            conversations.append_messages(
-                self.store, self.session_id, self._repairs, time.time(), revision=self.revision
-            )
+            assert self.log is not None
+            self.log.append(self._repairs)
             self._repairs = ()
-            self.revision += 1
 
     def _reload_quietly(self) -> None:
         try:
             self._load()
         except Exception:  # noqa: BLE001 - the original failure is what the person needs
             self.conversation = Conversation(())
-            self.revision = -1  # forces a reload before the next task
+            if self.log is not None:
+                self.log.revision = -1  # forces a reload before the next task
 
     def reload(self) -> None:
         """Read the session back from the store after something else changed it."""
@@ -261,30 +257,21 @@ class ChatSession:
                 )
                 leases.take_in(conn, self.session_id, me)
             self.lease = leases.Lease(self.store, self.session_id, me)
-            self.revision = 0
+            self.log = self._log(0)
             self._prompt_stored = True
             if self.interactive:
                 self.view.notice(f"seri: new session {self.session_id}")
         elif for_task and not self._prompt_stored:
             # This run's frozen prompt is the session's from now on (see README).
-            with self.store.write() as conn:
-                conn.execute(
-                    "UPDATE sessions SET system_prompt = ?, prompt_hashes = ?, model = ?,"
-                    " revision = revision + 1 WHERE id = ?",
-                    (
-                        self.startup.prompt.text,
-                        _json(dict(self.startup.prompt.hashes)),
-                        self.settings.model,
-                        self.session_id,
-                    ),
-                )
-            self.revision += 1
+            assert self.log is not None
+            prompt = self.startup.prompt
+            self.log.store_prompt(prompt.text, dict(prompt.hashes), self.settings.model)
             self._prompt_stored = True
         if self.recorder is None:
             self._start_recording()
 
     def _start_recording(self) -> None:
-        from seri.commands.trajectory_start import prune_at_session_start
+        from seri.runtime.trajectory_start import prune_at_session_start
 
         prune_at_session_start(self.profile, self.settings, current_session=self.session_id)
         self.recorder = Recorder(
@@ -370,25 +357,11 @@ class ChatSession:
         assert self.context_window is not None
         return self.context_window
 
-    def setup(self) -> TaskSetup:
-        window = self._window()
-        return TaskSetup(
-            system_prompt=self.startup.prompt.text,
-            max_turns=self.max_turns,
-            context_window=window,
-            keep_tokens=keep_budget(self.settings.keep_tokens, window),
-            elide_bytes=self.settings.elide_bytes,
-            policy=self.policy,
-            interactive=self.interactive,
-            tool_names=PARENT_TOOLS,
-            glob_rules=self.startup.glob_rules,
-            tool_chars=tool_definition_chars(PARENT_TOOLS),
-            project=self.session_project,
-            max_tokens=configured_max_tokens(self.settings),
-        )
-
-    def _driver(self) -> Driver:
+    def _agent(self) -> Agent:
+        """This session's agent, as it stands now (window, policy, turn budget)."""
         assert self.recorder is not None
+        assert self.log is not None
+        window = self._window()
         tools = ToolHost(
             project=Path(self.project),
             profile=self.profile,
@@ -398,66 +371,77 @@ class ChatSession:
             redactor=self.redactor,
             policy=self.policy,
             api_key=self.api_key,
-            context_window=self._window(),
+            context_window=window,
             startup=self.startup,
             sandbox=self.sandbox,
             child_env=self.child_env,
+            start_subagent=run_subagent,
         )
-        return Driver(
-            store=self.store,
-            session_id=self.session_id,
-            revision=self.revision,
-            model=self._model(),
-            tools=tools,
+        return build_agent(
+            Role.CHAT,
+            settings=self.settings,
+            api_key=self.api_key,
+            window=window,
+            system_prompt=self.startup.prompt.text,
+            project=self.session_project,
+            session=self.log,
             recorder=self.recorder,
             redactor=self.redactor,
-            asker=lambda effect: self._ask(effect, tools),
-            activity=self.view,
             spill_dir=self.profile.root / SPILL_DIR,
+            tools=tools,
+            offered=PARENT_TOOLS,
+            person=self._person(tools),
+            policy=self.policy,
+            glob_rules=self.startup.glob_rules,
+            interactive=self.interactive,
+            max_turns=self.max_turns,
+            caller=self._model(),
         )
 
-    def _ask(self, effect: AskPerson, tools: ToolHost) -> Answer:
-        answer = self.view.ask(effect, tools.current_text)
-        if answer.approved and answer.always:
-            # For the rest of this run; the task's own loop adds them for this task.
-            self.policy = with_allowed(self.policy, answer.always)
-            self.session_rules = tuple(dict.fromkeys((*self.session_rules, *answer.always)))
-        return answer
+    def _person(self, tools: ToolHost) -> ChatView:
+        """The view, as the one the interpreter tells and asks: it shows a write's diff from
+        the file as the tools read it, and an "always" widens the policy of this run."""
+        view = self.view
+        view.read_file = tools.current_text
+        view.on_always = self._allow_always
+        return view
+
+    def _allow_always(self, rules: tuple[str, ...]) -> None:
+        # For the rest of this run; the task's own loop adds them for this task.
+        self.policy = with_allowed(self.policy, rules)
+        self.session_rules = tuple(dict.fromkeys((*self.session_rules, *rules)))
 
     def run_task(self, text: str) -> TaskEnd:
         self._ensure_session()
         self._refresh_if_changed()
         self._store_repairs()
-        driver = self._driver()
+        agent = self._agent()
         try:
-            end = driver.run(
-                run_task(self.setup(), self.conversation, Message(role="user", text=text))
-            )
+            end = agent.run_task(self.conversation, text)
         except BaseException:
             # Interrupted or failed between effects (Ctrl-C, a full disk): part of the turn
             # may be stored. The store is the truth; read it back whole before going on
             # (a reload that fails itself marks the view stale, see _reload_quietly).
-            self.revision = driver.revision
             self._reload_quietly()
             raise
         finally:
             self.view.close()
-        self.revision = driver.revision
         self.conversation = end.conversation
         self.last_task_turns = end.turns
         return end
 
     def _refresh_if_changed(self) -> None:
         """Another process (``seri compact``) may have rewritten the session meanwhile."""
-        stored = conversations.load_state(self.store, self.session_id).revision
-        if stored != self.revision:
+        assert self.log is not None
+        if self.log.stored_revision() != self.log.revision:
             self._load()
 
     def one_shot(self, text: str) -> int:
         end = self.run_task(text)
-        return self._report(end, print_answer=True)
+        return self.report(end, print_answer=True)
 
-    def _report(self, end: TaskEnd, *, print_answer: bool) -> int:
+    def report(self, end: TaskEnd, *, print_answer: bool) -> int:
+        """A task's end for the person (the answer, or why it did not finish): its status."""
         streamed = self.view.answer_was_streamed()
         if end.status == "done":
             if print_answer or (self.interactive and not streamed and end.answer):
@@ -473,15 +457,6 @@ class ChatSession:
                 print(message, file=sys.stderr)
         return EXIT_INTERRUPTED if end.by_user else EXIT_UNFINISHED
 
-    def handle_line(self, line: str) -> LineOutcome:
-        """A line typed (or piped): a slash command or a task."""
-        if line.startswith("/"):
-            from seri.commands.slash import run_slash
-
-            return run_slash(self, line)
-        end = self.run_task(line)
-        return self._report(end, print_answer=not self.interactive)
-
     def ensure_session(self) -> None:
         """Create the session now if this run has none yet (a pin needs one to belong to)."""
         self._ensure_session(for_task=False)
@@ -492,11 +467,7 @@ class ChatSession:
             return NOT_ENOUGH_HISTORY
         self._ensure_session(for_task=False)
         self._refresh_if_changed()
-        driver = self._driver()
-        conversation, why_not = driver.run(
-            compact_on_demand(self.setup(), self.conversation, focus, trigger)
-        )
-        self.revision = driver.revision
+        conversation, why_not = self._agent().compact(self.conversation, focus, trigger)
         self.conversation = conversation
         return why_not
 
@@ -532,7 +503,7 @@ class ChatSession:
         self.conversation = Conversation(())
         self.session_project = self.project
         self.recorder = None
-        self.revision = 0
+        self.log = None
         self._close_client()
         self._caller = None
         return old
@@ -645,9 +616,3 @@ def _missing_results(history: tuple[Message, ...]) -> list[Message]:
         if message.role != "tool":
             return []
     return []
-
-
-def _json(value: Any) -> str:
-    import json
-
-    return json.dumps(value, sort_keys=True)

@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from seri.io.terminal import Screen, keys_echoed, keys_not_echoed
+from seri.io.terminal import Screen, keys_not_echoed
 from seri.pure.errors import EXIT_OK
 from seri.pure.terminal_text import neutralise
 
@@ -31,9 +31,9 @@ if TYPE_CHECKING:
     from prompt_toolkit.document import Document
     from prompt_toolkit.history import FileHistory
 
-    from seri.commands.chat_opening import ChatOpener
-    from seri.commands.chat_options import ChatOptions
-    from seri.commands.profile import Profile
+    from seri.runtime.chat_opening import ChatOpener
+    from seri.runtime.chat_options import ChatOptions
+    from seri.runtime.profile import Profile
 
 HISTORY_FILE = "input_history"
 PROMPT = "seri> "
@@ -45,9 +45,9 @@ def interactive(profile: Profile, project: str, options: ChatOptions) -> int:
     """The loop: prompt, task, prompt. Settings and the key are checked before the prompt."""
     import attrs
 
-    from seri.commands.chat_opening import ChatOpener
-    from seri.commands.chat_options import api_key_from
-    from seri.commands.running import load_settings_warned
+    from seri.runtime.chat_opening import ChatOpener
+    from seri.runtime.chat_options import api_key_from
+    from seri.runtime.running import load_settings_warned
 
     settings = load_settings_warned(profile.root)
     if options.model:
@@ -65,9 +65,9 @@ def _loop(opener: ChatOpener) -> int:
     from prompt_toolkit.application import get_app
     from prompt_toolkit.utils import is_dumb_terminal
 
-    from seri.commands.chat import line_outcome
-    from seri.commands.chat_info import RESUME_BANNER_WAIT, banner_line, show_replay
-    from seri.commands.chat_opening import LateLine
+    from seri.runtime.chat_info import RESUME_BANNER_WAIT, banner_line, show_replay
+    from seri.runtime.chat_lines import line_outcome
+    from seri.runtime.chat_opening import LateLine
 
     session = _prompt_session(opener)
     banner = LateLine(opener.screen)
@@ -162,7 +162,7 @@ def _toolbar(opener: ChatOpener) -> Any:
     chat = opener.chat if opener.ready else None
     status = opener.settings.model
     if chat is not None:
-        from seri.commands.chat_info import status_line
+        from seri.runtime.chat_info import status_line
 
         status = status_line(chat)
     return FormattedText([("", f" {neutralise(status)} │ {KEYS_HINT} ")])
@@ -237,7 +237,7 @@ def _history_entries(path: str) -> list[str]:
 def _slash_completer() -> Completer:
     from prompt_toolkit.completion import Completer, Completion
 
-    from seri.commands.slash import COMMAND_NAMES
+    from seri.runtime.slash import COMMAND_NAMES
 
     class SlashCompleter(Completer):
         """Tab after a slash completes the command's name."""
@@ -263,39 +263,3 @@ def _read_line(question: str) -> str:
         return prompt(question)
     except EOFError:
         return "n"
-
-
-def confirm(question: str) -> bool:
-    """A yes/no question on the terminal; anything but yes is no."""
-    return _yes(_ask_terminal(f"seri: {question} [y/N] "))
-
-
-def _yes(answer: str | None) -> bool:
-    return answer is not None and answer.strip().lower() in ("y", "yes")
-
-
-def _ask_terminal(prompt: str) -> str | None:
-    """Write ``prompt`` to the controlling terminal and read one line back; None if there is
-    no terminal.
-
-    Unbuffered file-descriptor I/O on purpose: ``open("/dev/tty", "r+")`` builds a
-    seekable buffered stream, which a terminal is not, so it always fails.
-    """
-    try:
-        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
-    except OSError:
-        return None
-    try:
-        os.write(fd, prompt.encode("utf-8", "replace"))
-        line = b""
-        with keys_echoed(fd):
-            while not line.endswith(b"\n"):
-                chunk = os.read(fd, 1024)
-                if not chunk:
-                    break
-                line += chunk
-        return line.decode("utf-8", "replace")
-    except OSError:
-        return None
-    finally:
-        os.close(fd)

@@ -19,7 +19,6 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 
 from seri import __version__
-from seri.commands.otlp_live import content_of, producer_of
 from seri.io.config import read_config
 from seri.io.store import Store, profile_root
 from seri.io.trajectory_reader import stored_records
@@ -30,6 +29,7 @@ from seri.pure.otlp_model import Histogram, Producer, Span, nanos
 from seri.pure.otlp_request import metrics_body, traces_body
 from seri.pure.otlp_settings import OtlpConfigError, OtlpSettings, Target, otlp_settings
 from seri.pure.redaction import Redactor, secrets_from_environment
+from seri.runtime.otlp_live import content_of, producer_of
 
 BATCH_SPANS = 512
 ATTEMPTS = 3

@@ -13,9 +13,9 @@ from seri.pure.errors import EXIT_OK
 from seri.pure.tokens import messages_chars
 
 if TYPE_CHECKING:
-    from seri.commands.compact import ShellCompaction
     from seri.pure.compaction import CompactionPlan
     from seri.pure.records import Message
+    from seri.runtime.shell_compaction import ShellCompaction
 
 
 def show_plan(job: ShellCompaction, focus: str, *, as_json: bool) -> int:
@@ -24,8 +24,10 @@ def show_plan(job: ShellCompaction, focus: str, *, as_json: bool) -> int:
     from seri.pure.effects import CallModel
 
     state, conversation = job.read()
-    caller = job.model(Recorder(job.store, job.session_id, job.redactor, enabled=False))
-    setup = job.setup(state, caller)
+    recorder = Recorder(job.store, job.session_id, job.redactor, enabled=False)
+    agent = job.agent(state, recorder)
+    setup = agent.setup
+    caller = job.model(recorder)
     window = setup.window(conversation.token_scale)
     stored = conversation.history
     sent = sent_history(job, stored, window.result_cap_chars)

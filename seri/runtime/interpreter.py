@@ -1,0 +1,205 @@
+"""Carrying out the agent loop's effects: the one place where its decisions meet the world.
+
+The pure loop (``seri.pure.turn``) yields an effect; ``Interpreter.handle`` matches it and
+performs it through the ports (``seri.runtime.ports``): the model, the tools, the session
+log, the recorder and the person. It returns the answer the loop expects and decides
+nothing the loop could decide. What it adds is what only the shell can know or must do:
+redaction before anything is stored or spilled, a summarizer call that is not paid for when
+the session changed meanwhile, and a file's text before and after a write for the person.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any, TypeVar, assert_never
+
+import attrs
+
+from seri.pure.approval import Answer
+from seri.pure.compaction import SESSION_CHANGED
+from seri.pure.effects import (
+    ApplyCompaction,
+    AskPerson,
+    CallModel,
+    Effect,
+    ModelFailed,
+    ModelReply,
+    Persist,
+    Record,
+    ResolvedPath,
+    ResolvePath,
+    RunTool,
+    Say,
+    ShrinkPayloads,
+    SpillText,
+    ToolRun,
+    UpdateCounters,
+)
+from seri.pure.recap import recap_from_dict, recap_to_dict
+from seri.pure.records import Message
+from seri.pure.redaction import Redactor
+from seri.runtime.ports import ModelPort, Person, RecorderPort, SessionPort, ToolPort
+
+T = TypeVar("T")
+
+# Tools whose "path" names a file whose change a person is shown (+N −M).
+_SHOWN_CHANGES = ("write_file", "edit")
+
+
+class Interpreter:
+    """Runs a loop generator to its end against the ports it was built with."""
+
+    def __init__(
+        self,
+        *,
+        model: ModelPort,
+        tools: ToolPort,
+        session: SessionPort,
+        recorder: RecorderPort,
+        person: Person,
+        redactor: Redactor,
+        spill_dir: Path | None = None,
+    ) -> None:
+        self.model = model
+        self.tools = tools
+        self.session = session
+        self.recorder = recorder
+        self.person = person
+        self.redactor = redactor
+        # Where whole texts too long for the window are kept (None: nowhere).
+        self.spill_dir = spill_dir
+
+    def run(self, loop: Generator[Effect, Any, T]) -> T:
+        try:
+            effect = next(loop)
+            while True:
+                effect = loop.send(self.handle(effect))
+        except StopIteration as stop:
+            self.session.flush_counters()
+            self.recorder.flush()
+            result: T = stop.value
+            return result
+
+    def handle(self, effect: Effect) -> Any:
+        """Perform one effect; the answer is what the effect's type says it is answered with."""
+        match effect:
+            case CallModel():
+                return self._call_model(effect)
+            case AskPerson():
+                return self._ask(effect)
+            case ResolvePath():
+                return self._resolve(effect)
+            case RunTool():
+                return self._run_tool(effect)
+            case Persist():
+                return self._persist(effect)
+            case Record():
+                return self._record(effect)
+            case Say():
+                return self._say(effect)
+            case UpdateCounters():
+                return self.session.note_counters(effect)
+            case SpillText():
+                return self._spill(effect)
+            case ShrinkPayloads():
+                return self._shrink(effect)
+            case ApplyCompaction():
+                return self._compact(effect)
+            case _:
+                assert_never(effect)
+
+    # -- effects -------------------------------------------------------------------------------
+
+    def _call_model(self, effect: CallModel) -> ModelReply | ModelFailed:
+        if effect.purpose == "summary" and self.session.changed_elsewhere():
+            # The swap would be refused: do not pay for a recap that cannot be stored.
+            return ModelFailed(SESSION_CHANGED)
+        person = self.person
+        person.model_call_started(effect.purpose)
+        try:
+            reply = self.model.call(effect)
+        finally:
+            person.model_call_finished()
+        if isinstance(reply, ModelReply) and effect.purpose == "summary":
+            from seri.pure.turn import usage_record
+
+            self._record(
+                Record(
+                    "summary_call",
+                    {"usage": usage_record(reply.usage), "finish_reason": reply.finish_reason},
+                )
+            )
+        return reply
+
+    def _ask(self, effect: AskPerson) -> Answer:
+        return self.person.ask(effect)
+
+    def _resolve(self, effect: ResolvePath) -> ResolvedPath:
+        return self.tools.resolve(effect.raw)
+
+    def _run_tool(self, effect: RunTool) -> ToolRun:
+        person = self.person
+        if not person.shows_tools:
+            return self._tool_result(effect)
+        call, arguments = effect.call, effect.arguments
+        path = arguments.get("path") if call.name in _SHOWN_CHANGES else None
+        before = self.tools.current_text(path) if isinstance(path, str) else None
+        person.tool_started(call, arguments)
+        run = self._tool_result(effect)
+        change = None
+        if isinstance(path, str) and not run.is_error:
+            change = (before, self.tools.current_text(path))
+        person.tool_finished(call, arguments, run, change)
+        return run
+
+    def _tool_result(self, effect: RunTool) -> ToolRun:
+        run = self.tools.run(effect.call, effect.arguments, effect.max_chars)
+        return attrs.evolve(run, text=self.redactor.text(run.text))
+
+    def _persist(self, effect: Persist) -> None:
+        self.session.append([self._redacted(m) for m in effect.messages])
+
+    def _record(self, effect: Record) -> None:
+        self.recorder.record(effect.type, effect.data)
+        self.person.recorded(effect.type, effect.data)
+
+    def _say(self, effect: Say) -> None:
+        self.person.notice(f"seri: {effect.text}")
+
+    def _spill(self, effect: SpillText) -> str:
+        if self.spill_dir is None:
+            return ""
+        from seri.io.spill import keep_text
+
+        # Redacted already (tool results on their way in, stored messages when stored); once
+        # more costs little and a spill file is as much storage as the database.
+        return keep_text(self.spill_dir, self.redactor.text(effect.text))
+
+    def _shrink(self, effect: ShrinkPayloads) -> bool:
+        replacements = [(index, self._redacted(m)) for index, m in effect.replacements]
+        return self.session.swap_shrink(effect, replacements)
+
+    def _compact(self, effect: ApplyCompaction) -> bool:
+        recap_message = self._redacted(effect.recap_message)
+        # The summarizer quotes literals: a secret in the history may be in the recap too.
+        effect = attrs.evolve(
+            effect, recap=recap_from_dict(self.redactor.value(recap_to_dict(effect.recap)))
+        )
+        return self.session.swap_compaction(effect, recap_message)
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _redacted(self, message: Message) -> Message:
+        # reasoning_details go back to the provider byte for byte; a secret in them is
+        # still replaced in the stored copy (a resumed session then sends the redacted form).
+        return attrs.evolve(
+            message,
+            text=self.redactor.text(message.text),
+            reasoning=self.redactor.text(message.reasoning),
+            reasoning_details=self.redactor.text(message.reasoning_details),
+            tool_calls=tuple(
+                attrs.evolve(call, arguments=self.redactor.text(call.arguments))
+                for call in message.tool_calls
+            ),
+        )

@@ -1,0 +1,265 @@
+"""The model port of a real run: builds each request body and calls the provider.
+
+The body is built once per call from the settings and the effect (``seri.pure.wire``); the
+messages are spliced in from a cache of their wire JSON, so a call's own cost stays the
+encoding of its new messages. Every failure comes back as a ``ModelFailed`` value.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+
+from seri.io.recorder import Recorder
+from seri.pure.effects import CallModel, ModelFailed, ModelReply
+from seri.pure.records import Message
+from seri.pure.run_usage import RunUsage
+from seri.pure.settings import Settings
+from seri.pure.terminal_text import neutralise
+from seri.pure.turn import cut_answer
+
+
+class WireCache:
+    """Each message's wire JSON, encoded once.
+
+    Between compactions the history only grows, so re-encoding every message for every
+    call would make each call cost more than the last; this keeps seri's own part of a
+    call to encoding the new messages and joining the rest.
+    """
+
+    def __init__(self, *, reasoning_content: bool = False) -> None:
+        # id() -> (message, json): the message is held so its id cannot be reused.
+        self._entries: dict[int, tuple[Message, str]] = {}
+        self._reasoning_content = reasoning_content
+
+    def _encode(self, message: Message, *, marker: bool) -> str:
+        from seri.pure.wire import to_wire_message
+
+        wire = to_wire_message(
+            message, cache_marker=marker, reasoning_content=self._reasoning_content
+        )
+        return json.dumps(wire, ensure_ascii=False, separators=(",", ":"))
+
+    def join(self, messages: Sequence[Message], marked: frozenset[int] = frozenset()) -> str:
+        """The messages' JSON, comma-joined. Those at ``marked`` carry a prompt-cache
+        breakpoint and are encoded afresh (at most two per call move); the rest come from the
+        cache, so they are the same bytes in every request."""
+        from seri.pure.wire import has_content
+
+        entries = self._entries
+        parts = []
+        for index, message in enumerate(messages):
+            if not has_content(message):
+                continue
+            if index in marked and index > 0:
+                parts.append(self._encode(message, marker=True))
+                continue
+            hit = entries.get(id(message))
+            if hit is None or hit[0] is not message:
+                text = self._encode(message, marker=index in marked)
+                hit = entries[id(message)] = (message, text)
+            parts.append(hit[1])
+        if len(entries) > 2 * len(messages) + 64:
+            # After a compaction: forget the evicted messages.
+            self._entries = {id(m): entries[id(m)] for m in messages}
+        return ",".join(parts)
+
+
+class ModelCaller:
+    """Builds the request body and calls the provider; the client is created on first use."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        api_key: str,
+        recorder: Recorder,
+        tool_names: tuple[str, ...],
+        *,
+        on_text: Callable[[str], None] | None = None,
+        on_reasoning: Callable[[str], None] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.api_key = api_key
+        self.recorder = recorder
+        self.tool_names = tool_names
+        self.on_text = on_text
+        self.on_reasoning = on_reasoning
+        self._client: Any = None
+        self.usage = RunUsage()
+        self.cache_markers_sent = 0
+        from seri.pure.wire import wants_reasoning_content
+
+        self._wire = WireCache(reasoning_content=wants_reasoning_content(settings.model))
+        self._system: Message | None = None
+
+    def client(self) -> Any:
+        if self._client is None:
+            from seri.io.provider import ProviderClient
+
+            self._client = ProviderClient(
+                self.settings.base_url,
+                self.api_key,
+                on_retry=self._on_retry,
+                title="seri",
+            )
+        return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def _on_retry(self, attempt: int, status: int | None, delay: float, reason: str) -> None:
+        self.recorder.record(
+            "retry",
+            {"attempt": attempt, "status": status, "delay": round(delay, 3), "reason": reason},
+        )
+        if status is None:
+            reason = self.naming_the_url(reason)
+        print(
+            neutralise(f"seri: {reason}; retrying in {delay:.1f} s (attempt {attempt + 1})"),
+            file=sys.stderr,
+        )
+
+    def naming_the_url(self, message: str) -> str:
+        """A connection failure with the URL called and the setting that chose it."""
+        settings = self.settings
+        where = f"{settings.base_url} ({settings.base_url_source})"
+        lead = "could not reach the provider"
+        if message.startswith(lead):
+            return f"{lead} at {where}{message[len(lead) :]}"
+        return f"{message} ({where})"
+
+    def body(self, effect: CallModel) -> dict[str, Any]:
+        from seri.pure.tool_specs import select_tools
+        from seri.pure.wire import build_request
+
+        messages = effect.messages
+        tools: tuple[dict[str, Any], ...] = ()
+        if effect.purpose == "turn":
+            if effect.system_prompt:
+                messages = (Message(role="system", text=effect.system_prompt), *messages)
+            tools = select_tools(self.tool_names)
+        return build_request(
+            self.settings.model,
+            messages,
+            tools,
+            sampling=self.settings.sampling,
+            provider_pin=self.settings.provider,
+            reasoning_effort=self.settings.reasoning_effort or None,
+        )
+
+    def encoded_body(self, effect: CallModel) -> bytes:
+        """The same body as ``body``, with the messages spliced in from the wire cache."""
+        if effect.purpose == "summary":
+            # A one-off request: caching its two messages would only evict the turn's.
+            return json.dumps(self.body(effect), separators=(",", ":")).encode("ascii")
+        head = self.body(attrs.evolve(effect, messages=(), system_prompt=""))
+        head.pop("messages", None)
+        messages = effect.messages
+        if effect.purpose == "turn" and effect.system_prompt:
+            messages = (self._system_message(effect.system_prompt), *messages)
+        from seri.pure.prompt_cache import breakpoints
+
+        marked = breakpoints(self.settings.model, messages)
+        self.cache_markers_sent += len(marked)
+        rest = json.dumps(head, ensure_ascii=False, separators=(",", ":"))
+        text = '{"messages":[' + self._wire.join(messages, marked) + "]," + rest[1:]
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError:
+            # A lone surrogate from a tool or model: escaped JSON is still the same value.
+            return json.dumps(json.loads(text), separators=(",", ":")).encode("ascii")
+
+    def _system_message(self, prompt: str) -> Message:
+        if self._system is None or self._system.text != prompt:
+            self._system = Message(role="system", text=prompt)
+        return self._system
+
+    def call(self, effect: CallModel) -> ModelReply | ModelFailed:
+        from seri.pure.provider_errors import ContextOverflow, InsufficientCredits, ProviderError
+
+        on_text = self.on_text if effect.purpose == "turn" else None
+        on_reasoning = self.on_reasoning
+        try:
+            try:
+                result = self.client().stream_chat(
+                    self.encoded_body(effect), on_text, on_reasoning=on_reasoning
+                )
+            except (ContextOverflow, InsufficientCredits) as exc:
+                # One more try, only when a smaller output budget is what the provider asked
+                # for: the input fits the window, or the credit left covers fewer tokens.
+                before = self.settings
+                if not self._lower_output_budget(exc.failure):
+                    raise
+                try:
+                    result = self.client().stream_chat(
+                        self.encoded_body(effect), on_text, on_reasoning=on_reasoning
+                    )
+                finally:
+                    if isinstance(exc, ContextOverflow):
+                        # The room left beside this input, not beside the next one (a new
+                        # task, a summarizer call): those go out with the budget as it was.
+                        self.settings = before
+        except ContextOverflow as exc:
+            return ModelFailed(str(exc), overflow=True, overflow_numbers=exc.failure.overflow)
+        except ProviderError as exc:
+            if exc.failure.kind == "connection":
+                return ModelFailed(self.naming_the_url(str(exc)))
+            return ModelFailed(str(exc))
+        except KeyboardInterrupt:
+            return ModelFailed(
+                "interrupted by user while the model was answering", interrupted=True, by_user=True
+            )
+        self.usage = self.usage.add(result.usage)
+        if not result.complete:
+            failure = result.failure
+            text = failure.message if failure is not None else "the answer stopped before its end"
+            kind = getattr(failure, "kind", "")
+            if kind == "context_overflow":
+                return ModelFailed(
+                    text, overflow=True, overflow_numbers=getattr(failure, "overflow", None)
+                )
+            return ModelFailed(
+                text,
+                # A cut or stalled stream interrupts the turn, but nobody pressed Ctrl-C:
+                # by_user stays False (exit 1, and a subagent's parent goes on).
+                interrupted=kind in ("interrupted", "stalled"),
+                partial=cut_answer(result.message),
+                usage=result.usage,
+            )
+        return ModelReply(
+            result.message,
+            result.usage,
+            result.finish_reason,
+            result.tool_calls_runnable,
+            result.unrunnable_reason,
+            model=result.model,
+            generation_id=result.generation_id,
+            refusal=result.refusal,
+        )
+
+    def _lower_output_budget(self, failure: Any) -> bool:
+        """Lower max_tokens rather than compact or give up.
+
+        An overflow whose numbers show the input fits: the output budget goes to what is left
+        of the window, for the retry of that call. A 402 "can only afford N tokens": to N, for
+        the rest of the run. Set whether or not config.json named a budget (without one the
+        provider assumed its own, too large, default).
+        """
+        from seri.pure.output_budget import lowered_output_budget
+
+        sampling = dict(self.settings.sampling)
+        lowered = lowered_output_budget(failure, sampling)
+        if lowered is None:
+            return False
+        key, room, why = lowered
+        sampling[key] = room
+        self.settings = attrs.evolve(self.settings, sampling=sampling)
+        self.recorder.record("output_budget_lowered", {"key": key, "to": room, "why": why})
+        print(f"seri: {key} lowered to {room} {why}", file=sys.stderr)
+        return True

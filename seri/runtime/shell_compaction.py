@@ -1,0 +1,178 @@
+"""``seri compact``'s work: read a stored session, compact it, write nothing else."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from seri.runtime.profile import Profile
+
+if TYPE_CHECKING:
+    from seri.io.conversations import SessionState
+    from seri.io.leases import Lease
+    from seri.io.recorder import Recorder
+    from seri.pure.redaction import Redactor
+    from seri.pure.settings import Settings
+    from seri.pure.turn import Conversation
+    from seri.runtime.agent import Agent
+    from seri.runtime.model_caller import ModelCaller
+
+
+class ShellCompaction:
+    """``seri compact``: read the session, compact it, write nothing else.
+
+    Unlike ``seri chat`` it never repairs the session on opening. A tool call without a result
+    may belong to a ``seri chat`` that is running that tool right now; answering it here
+    ("result lost") would give the call two results once the real one arrives. The cut keeps
+    the newest call with its results whole anyway, so compaction needs no repair.
+    """
+
+    def __init__(
+        self,
+        profile: Profile,
+        session_id: str,
+        settings: Settings,
+        api_key: str,
+        redactor: Redactor,
+        lease: Lease | None = None,
+    ) -> None:
+        self.profile = profile
+        self.store = profile.store
+        self.session_id = session_id
+        self.settings = settings
+        self.api_key = api_key
+        self.redactor = redactor
+        self._recorder: Recorder | None = None
+        self._caller: ModelCaller | None = None
+        self.lease = lease
+
+    @classmethod
+    def open(
+        cls, profile: Profile, raw_id: str, *, quiet: bool = False, hold: bool = True
+    ) -> ShellCompaction:
+        from seri.io import conversations
+        from seri.io.leases import Lease
+        from seri.pure.redaction import Redactor, secrets_from_environment
+        from seri.runtime.chat_options import api_key_from
+        from seri.runtime.running import load_settings_warned
+
+        session_id = conversations.resolve_session_id(profile.store, raw_id)
+        settings = load_settings_warned(profile.root)
+        # The same model as the session's turns, not whatever this shell would start with.
+        model = conversations.get_session(profile.store, session_id).model
+        if model:
+            settings = attrs.evolve(settings, model=model)
+        api_key = api_key_from(os.environ)
+        redactor = Redactor.of((api_key, *secrets_from_environment(os.environ)))
+        if not hold:
+            return cls(profile, session_id, settings, api_key, redactor)
+        # One writer per session: a running chat (or another compact) keeps it; refused.
+        lease = Lease.take(profile.store, session_id, "seri compact")
+        if not quiet:
+            print(f"seri: compacting session {session_id}", file=sys.stderr)
+        return cls(profile, session_id, settings, api_key, redactor, lease)
+
+    def attempt(self, focus: str) -> str:
+        """One compaction from a fresh read; '' when done, else why not."""
+        state, conversation = self.read()
+        agent = self.agent(state, self._recording(dict(state.prompt_hashes)))
+        _conversation, why_not = agent.compact(conversation, focus, "shell")
+        return why_not
+
+    def read(self) -> tuple[SessionState, Conversation]:
+        """The session's state and conversation, from one point in time (the revision is what
+        the swap checks)."""
+        from seri.io import conversations
+        from seri.io.pins import list_pins
+        from seri.pure.recap import recap_from_dict
+        from seri.pure.turn import conversation_of
+
+        with self.store.snapshot():
+            state = conversations.load_state(self.store, self.session_id)
+            history = conversations.load_messages(self.store, self.session_id)
+            pins = list_pins(self.store, self.session_id)
+        recap = recap_from_dict(state.recap) if state.recap else None
+        conversation = conversation_of(
+            history,
+            recap,
+            state.last_input_tokens,
+            token_scale=state.token_scale,
+            pins=pins,
+        )
+        return state, conversation
+
+    def agent(self, state: SessionState, recorder: Recorder) -> Agent:
+        """The compaction agent of the session as it was read: the same window as its chat,
+        and the same system prompt and tool definitions filling it."""
+        from seri.io.session_log import SessionLog
+        from seri.io.spill import SPILL_DIR
+        from seri.pure.settings import DEFAULT_CONTEXT_WINDOW
+        from seri.runtime.agent import Role, build_agent
+
+        caller = self.model(recorder)
+        window = self.settings.context_window
+        if window is None:
+            window = caller.client().context_window(self.settings.model)
+        return build_agent(
+            Role.COMPACTION,
+            settings=self.settings,
+            api_key=self.api_key,
+            window=window or DEFAULT_CONTEXT_WINDOW,
+            system_prompt=state.system_prompt,
+            project=state.session.project,
+            session=SessionLog(
+                self.store, self.session_id, state.revision, pending=recorder.flush_into
+            ),
+            recorder=recorder,
+            redactor=self.redactor,
+            spill_dir=self.profile.root / SPILL_DIR,
+            caller=caller,
+        )
+
+    def _recording(self, prompt_hashes: dict[str, Any]) -> Recorder:
+        from seri import __version__
+        from seri.io.recorder import Recorder
+
+        if self._recorder is None:
+            settings = self.settings
+            self._recorder = Recorder(
+                self.store, self.session_id, self.redactor, enabled=settings.trajectory_enabled
+            )
+            header = {
+                "seri_version": __version__,
+                "command": "compact",
+                "model": settings.model,
+                "base_url": settings.base_url,
+                "started": time.time(),
+                "sampling": dict(settings.sampling),
+                "provider": dict(settings.provider),
+                "reasoning_effort": settings.reasoning_effort or None,
+                "prompt_hashes": prompt_hashes,
+                "context_window": settings.context_window,
+                "keep_tokens": settings.keep_tokens,
+                "elide_bytes": settings.elide_bytes,
+            }
+            self._recorder.start(header, time.time())
+        return self._recorder
+
+    def model(self, recorder: Recorder) -> ModelCaller:
+        """The model caller, created once (the dry run uses it only to build request bodies)."""
+        from seri.runtime.model_caller import ModelCaller
+
+        if self._caller is None:
+            self._caller = ModelCaller(self.settings, self.api_key, recorder, ())
+        return self._caller
+
+    def close(self) -> None:
+        try:
+            if self._recorder is not None:
+                self._recorder.flush()
+            if self._caller is not None:
+                self._caller.close()
+        finally:
+            if self.lease is not None:
+                self.lease.close()

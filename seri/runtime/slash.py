@@ -1,0 +1,294 @@
+"""The chat's slash commands, the same whether typed or piped: one registry, one help text.
+
+Each command is one ``SlashCommand`` record: its name, the forms it is written in with what
+each does (the help text is made from them, for ``/help`` and for ``seri chat --help``),
+and the function that runs it. Adding a command is adding a record here.
+
+This module is light on purpose: the prompt reads the names for Tab completion before the
+agent's machinery is loaded, so each command imports what it needs when it runs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Literal
+
+import attrs
+
+from seri.pure.errors import EXIT_UNFINISHED, EXIT_USAGE, SeriError
+from seri.pure.terminal_text import neutralise
+
+if TYPE_CHECKING:
+    from seri.runtime.chat_session import ChatSession
+
+# What a line did: "exit" ends the chat, a number is the exit status so far, None changes
+# nothing (a typo is not a failed task).
+LineOutcome = Literal["exit"] | int | None
+Handler = Callable[["ChatSession", str], LineOutcome]
+
+# The column where a form's description starts in the help text.
+_DESCRIPTION_COLUMN = 25
+
+
+@attrs.frozen
+class SlashCommand:
+    """One slash command: ``forms`` are (how it is written, what it does), for the help."""
+
+    name: str
+    forms: tuple[tuple[str, str], ...]
+    run: Handler
+    aliases: tuple[str, ...] = ()
+
+
+def _say(text: str) -> None:
+    print(neutralise(text), file=sys.stderr)
+
+
+# -- the commands ------------------------------------------------------------------------------
+
+
+def _compact(chat: ChatSession, focus: str) -> LineOutcome:
+    from seri.pure.compaction import NOT_ENOUGH_HISTORY
+
+    why_not = chat.compact(focus)
+    if why_not == NOT_ENOUGH_HISTORY:
+        print(NOT_ENOUGH_HISTORY)
+        return None
+    if why_not:
+        _say(f"compaction failed: {why_not}")
+        return 1
+    # The chat's view has said "compacted: 84k → 21k tokens (...)".
+    return None
+
+
+def _clear(chat: ChatSession, _: str) -> LineOutcome:
+    old = chat.clear()
+    if old:
+        _say(f"Started a new session. The previous one is kept: seri chat --resume {old}")
+        print(old)
+    else:
+        _say("Started a new session.")
+    return None
+
+
+def _rewind(chat: ChatSession, rest: str) -> LineOutcome:
+    from seri.runtime.rewind import rewind_slash
+
+    return rewind_slash(chat, rest)
+
+
+def _max_turns(chat: ChatSession, text: str) -> LineOutcome:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        _say(f"/max-turns needs a whole number of at least 1, not {text!r}")
+        return EXIT_USAGE
+    chat.set_max_turns(value)
+    _say(f"Turn budget: {value} model turns per task for the rest of this session.")
+    return None
+
+
+def _trajectory(chat: ChatSession, rest: str) -> LineOutcome:
+    from seri.runtime.trajectory_toggle import toggle_trajectory
+
+    _say(toggle_trajectory(chat.profile.root, rest or None, os.environ))
+    if rest in ("on", "off") and not os.environ.get("SERI_TRAJECTORY"):
+        chat.set_recording(rest == "on")
+    return None
+
+
+def _memory(chat: ChatSession, rest: str) -> LineOutcome:
+    from seri.runtime.memory_review import decide, entry_number, show_pending
+
+    words = rest.split()
+    if not words or words[0] in ("pending", "list"):
+        show_pending(chat.store, as_json=False)
+        return None
+    if words[0] in ("approve", "reject") and len(words) == 2:
+        try:
+            n = entry_number(words[1])
+            print(
+                decide(chat.store, chat.profile.root, n, approve=words[0] == "approve"),
+                file=sys.stderr,
+            )
+        except SeriError as exc:
+            _say(f"seri: {exc}")
+            return EXIT_UNFINISHED
+        return None
+    print("usage: /memory pending | approve N | reject N", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _pin(chat: ChatSession, text: str) -> LineOutcome:
+    from seri.io.pins import add_pin, list_pins
+
+    if not text:
+        pins = list_pins(chat.store, chat.session_id) if chat.session_id else ()
+        for n, pin in enumerate(pins, 1):
+            print(f"{n}. {pin}", file=sys.stderr)
+        if not pins:
+            print("No pins yet: /pin TEXT adds one.", file=sys.stderr)
+        return None
+    chat.ensure_session()
+    n = add_pin(chat.store, chat.session_id, text, time.time())
+    chat.conversation = attrs.evolve(chat.conversation, pins=list_pins(chat.store, chat.session_id))
+    print(f"Pinned as note {n}: every recap carries it.", file=sys.stderr)
+    return None
+
+
+def _status(chat: ChatSession, _: str) -> LineOutcome:
+    from seri.runtime.chat_info import show_status
+
+    return show_status(chat)
+
+
+def _cost(chat: ChatSession, _: str) -> LineOutcome:
+    from seri.runtime.chat_info import show_cost
+
+    return show_cost(chat)
+
+
+def _model(chat: ChatSession, rest: str) -> LineOutcome:
+    from seri.runtime.chat_info import switch_model
+
+    return switch_model(chat, rest)
+
+
+def _permissions(chat: ChatSession, _: str) -> LineOutcome:
+    from seri.runtime.chat_info import show_permissions
+
+    return show_permissions(chat)
+
+
+def _last(chat: ChatSession, rest: str) -> LineOutcome:
+    from seri.runtime.chat_info import show_last
+
+    return show_last(chat, rest)
+
+
+def _help(chat: ChatSession, _: str) -> LineOutcome:
+    _say(HELP)
+    return None
+
+
+def _exit(chat: ChatSession, _: str) -> LineOutcome:
+    return "exit"
+
+
+COMMANDS: tuple[SlashCommand, ...] = (
+    SlashCommand(
+        "/compact",
+        (("/compact [focus words]", "compact the conversation now; the words steer the recap"),),
+        _compact,
+    ),
+    SlashCommand(
+        "/clear",
+        (("/clear", "start a new session here (the old one stays, resumable)"),),
+        _clear,
+    ),
+    SlashCommand(
+        "/rewind",
+        (
+            ("/rewind", "list this session's turns since the last compaction"),
+            (
+                "/rewind N [files|conversation|both] [--yes]",
+                "restore to just before turn N (default\n"
+                "both); --yes overwrites files changed outside seri without asking",
+            ),
+        ),
+        _rewind,
+    ),
+    SlashCommand(
+        "/max-turns",
+        (("/max-turns N", "change the turn budget for the rest of the session"),),
+        _max_turns,
+    ),
+    SlashCommand(
+        "/trajectory",
+        (("/trajectory [on|off]", "show or store the recording toggle (SERI_TRAJECTORY wins)"),),
+        _trajectory,
+    ),
+    SlashCommand(
+        "/memory",
+        (
+            ("/memory pending", "list staged memory writes"),
+            (
+                "/memory approve N",
+                "write entry N into its memory file (enters the prompt next start)",
+            ),
+            ("/memory reject N", "drop entry N"),
+        ),
+        _memory,
+    ),
+    SlashCommand(
+        "/pin",
+        (("/pin [TEXT]", "pin a note every recap carries verbatim; alone, list the pins"),),
+        _pin,
+    ),
+    SlashCommand(
+        "/status",
+        (("/status", "model, how full the window is, turn budget, cost so far"),),
+        _status,
+    ),
+    SlashCommand(
+        "/cost", (("/cost", "tokens and cost of this run and of the whole session"),), _cost
+    ),
+    SlashCommand(
+        "/model",
+        (("/model [NAME]", "show the model, or talk to NAME for the rest of this run"),),
+        _model,
+    ),
+    SlashCommand(
+        "/permissions",
+        (("/permissions", "the rules in force and where each comes from"),),
+        _permissions,
+    ),
+    SlashCommand(
+        "/last",
+        (("/last [N]", "the whole output of the last tool call (or the Nth from the end)"),),
+        _last,
+    ),
+    SlashCommand("/help", (("/help", "this list"),), _help),
+    SlashCommand("/exit", (("/exit", "leave (Ctrl-D works too)"),), _exit, aliases=("/quit",)),
+)
+
+KEYS = """\
+Keys: Enter sends; Alt-Enter (or Esc Enter, or a line ending in \\) starts a new line; a paste
+stays one message; Up/Down and Ctrl-R search the history; Ctrl-C cancels the running
+task (or clears the line); Ctrl-D on an empty line leaves."""
+
+
+def command_lines(commands: tuple[SlashCommand, ...] = COMMANDS) -> str:
+    """Every form of every command with what it does, one column of descriptions."""
+    lines = []
+    pad = " " * _DESCRIPTION_COLUMN
+    for command in commands:
+        for form, does in command.forms:
+            text = does.replace("\n", "\n" + pad)
+            if len(form) < _DESCRIPTION_COLUMN:
+                lines.append(f"{form:<{_DESCRIPTION_COLUMN}}{text}")
+            else:
+                lines.append(f"{form}   {text}")
+    return "\n".join(lines)
+
+
+HELP = f"{command_lines()}\n\n{KEYS}"
+
+# Every command's name, for Tab completion.
+COMMAND_NAMES = tuple(command.name for command in COMMANDS)
+_BY_NAME = {name: c for c in COMMANDS for name in (c.name, *c.aliases)}
+
+
+def run_slash(chat: ChatSession, line: str) -> LineOutcome:
+    name, _, rest = line.strip().partition(" ")
+    command = _BY_NAME.get(name)
+    if command is None:
+        # A typo is not a failed task: the session's exit status stays as it was.
+        _say(f"unknown command {name}; /help lists them")
+        return None
+    return command.run(chat, rest.strip())
