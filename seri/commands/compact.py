@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import sys
 
-from seri.pure.compaction import NOT_ENOUGH_HISTORY, SESSION_CHANGED
+from seri.pure.compaction import Why
 from seri.pure.errors import EXIT_OK, TaskUnfinished
 from seri.runtime.profile import open_profile
 from seri.runtime.running import parse_usage
@@ -59,17 +59,18 @@ def run(argv: list[str]) -> int:
         finally:
             job.close()
     try:
-        why_not = ""
+        why_not = None
         for _attempt in range(ATTEMPTS):
             why_not = job.attempt(options["--focus"] or "")
-            if not why_not:
+            if why_not is None:
                 print(f"Compacted session {job.session_id}.", file=sys.stderr)
                 return EXIT_OK
-            if why_not == NOT_ENOUGH_HISTORY:
-                print(NOT_ENOUGH_HISTORY)
+            if why_not.reason is Why.NO_CUT:
+                print(why_not.detail)
                 return EXIT_OK
-            if why_not != SESSION_CHANGED:
+            if why_not.reason is not Why.SESSION_CHANGED:
                 break
-        raise TaskUnfinished(f"compaction of {job.session_id} failed: {why_not}")
+        assert why_not is not None
+        raise TaskUnfinished(f"compaction of {job.session_id} failed: {why_not.detail}")
     finally:
         job.close()

@@ -14,14 +14,23 @@ on over what that adds to the evicted part.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
-from typing import Any
+import enum
+from collections.abc import Sequence
 
 import attrs
 
 from seri.pure.cuts import Cut, cut_messages
-from seri.pure.effects import ApplyCompaction, CallModel, Effect, ModelFailed, ModelReply, Record
+from seri.pure.effects import (
+    ApplyCompaction,
+    CallModel,
+    Flow,
+    ModelFailed,
+    ModelReply,
+    Record,
+    perform,
+)
 from seri.pure.fold import Chunk, next_chunk
+from seri.pure.output_budget import OutputBudget, call_within_budget
 from seri.pure.recap import Recap, merge_paths, merge_recap, render_recap
 from seri.pure.recap_answer import parse_recap_answer
 from seri.pure.recap_paths import TouchedPaths, paths_touched
@@ -44,6 +53,33 @@ RECUT_GROWTH = 1.25
 MIN_RECAP_CHARS = 1_200
 
 
+class Why(enum.Enum):
+    """Why a compaction (with the shrink ladder after it) did not happen."""
+
+    # No safe cut evicts enough messages, and the history fits as it is: nothing to do.
+    NO_CUT = "no_cut"
+    # Another process wrote to the session meanwhile; nothing was replaced.
+    SESSION_CHANGED = "session_changed"
+    # The summarizer's call failed, was refused as too long, or answered nothing usable.
+    SUMMARIZER_FAILED = "summarizer_failed"
+    # Even with every tool payload elided the history does not fit.
+    DOES_NOT_FIT = "does_not_fit"
+
+
+@attrs.frozen
+class NotCompacted:
+    """No compaction happened: why, as a value to decide on, and as a sentence to show."""
+
+    reason: Why
+    detail: str
+    window: Window | None = None
+    budget: OutputBudget | None = None
+
+
+NO_CUT = NotCompacted(Why.NO_CUT, NOT_ENOUGH_HISTORY)
+CHANGED = NotCompacted(Why.SESSION_CHANGED, SESSION_CHANGED)
+
+
 @attrs.frozen
 class Compacted:
     history: tuple[Message, ...]
@@ -51,15 +87,7 @@ class Compacted:
     evicted: int
     summary_calls: int = 1
     window: Window | None = None
-
-
-@attrs.frozen
-class NotCompacted:
-    """No compaction happened; ``reason`` says why (no safe cut, summarizer failed, ...)."""
-
-    reason: str
-    no_cut: bool = False
-    window: Window | None = None
+    budget: OutputBudget | None = None
 
 
 CompactionOutcome = Compacted | NotCompacted
@@ -146,25 +174,27 @@ def compact(
     estimate_before: int | None = None,
     keep: int | None = None,
     stored: Sequence[Message] | None = None,
-) -> Generator[Effect, Any, CompactionOutcome]:
+    budget: OutputBudget | None = None,
+) -> Flow[CompactionOutcome]:
     """Compact ``history``; the driver applies the swap atomically or reports a conflict.
 
     ``keep`` overrides the keep budget (local tokens); ``window`` is the window as known so
     far, and the outcome carries it as the summarizer calls left it. ``stored`` is the history
     as the store keeps it, where ``history`` (what requests carry) shows long tool results cut
     to the window's cap: the cut is made by what is sent, the summarizer reads what is stored
-    (elided as usual, so it is told each payload's real size).
+    (elided as usual, so it is told each payload's real size). ``budget`` is the answer
+    budget the summarizer's requests go out with; the outcome carries it as they left it.
     """
     cut = find_cut(history, previous, pins, window, keep)
     if cut is None:
-        return NotCompacted(NOT_ENOUGH_HISTORY, no_cut=True, window=window)
+        return attrs.evolve(NO_CUT, window=window, budget=budget)
     read = history if stored is None else stored
-    fold = Fold(read, previous, window, elide_bytes, focus, project)
+    fold = Fold(read, previous, window, elide_bytes, focus, project, budget or OutputBudget())
     end = cut.index_of_first_kept
     while fold.done < end:
-        why_not = yield from fold.step(end)
-        if why_not:
-            return NotCompacted(why_not, window=fold.window)
+        failed = yield from fold.step(end)
+        if failed is not None:
+            return attrs.evolve(failed, window=fold.window, budget=fold.budget)
         if fold.window.scale > window.scale * RECUT_GROWTH:
             # A denser tokenizer than assumed: the same budget keeps fewer messages.
             recut = find_cut(history, previous, pins, fold.window, _rescaled(keep, window, fold))
@@ -184,19 +214,21 @@ def compact(
         else estimate_tokens(overhead + messages_chars(history))
     )
     after = estimate_tokens(overhead + messages_chars((message, *kept)))
-    applied = yield ApplyCompaction(
-        evicted=len(evicted),
-        recap=recap,
-        recap_message=message,
-        trigger=trigger,
-        focus=focus,
-        estimate_before=before,
-        estimate_after=after,
-        summary_calls=fold.calls,
-        token_scale=window.scale if window.measured else 0.0,
+    applied = yield from perform(
+        ApplyCompaction(
+            evicted=len(evicted),
+            recap=recap,
+            recap_message=message,
+            trigger=trigger,
+            focus=focus,
+            estimate_before=before,
+            estimate_after=after,
+            summary_calls=fold.calls,
+            token_scale=window.scale if window.measured else 0.0,
+        )
     )
     if not applied:
-        return NotCompacted(SESSION_CHANGED, window=window)
+        return attrs.evolve(CHANGED, window=window, budget=fold.budget)
     yield Record(
         "compaction",
         {
@@ -210,7 +242,7 @@ def compact(
             "token_scale": round(window.scale, 3),
         },
     )
-    return Compacted((message, *kept), recap, len(evicted), fold.calls, window)
+    return Compacted((message, *kept), recap, len(evicted), fold.calls, window, fold.budget)
 
 
 def _rescaled(keep: int | None, before: Window, fold: Fold) -> int | None:
@@ -236,6 +268,7 @@ class Fold:
         elide_bytes: int,
         focus: str,
         project: str,
+        budget: OutputBudget | None = None,
     ) -> None:
         self.history = history
         self.recap = previous
@@ -245,6 +278,7 @@ class Fold:
         self.project = project
         self.done = 0
         self.calls = 0
+        self.budget = budget or OutputBudget()
 
     def chunk(self, end: int, at_most: int | None = None) -> Chunk:
         room = self.window.summary_room_local()
@@ -259,11 +293,10 @@ class Fold:
             project=self.project,
         )
 
-    def step(self, end: int) -> Generator[Effect, Any, str]:
-        """Summarize the next chunk before ``end``; '' when done, else why it failed."""
+    def step(self, end: int) -> Flow[NotCompacted | None]:
+        """Summarize the next chunk before ``end``; None when done, else why it failed."""
         chunk = self.chunk(end)
-        reply = yield CallModel(chunk.request, "summary")
-        self.calls += 1
+        reply = yield from self.ask(chunk)
         if isinstance(reply, ModelFailed) and reply.overflow:
             # Shrunk by what the provider said, and tried once more.
             self.window = self.window.refused(
@@ -281,22 +314,21 @@ class Fold:
             )
             # Never the same request again, whatever the numbers said.
             chunk = self.chunk(end, at_most=chunk.local_tokens * 3 // 4)
-            reply = yield CallModel(chunk.request, "summary")
-            self.calls += 1
+            reply = yield from self.ask(chunk)
             if isinstance(reply, ModelFailed) and reply.overflow:
-                return (
+                return _summarizer_failed(
                     "the summarizer's request is too long for the window even after shrinking "
                     f"it to {chunk.local_tokens} tokens (counted as characters / 4): {reply.error}"
                 )
         if not isinstance(reply, ModelReply):
-            if reply.error == SESSION_CHANGED:
-                return SESSION_CHANGED
-            return f"the summarizer call failed: {reply.error}"
+            if reply.session_changed:
+                return CHANGED
+            return _summarizer_failed(f"the summarizer call failed: {reply.error}")
         if not reply.message.text.strip():
-            return "the summarizer answered with nothing"
+            return _summarizer_failed("the summarizer answered with nothing")
         if reply.finish_reason == "length":
             # Half a recap: its goal would be a fragment of JSON, replacing the real one.
-            return (
+            return _summarizer_failed(
                 "the summarizer's answer was cut off at the output limit (finish_reason "
                 "length); raise sampling.max_tokens in config.json"
             )
@@ -305,7 +337,19 @@ class Fold:
         answer = parse_recap_answer(reply.message.text)
         self.recap = merge_recap(self.recap, answer, (), ())
         self.done = chunk.end
-        return ""
+        return None
+
+    def ask(self, chunk: Chunk) -> Flow[ModelReply | ModelFailed]:
+        """One summarizer request (refused ones count too)."""
+        reply, self.budget = yield from call_within_budget(
+            CallModel(chunk.request, "summary"), self.budget
+        )
+        self.calls += 1
+        return reply
+
+
+def _summarizer_failed(detail: str) -> NotCompacted:
+    return NotCompacted(Why.SUMMARIZER_FAILED, detail)
 
 
 # --- a plan, for `seri compact --dry-run` ----------------------------------------------------

@@ -1,35 +1,65 @@
-"""The effects the agent loop asks its driver to carry out, and what comes back.
+"""The effects the agent loop asks its interpreter to carry out, and what comes back.
 
-The loop (``seri.pure.turn``) is a generator: it yields one of these requests,
-the driver in ``seri.io`` performs it and sends the answer back in. That keeps
-every decision (budgets, permissions, when to compact, pairing) testable as
-plain values, and every side effect in one thin place.
+The loop (``seri.pure.turn``) is a generator: it yields one of these requests, the
+interpreter in ``seri.runtime`` performs it and sends the answer back in. That keeps every
+decision (budgets, permissions, when to compact, pairing) testable as plain values, and
+every side effect in one thin place.
+
+Each effect declares the type of its answer as the type argument of ``Request``:
+``class CallModel(Request[ModelReply | ModelFailed])``. A flow asks with ``perform``, which
+mypy types by that argument and which checks the answer that comes back; the interpreter
+answers through a helper that mypy checks against the same argument. So the generators'
+send type is ``Reply``, the union of every answer, never ``Any``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Literal
+import typing
+from collections.abc import Generator, Mapping
+from typing import Any, ClassVar, Generic, Literal, TypeVar, cast
 
 import attrs
 
-from seri.pure.provider_failure import OverflowNumbers
+from seri.pure.approval import Answer
+from seri.pure.provider_failure import OverflowNumbers, ProviderFailure
 from seri.pure.recap import Recap
 from seri.pure.records import Message, ToolCall, Usage
 
 Purpose = Literal["turn", "summary"]
+A = TypeVar("A")
+T = TypeVar("T")
 
 
-@attrs.frozen
-class CallModel:
-    """Send ``messages`` (after the frozen system prompt, for a turn) to the model.
+class Request(Generic[A]):
+    """An effect answered with an ``A`` (the type argument is the declaration)."""
 
-    Answered with ``ModelReply`` or ``ModelFailed``.
-    """
+    __slots__ = ()
+    # The answer's classes, read from the type argument when a subclass is made.
+    answer_types: ClassVar[tuple[type, ...]] = ()
 
-    messages: tuple[Message, ...]
-    purpose: Purpose = "turn"
-    system_prompt: str = ""
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for base in getattr(cls, "__orig_bases__", ()):
+            if typing.get_origin(base) is Request:
+                (declared,) = typing.get_args(base)
+                cls.answer_types = _classes(declared)
+
+    def accept(self, answer: object) -> A:
+        """``answer`` as this effect's answer; TypeError when it is not one (a driver bug)."""
+        if not isinstance(answer, self.answer_types):
+            kinds = " or ".join(t.__name__ for t in self.answer_types)
+            raise TypeError(f"{type(self).__name__} is answered with {kinds}, not {answer!r}")
+        return cast("A", answer)
+
+
+def _classes(declared: object) -> tuple[type, ...]:
+    if declared is None or declared is type(None):
+        return (type(None),)
+    members = typing.get_args(declared)
+    if members:
+        return tuple(kind for member in members for kind in _classes(member))
+    assert isinstance(declared, type), declared
+    return (declared,)
 
 
 @attrs.frozen
@@ -49,7 +79,12 @@ class ModelReply:
 
 @attrs.frozen
 class ModelFailed:
-    """The call did not produce a complete answer. ``overflow``: the provider said too long."""
+    """The call did not produce a complete answer. ``overflow``: the provider said too long.
+
+    ``refused``: the provider refused the request before any of an answer arrived, and what
+    it said (its kind, the numbers of an overflow, what a credit can pay for); the loop
+    decides from it whether a smaller output budget would be accepted.
+    """
 
     error: str
     overflow: bool = False
@@ -61,14 +96,31 @@ class ModelFailed:
     usage: Usage | None = None
     # With ``overflow``: the token counts the provider's message stated (sizes the retry).
     overflow_numbers: OverflowNumbers | None = None
+    refused: ProviderFailure | None = None
+    # Not sent: the session changed since it was read, so its answer could not be stored.
+    session_changed: bool = False
 
 
 @attrs.frozen
-class AskPerson:
+class CallModel(Request[ModelReply | ModelFailed]):
+    """Send ``messages`` (after the frozen system prompt, for a turn) to the model.
+
+    ``max_tokens``: the answer budget of this request when the loop lowered it (None: as the
+    settings say).
+    """
+
+    messages: tuple[Message, ...]
+    purpose: Purpose = "turn"
+    system_prompt: str = ""
+    max_tokens: int | None = None
+
+
+@attrs.frozen
+class AskPerson(Request[Answer]):
     """Ask whether a tool call may run.
 
-    Answered with True (run it), False, or an ``approval.Answer``: approved or not, the
-    ``offered`` allow rules when the person said "always", the reason when they said no.
+    Answered with an ``approval.Answer``: approved or not, the ``offered`` allow rules when
+    the person said "always", the reason when they said no.
     """
 
     call: ToolCall
@@ -78,38 +130,6 @@ class AskPerson:
     path: str | None = None
     # The allow rules "always" adds for the rest of the session; () when none can be offered.
     offered: tuple[str, ...] = ()
-
-
-@attrs.frozen
-class RunTool:
-    """Run one validated tool call. Answered with a ``ToolRun``.
-
-    ``max_chars`` is the window's cap on one result: tools that can cut their output at the
-    source (read_file's lines, bash's head and tail) keep within it.
-    """
-
-    call: ToolCall
-    arguments: Mapping[str, Any]
-    max_chars: int | None = None
-
-
-@attrs.frozen
-class ResolvePath:
-    """Resolve a tool's path argument against the project (symlinks followed).
-
-    Answered with ``ResolvedPath``: permission rules must judge the real path,
-    or a link could lead past a deny rule.
-    """
-
-    raw: str
-
-
-@attrs.frozen
-class ResolvedPath:
-    relative: str | None
-    absolute: str | None
-    # Set when the path leads outside the project: why, naming where it resolved to.
-    refused: str = ""
 
 
 @attrs.frozen
@@ -123,14 +143,46 @@ class ToolRun:
 
 
 @attrs.frozen
-class Persist:
+class RunTool(Request[ToolRun]):
+    """Run one validated tool call. Answered with a ``ToolRun``.
+
+    ``max_chars`` is the window's cap on one result: tools that can cut their output at the
+    source (read_file's lines, bash's head and tail) keep within it.
+    """
+
+    call: ToolCall
+    arguments: Mapping[str, Any]
+    max_chars: int | None = None
+
+
+@attrs.frozen
+class ResolvedPath:
+    relative: str | None
+    absolute: str | None
+    # Set when the path leads outside the project: why, naming where it resolved to.
+    refused: str = ""
+
+
+@attrs.frozen
+class ResolvePath(Request[ResolvedPath]):
+    """Resolve a tool's path argument against the project (symlinks followed).
+
+    Answered with ``ResolvedPath``: permission rules must judge the real path,
+    or a link could lead past a deny rule.
+    """
+
+    raw: str
+
+
+@attrs.frozen
+class Persist(Request[None]):
     """Append messages to the session, durably, before going on. Answered with None."""
 
     messages: tuple[Message, ...]
 
 
 @attrs.frozen
-class Record:
+class Record(Request[None]):
     """Add an event to the run's trajectory. Answered with None."""
 
     type: str
@@ -138,14 +190,14 @@ class Record:
 
 
 @attrs.frozen
-class Say:
+class Say(Request[None]):
     """Tell the person something (a warning, a notice) on stderr. Answered with None."""
 
     text: str
 
 
 @attrs.frozen
-class UpdateCounters:
+class UpdateCounters(Request[None]):
     """Store the turn count, the last billed input tokens and the learned token scale (0: not
     measured). Answered with None."""
 
@@ -155,7 +207,7 @@ class UpdateCounters:
 
 
 @attrs.frozen
-class SpillText:
+class SpillText(Request[str]):
     """Keep ``text`` whole in a spill file the model can page through with read_file.
 
     Answered with the file's path, or "" when it could not be written.
@@ -165,7 +217,7 @@ class SpillText:
 
 
 @attrs.frozen
-class ShrinkPayloads:
+class ShrinkPayloads(Request[bool]):
     """Replace messages of the session, by position, with their elided forms, in one
     transaction that also records the shrink in the ledger.
 
@@ -179,7 +231,7 @@ class ShrinkPayloads:
 
 
 @attrs.frozen
-class ApplyCompaction:
+class ApplyCompaction(Request[bool]):
     """Replace the first ``evicted`` messages by ``recap_message``, in one transaction.
 
     Answered with True, or False when the session changed meanwhile (nothing written).
@@ -211,3 +263,16 @@ Effect = (
     | SpillText
     | ShrinkPayloads
 )
+
+# Every answer an effect can get: what a flow's generator is sent.
+Reply = ModelReply | ModelFailed | Answer | ResolvedPath | ToolRun | str | bool | None
+# A flow of effects that ends with a ``T``.
+Flow = Generator[Effect, Reply, T]
+EFFECT_TYPES: tuple[type, ...] = typing.get_args(Effect)
+
+
+def perform(effect: Request[A]) -> Flow[A]:
+    """Ask for one effect and get its answer, typed and checked by the effect's declaration."""
+    assert isinstance(effect, EFFECT_TYPES), effect
+    answer = yield cast("Effect", effect)
+    return effect.accept(answer)

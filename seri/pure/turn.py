@@ -8,17 +8,17 @@ fire. The driver in ``seri.io`` only carries the effects out.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import attrs
 
-from seri.pure.approval import Answer, always_rules
-from seri.pure.compaction import NOT_ENOUGH_HISTORY, SESSION_CHANGED, Compacted, compact
+from seri.pure.approval import always_rules
+from seri.pure.compaction import CHANGED, Compacted, NotCompacted, Why, compact
 from seri.pure.effects import (
     AskPerson,
     CallModel,
-    Effect,
+    Flow,
     ModelFailed,
     ModelReply,
     Persist,
@@ -31,7 +31,9 @@ from seri.pure.effects import (
     SpillText,
     ToolRun,
     UpdateCounters,
+    perform,
 )
+from seri.pure.output_budget import OutputBudget, call_within_budget
 from seri.pure.permission_policy import Policy, with_allowed
 from seri.pure.permissions import decide
 from seri.pure.recap import Recap
@@ -71,6 +73,8 @@ class TaskSetup:
     project: str = ""
     # The configured answer budget (sampling max_tokens), kept free in every request.
     max_tokens: int | None = None
+    # The answer budget requests go out with, as this run has it so far (see OutputBudget).
+    budget: OutputBudget = attrs.field(factory=OutputBudget)
 
     def window(self, token_scale: float = 0.0) -> Window:
         """The window as this task starts, with the scale learned so far (0: none yet)."""
@@ -107,6 +111,8 @@ class TaskEnd:
     detail: str = ""
     # Ended by the person's Ctrl-C, not by a cut stream: the exit status is then 130.
     by_user: bool = False
+    # The answer budget as the run has it now (lowered for the rest of the run by a 402).
+    budget: OutputBudget = attrs.field(factory=OutputBudget)
 
 
 def conversation_of(
@@ -187,6 +193,7 @@ class _Loop:
         self.request_local = 0
         # The setup's policy, plus the rules a person allowed "always" during this task.
         self.policy = setup.policy
+        self.budget = setup.budget
 
     def add(self, messages: Sequence[Message]) -> Persist:
         self.history.extend(messages)
@@ -225,11 +232,13 @@ class _Loop:
     def end(
         self, status: EndStatus, answer: str = "", detail: str = "", *, by_user: bool = False
     ) -> TaskEnd:
-        return TaskEnd(status, answer, self.conversation(), self.turns, detail, by_user)
+        return TaskEnd(
+            status, answer, self.conversation(), self.turns, detail, by_user, self.budget
+        )
 
     # -- the window's cap on one tool result ---------------------------------------------------
 
-    def cap_history(self) -> Generator[Effect, Any, None]:
+    def cap_history(self) -> Flow[None]:
         """Show stored tool results over the window's cap cut, as a new result would be.
 
         The store keeps every byte; the request carries the cut form, whose marker names a
@@ -248,7 +257,7 @@ class _Loop:
             if not needs_cap(stored.text, cap):
                 continue
             if not spill:
-                spill = yield SpillText(stored.text)
+                spill = yield from perform(SpillText(stored.text))
             view = attrs.evolve(stored, text=cap_result(stored.text, cap, spill))
             self.history[index] = view
             self.chars += message_chars(view) - message_chars(message)
@@ -259,20 +268,20 @@ class _Loop:
         views = self.cut_views
         return [views[id(m)][1] if id(m) in views else m for m in self.history]
 
-    def capped_result(self, text: str) -> Generator[Effect, Any, str]:
+    def capped_result(self, text: str) -> Flow[str]:
         """A new tool result as it enters the history: cut to the window's cap."""
         cap = self.window.result_cap_chars
         if not needs_cap(text, cap):
             return text
-        spill = yield SpillText(text)
+        spill = yield from perform(SpillText(text))
         return cap_result(text, cap, spill)
 
     # -- compaction and the shrink ladder ------------------------------------------------------
 
     def compaction(
         self, trigger: str, focus: str = "", keep: int | None = None
-    ) -> Generator[Effect, Any, str]:
-        """Run one compaction; returns '' on success, else why it did not happen."""
+    ) -> Flow[NotCompacted | None]:
+        """Run one compaction; None on success, else why it did not happen."""
         outcome = yield from compact(
             self.history,
             self.recap,
@@ -287,11 +296,14 @@ class _Loop:
             estimate_before=self.estimate(),
             keep=keep,
             stored=self.stored_history(),
+            budget=self.budget,
         )
         if outcome.window is not None:
             self.window = outcome.window
+        if outcome.budget is not None:
+            self.budget = outcome.budget
         if not isinstance(outcome, Compacted):
-            return outcome.reason
+            return outcome
         self.history = list(outcome.history)
         self.recap = outcome.recap
         self.chars = sum(message_chars(m) for m in self.history)
@@ -300,19 +312,19 @@ class _Loop:
         # The last bill counted the evicted messages; it says nothing about the new history.
         self.billed = 0
         self.grown = 0
-        return ""
+        return None
 
     def make_fit(
         self, trigger: str, focus: str = "", keep: int | None = None, *, room: int | None = None
-    ) -> Generator[Effect, Any, str]:
+    ) -> Flow[NotCompacted | None]:
         """Compact, then climb the shrink ladder if the history still does not fit ``room``
         (local tokens; by default what a compaction must leave behind).
 
-        Returns '' when something changed and the history fits, ``NOT_ENOUGH_HISTORY`` when
+        Returns None when something changed and the history fits, ``Why.NO_CUT`` when
         nothing needed to change (no safe cut, and it fits already), else why it does not fit.
         """
         why_not = yield from self.compaction(trigger, focus, keep)
-        if why_not and why_not != NOT_ENOUGH_HISTORY:
+        if why_not is not None and why_not.reason is not Why.NO_CUT:
             return why_not
         limit = self.window.history_target_local if room is None else room
         excess = self.history_local() - limit
@@ -320,12 +332,12 @@ class _Loop:
             return why_not
         shrunk = yield from self.shrink(trigger, excess)
         if shrunk < 0:
-            return SESSION_CHANGED
+            return CHANGED
         if self.history_local() > limit:
-            return self.too_big(limit)
-        return ""
+            return NotCompacted(Why.DOES_NOT_FIT, self.too_big(limit))
+        return None
 
-    def shrink(self, trigger: str, excess: int) -> Generator[Effect, Any, int]:
+    def shrink(self, trigger: str, excess: int) -> Flow[int]:
         """Elide the oldest oversized payloads until ``excess`` local tokens are saved.
 
         Returns how many payloads were elided, or -1 when the session changed meanwhile.
@@ -341,7 +353,7 @@ class _Loop:
                 stored, spill = view_of[1].text, view_of[2]
             else:
                 stored = payload.text
-                spill = yield SpillText(stored)
+                spill = yield from perform(SpillText(stored))
             path = arguments_path(payload.text) if payload.call is not None else None
             size = len(stored.encode("utf-8", "surrogatepass"))
             marker = elided_payload(size, spill, path or "")
@@ -351,7 +363,9 @@ class _Loop:
             message_chars(m) - message_chars(self.history[i]) for i, m in replaced.items()
         )
         after = estimate_tokens(chars + self.window.overhead_chars)
-        applied = yield ShrinkPayloads(tuple(sorted(replaced.items())), trigger, before, after)
+        applied = yield from perform(
+            ShrinkPayloads(tuple(sorted(replaced.items())), trigger, before, after)
+        )
         if not applied:
             return -1
         for index, message in replaced.items():
@@ -401,7 +415,7 @@ class _Loop:
 
 def run_task(
     setup: TaskSetup, conversation: Conversation, prompt: Message, turns_used: int = 0
-) -> Generator[Effect, Any, TaskEnd]:
+) -> Flow[TaskEnd]:
     """Work on ``prompt`` until the model answers without tool calls, or the budget ends."""
     loop = _Loop(setup, conversation)
     loop.turns = turns_used
@@ -441,7 +455,7 @@ def run_task(
             return loop.end("interrupted", detail="interrupted by user", by_user=True)
 
 
-def _model_call(loop: _Loop) -> Generator[Effect, Any, ModelReply | TaskEnd]:
+def _model_call(loop: _Loop) -> Flow[ModelReply | TaskEnd]:
     """One model call with at most one automatic and one overflow compaction."""
     yield from loop.cap_history()
     estimate = loop.estimate()
@@ -451,10 +465,10 @@ def _model_call(loop: _Loop) -> Generator[Effect, Any, ModelReply | TaskEnd]:
     if should_compact(estimate, loop.window.tokens) and grown_enough:
         # The ladder only when the request could not be sent at all.
         why_not = yield from loop.make_fit("auto", room=loop.window.request_room_local)
-        if why_not and why_not != NOT_ENOUGH_HISTORY:
+        if why_not is not None and why_not.reason is not Why.NO_CUT:
             # Fail-soft: the turn goes on with the uncompacted history. (No safe cut yet is
             # not a failure: it would only repeat before every call until one exists.)
-            yield Say(f"warning: automatic compaction skipped: {why_not}")
+            yield Say(f"warning: automatic compaction skipped: {why_not.detail}")
     reply = yield from _send(loop)
     if isinstance(reply, ModelFailed) and reply.overflow:
         refused = loop.estimate()
@@ -473,12 +487,13 @@ def _model_call(loop: _Loop) -> Generator[Effect, Any, ModelReply | TaskEnd]:
         )
         keep = overflow_keep_tokens(loop.window.keep_local, loop.request_local)
         why_not = yield from loop.make_fit("overflow", keep=keep)
-        if why_not == NOT_ENOUGH_HISTORY:
-            why_not = "no safe cut exists and no tool payload is left to shrink"
-        if why_not:
+        if why_not is not None:
+            detail = why_not.detail
+            if why_not.reason is Why.NO_CUT:
+                detail = "no safe cut exists and no tool payload is left to shrink"
             yield Record("turn_end", {"status": "overflow", "turns": loop.turns})
             return loop.end(
-                "overflow", detail=f"the request is too long and compaction failed: {why_not}"
+                "overflow", detail=f"the request is too long and compaction failed: {detail}"
             )
         reply = yield from _send(loop)
         if isinstance(reply, ModelFailed) and reply.overflow:
@@ -515,12 +530,11 @@ def _model_call(loop: _Loop) -> Generator[Effect, Any, ModelReply | TaskEnd]:
     return reply
 
 
-def _send(loop: _Loop) -> Generator[Effect, Any, ModelReply | ModelFailed]:
+def _send(loop: _Loop) -> Flow[ModelReply | ModelFailed]:
     """The turn request, its local size noted for comparing with the provider's count."""
     loop.request_local = loop.local_estimate()
-    reply: ModelReply | ModelFailed = yield CallModel(
-        tuple(loop.history), "turn", loop.setup.system_prompt
-    )
+    request = CallModel(tuple(loop.history), "turn", loop.setup.system_prompt)
+    reply, loop.budget = yield from call_within_budget(request, loop.budget)
     return reply
 
 
@@ -536,7 +550,7 @@ def overflow_keep_tokens(keep_tokens: int, refused_estimate: int) -> int:
     return max(1, min(keep_tokens, refused_estimate // 4))
 
 
-def _answer_calls(loop: _Loop, reply: ModelReply) -> Generator[Effect, Any, bool]:
+def _answer_calls(loop: _Loop, reply: ModelReply) -> Flow[bool]:
     """Give every tool call exactly one result; returns True if the person interrupted."""
     interrupted = False
     touched: list[str] = []
@@ -564,9 +578,7 @@ def _result(call: ToolCall, text: str, *, is_error: bool) -> Message:
     )
 
 
-def _one_call(
-    loop: _Loop, call: ToolCall, reply: ModelReply, seen_ids: set[str]
-) -> Generator[Effect, Any, ToolRun]:
+def _one_call(loop: _Loop, call: ToolCall, reply: ModelReply, seen_ids: set[str]) -> Flow[ToolRun]:
     setup = loop.setup
     yield Record("tool_call", {"id": call.id, "name": call.name, "arguments": call.arguments})
     rejection = ""
@@ -591,7 +603,7 @@ def _one_call(
     where = ResolvedPath(None, None)
     raw_path = arguments.get("path")
     if call.name in PATH_TOOLS and isinstance(raw_path, str):
-        where = yield ResolvePath(raw_path)
+        where = yield from perform(ResolvePath(raw_path))
         if where.refused:
             yield Record(
                 "denial",
@@ -629,8 +641,9 @@ def _one_call(
             relative_path=where.relative,
             absolute_path=where.absolute,
         )
-        reply = yield AskPerson(call, decision.reason, arguments, where.relative, offered)
-        answer = reply if isinstance(reply, Answer) else Answer(bool(reply))
+        answer = yield from perform(
+            AskPerson(call, decision.reason, arguments, where.relative, offered)
+        )
         if not answer.approved:
             said = f"denied by user: {answer.reason}" if answer.reason else "denied by user"
             yield Record(
@@ -641,8 +654,7 @@ def _one_call(
         if answer.always:
             loop.policy = with_allowed(loop.policy, answer.always)
             yield Record("session_rule", {"id": call.id, "rules": list(answer.always)})
-    run = yield RunTool(call, arguments, loop.window.result_cap_chars)
-    assert isinstance(run, ToolRun)
+    run = yield from perform(RunTool(call, arguments, loop.window.result_cap_chars))
     if run.interrupted:
         run = attrs.evolve(run, text=run.text or INTERRUPTED_RESULT, is_error=True)
     whole = len(run.text.encode("utf-8", "replace"))
@@ -662,9 +674,19 @@ def _one_call(
     return run
 
 
+@attrs.frozen
+class CompactEnd:
+    """What ``/compact`` (or ``seri compact``) left: the conversation, why nothing was
+    compacted (None: it was), and the answer budget as the run has it now."""
+
+    conversation: Conversation
+    not_compacted: NotCompacted | None
+    budget: OutputBudget
+
+
 def compact_on_demand(
     setup: TaskSetup, conversation: Conversation, focus: str, trigger: str = "manual"
-) -> Generator[Effect, Any, tuple[Conversation, str]]:
+) -> Flow[CompactEnd]:
     """``/compact [focus]``: the same primitive, without waiting for the 50% trigger.
 
     It never leaves a session that does not fit under half the window: when the compaction
@@ -674,4 +696,4 @@ def compact_on_demand(
     loop = _Loop(setup, conversation)
     yield from loop.cap_history()
     why_not = yield from loop.make_fit(trigger, focus)
-    return loop.conversation(), why_not
+    return CompactEnd(loop.conversation(), why_not, loop.budget)

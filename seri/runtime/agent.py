@@ -10,22 +10,29 @@ definitions in the window (they fill it when the session next runs).
 from __future__ import annotations
 
 import enum
-from collections.abc import Generator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import attrs
 
 from seri.io.recorder import Recorder
 from seri.pure.cuts import keep_budget
-from seri.pure.effects import Effect
+from seri.pure.effects import Flow
+from seri.pure.output_budget import OutputBudget
 from seri.pure.permissions import Policy
 from seri.pure.records import Message
 from seri.pure.redaction import Redactor
 from seri.pure.rules import GlobRule
 from seri.pure.settings import Settings, configured_max_tokens
 from seri.pure.tool_specs import TOOL_NAMES, tool_definition_chars
-from seri.pure.turn import Conversation, TaskEnd, TaskSetup, compact_on_demand, run_task
+from seri.pure.turn import (
+    CompactEnd,
+    Conversation,
+    TaskEnd,
+    TaskSetup,
+    compact_on_demand,
+    run_task,
+)
 from seri.runtime.interpreter import Interpreter
 from seri.runtime.model_caller import ModelCaller
 from seri.runtime.ports import Nobody, NoTools, Person, SessionPort, ToolPort
@@ -58,7 +65,7 @@ class Agent:
         if self.own_caller is not None:
             self.own_caller.close()
 
-    def run(self, flow: Generator[Effect, Any, T]) -> T:
+    def run(self, flow: Flow[T]) -> T:
         return self.interpreter.run(flow)
 
     def run_task(self, conversation: Conversation, prompt: str, turns_used: int = 0) -> TaskEnd:
@@ -66,10 +73,8 @@ class Agent:
         message = Message(role="user", text=prompt)
         return self.run(run_task(self.setup, conversation, message, turns_used))
 
-    def compact(
-        self, conversation: Conversation, focus: str, trigger: str
-    ) -> tuple[Conversation, str]:
-        """Compact now (``/compact``, ``seri compact``); '' when done, else why not."""
+    def compact(self, conversation: Conversation, focus: str, trigger: str) -> CompactEnd:
+        """Compact now (``/compact``, ``seri compact``)."""
         return self.run(compact_on_demand(self.setup, conversation, focus, trigger))
 
 
@@ -93,6 +98,7 @@ def build_agent(
     interactive: bool = False,
     max_turns: int | None = None,
     caller: ModelCaller | None = None,
+    budget: OutputBudget | None = None,
 ) -> Agent:
     """An agent for ``role``.
 
@@ -124,6 +130,7 @@ def build_agent(
         tool_chars=tool_definition_chars(counted),
         project=project,
         max_tokens=configured_max_tokens(settings),
+        budget=OutputBudget.of(settings.sampling) if budget is None else budget,
     )
     own_caller = None
     if caller is None:

@@ -21,8 +21,9 @@ from seri.io.recorder import Recorder
 from seri.io.session_log import SessionLog
 from seri.io.spill import SPILL_DIR
 from seri.io.terminal import Screen
-from seri.pure.compaction import NOT_ENOUGH_HISTORY
+from seri.pure.compaction import NO_CUT, NotCompacted
 from seri.pure.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNFINISHED, SeriError
+from seri.pure.output_budget import OutputBudget
 from seri.pure.permission_policy import Policy, parse_policy, with_allowed
 from seri.pure.protected_paths import protected_paths
 from seri.pure.recap import recap_from_dict
@@ -110,6 +111,9 @@ class ChatSession:
         # The session's own project (an imported session's cwd): recap paths are relative to it.
         self.session_project = project
         self._caller: ModelCaller | None = None
+        # The answer budget as this run has it (None: as config.json sets it); a 402 lowers it
+        # for the rest of the run, a new model or session starts from config.json again.
+        self.budget: OutputBudget | None = None
         self._window_lookup: WindowLookup | None = None
         # Where the window in use came from ("server", "default") until it is recorded.
         self._window_source = ""
@@ -396,6 +400,7 @@ class ChatSession:
             interactive=self.interactive,
             max_turns=self.max_turns,
             caller=self._model(),
+            budget=self.budget,
         )
 
     def _person(self, tools: ToolHost) -> ChatView:
@@ -427,6 +432,7 @@ class ChatSession:
         finally:
             self.view.close()
         self.conversation = end.conversation
+        self.budget = end.budget
         self.last_task_turns = end.turns
         return end
 
@@ -461,15 +467,16 @@ class ChatSession:
         """Create the session now if this run has none yet (a pin needs one to belong to)."""
         self._ensure_session(for_task=False)
 
-    def compact(self, focus: str, trigger: str = "manual") -> str:
-        """/compact: '' when done, else why not (e.g. not enough history)."""
+    def compact(self, focus: str, trigger: str = "manual") -> NotCompacted | None:
+        """/compact: None when done, else why not (e.g. not enough history)."""
         if not self.session_id:
-            return NOT_ENOUGH_HISTORY
+            return NO_CUT
         self._ensure_session(for_task=False)
         self._refresh_if_changed()
-        conversation, why_not = self._agent().compact(self.conversation, focus, trigger)
-        self.conversation = conversation
-        return why_not
+        end = self._agent().compact(self.conversation, focus, trigger)
+        self.conversation = end.conversation
+        self.budget = end.budget
+        return end.not_compacted
 
     def set_model(self, name: str) -> None:
         """/model NAME: the rest of this run talks to ``name`` (its window is looked up anew,
@@ -477,6 +484,7 @@ class ChatSession:
         self.settings = attrs.evolve(self.settings, model=name)
         self._close_client()
         self._caller = None
+        self.budget = None
         self.context_window = self.settings.context_window
         self._window_lookup = None
         self._window_source = ""
@@ -506,6 +514,7 @@ class ChatSession:
         self.log = None
         self._close_client()
         self._caller = None
+        self.budget = None
         return old
 
     def close(self) -> None:

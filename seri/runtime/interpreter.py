@@ -10,24 +10,24 @@ the session changed meanwhile, and a file's text before and after a write for th
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from pathlib import Path
-from typing import Any, TypeVar, assert_never
+from typing import TypeVar, assert_never
 
 import attrs
 
-from seri.pure.approval import Answer
 from seri.pure.compaction import SESSION_CHANGED
 from seri.pure.effects import (
     ApplyCompaction,
     AskPerson,
     CallModel,
     Effect,
+    Flow,
     ModelFailed,
     ModelReply,
     Persist,
     Record,
-    ResolvedPath,
+    Reply,
+    Request,
     ResolvePath,
     RunTool,
     Say,
@@ -41,6 +41,7 @@ from seri.pure.records import Message
 from seri.pure.redaction import Redactor
 from seri.runtime.ports import ModelPort, Person, RecorderPort, SessionPort, ToolPort
 
+A = TypeVar("A")
 T = TypeVar("T")
 
 # Tools whose "path" names a file whose change a person is shown (+N −M).
@@ -70,7 +71,7 @@ class Interpreter:
         # Where whole texts too long for the window are kept (None: nowhere).
         self.spill_dir = spill_dir
 
-    def run(self, loop: Generator[Effect, Any, T]) -> T:
+    def run(self, loop: Flow[T]) -> T:
         try:
             effect = next(loop)
             while True:
@@ -81,31 +82,37 @@ class Interpreter:
             result: T = stop.value
             return result
 
-    def handle(self, effect: Effect) -> Any:
-        """Perform one effect; the answer is what the effect's type says it is answered with."""
+    def handle(self, effect: Effect) -> Reply:
+        """Perform one effect; the answer is of the type the effect declares (mypy checks
+        each branch against that declaration through ``_answer``)."""
         match effect:
             case CallModel():
-                return self._call_model(effect)
+                return _answer(effect, self._call_model(effect))
             case AskPerson():
-                return self._ask(effect)
+                return _answer(effect, self.person.ask(effect))
             case ResolvePath():
-                return self._resolve(effect)
+                return _answer(effect, self.tools.resolve(effect.raw))
             case RunTool():
-                return self._run_tool(effect)
+                return _answer(effect, self._run_tool(effect))
             case Persist():
-                return self._persist(effect)
+                self._persist(effect)
+                return _answer(effect, None)
             case Record():
-                return self._record(effect)
+                self._record(effect)
+                return _answer(effect, None)
             case Say():
-                return self._say(effect)
+                self.person.notice(f"seri: {effect.text}")
+                return _answer(effect, None)
             case UpdateCounters():
-                return self.session.note_counters(effect)
+                # Written with the next message, in the same transaction: one fsync, not two.
+                self.session.note_counters(effect)
+                return _answer(effect, None)
             case SpillText():
-                return self._spill(effect)
+                return _answer(effect, self._spill(effect))
             case ShrinkPayloads():
-                return self._shrink(effect)
+                return _answer(effect, self._shrink(effect))
             case ApplyCompaction():
-                return self._compact(effect)
+                return _answer(effect, self._compact(effect))
             case _:
                 assert_never(effect)
 
@@ -114,7 +121,7 @@ class Interpreter:
     def _call_model(self, effect: CallModel) -> ModelReply | ModelFailed:
         if effect.purpose == "summary" and self.session.changed_elsewhere():
             # The swap would be refused: do not pay for a recap that cannot be stored.
-            return ModelFailed(SESSION_CHANGED)
+            return ModelFailed(SESSION_CHANGED, session_changed=True)
         person = self.person
         person.model_call_started(effect.purpose)
         try:
@@ -131,12 +138,6 @@ class Interpreter:
                 )
             )
         return reply
-
-    def _ask(self, effect: AskPerson) -> Answer:
-        return self.person.ask(effect)
-
-    def _resolve(self, effect: ResolvePath) -> ResolvedPath:
-        return self.tools.resolve(effect.raw)
 
     def _run_tool(self, effect: RunTool) -> ToolRun:
         person = self.person
@@ -163,9 +164,6 @@ class Interpreter:
     def _record(self, effect: Record) -> None:
         self.recorder.record(effect.type, effect.data)
         self.person.recorded(effect.type, effect.data)
-
-    def _say(self, effect: Say) -> None:
-        self.person.notice(f"seri: {effect.text}")
 
     def _spill(self, effect: SpillText) -> str:
         if self.spill_dir is None:
@@ -203,3 +201,9 @@ class Interpreter:
                 for call in message.tool_calls
             ),
         )
+
+
+def _answer(effect: Request[A], answer: A) -> A:
+    """``answer``, typed as ``effect`` declares its answer: a branch of ``handle`` that answered
+    with anything else would not type-check."""
+    return answer

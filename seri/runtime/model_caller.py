@@ -16,6 +16,7 @@ import attrs
 
 from seri.io.recorder import Recorder
 from seri.pure.effects import CallModel, ModelFailed, ModelReply
+from seri.pure.output_budget import OutputBudget
 from seri.pure.records import Message
 from seri.pure.run_usage import RunUsage
 from seri.pure.settings import Settings
@@ -144,11 +145,15 @@ class ModelCaller:
             if effect.system_prompt:
                 messages = (Message(role="system", text=effect.system_prompt), *messages)
             tools = select_tools(self.tool_names)
+        sampling = self.settings.sampling
+        if effect.max_tokens is not None:
+            # The loop lowered the answer budget (see seri.pure.output_budget).
+            sampling = {**sampling, OutputBudget.of(sampling).key: effect.max_tokens}
         return build_request(
             self.settings.model,
             messages,
             tools,
-            sampling=self.settings.sampling,
+            sampling=sampling,
             provider_pin=self.settings.provider,
             reasoning_effort=self.settings.reasoning_effort or None,
         )
@@ -181,36 +186,27 @@ class ModelCaller:
         return self._system
 
     def call(self, effect: CallModel) -> ModelReply | ModelFailed:
-        from seri.pure.provider_errors import ContextOverflow, InsufficientCredits, ProviderError
+        from seri.pure.provider_errors import ProviderError
 
         on_text = self.on_text if effect.purpose == "turn" else None
-        on_reasoning = self.on_reasoning
         try:
-            try:
-                result = self.client().stream_chat(
-                    self.encoded_body(effect), on_text, on_reasoning=on_reasoning
-                )
-            except (ContextOverflow, InsufficientCredits) as exc:
-                # One more try, only when a smaller output budget is what the provider asked
-                # for: the input fits the window, or the credit left covers fewer tokens.
-                before = self.settings
-                if not self._lower_output_budget(exc.failure):
-                    raise
-                try:
-                    result = self.client().stream_chat(
-                        self.encoded_body(effect), on_text, on_reasoning=on_reasoning
-                    )
-                finally:
-                    if isinstance(exc, ContextOverflow):
-                        # The room left beside this input, not beside the next one (a new
-                        # task, a summarizer call): those go out with the budget as it was.
-                        self.settings = before
-        except ContextOverflow as exc:
-            return ModelFailed(str(exc), overflow=True, overflow_numbers=exc.failure.overflow)
+            result = self.client().stream_chat(
+                self.encoded_body(effect), on_text, on_reasoning=self.on_reasoning
+            )
         except ProviderError as exc:
-            if exc.failure.kind == "connection":
-                return ModelFailed(self.naming_the_url(str(exc)))
-            return ModelFailed(str(exc))
+            # Refused before any of an answer arrived: what the provider said goes back whole,
+            # for the loop to decide whether a smaller output budget would do.
+            failure = exc.failure
+            error = str(exc)
+            if failure.kind == "connection":
+                error = self.naming_the_url(error)
+            overflow = failure.kind == "context_overflow"
+            return ModelFailed(
+                error,
+                overflow=overflow,
+                overflow_numbers=failure.overflow if overflow else None,
+                refused=failure,
+            )
         except KeyboardInterrupt:
             return ModelFailed(
                 "interrupted by user while the model was answering", interrupted=True, by_user=True
@@ -242,24 +238,3 @@ class ModelCaller:
             generation_id=result.generation_id,
             refusal=result.refusal,
         )
-
-    def _lower_output_budget(self, failure: Any) -> bool:
-        """Lower max_tokens rather than compact or give up.
-
-        An overflow whose numbers show the input fits: the output budget goes to what is left
-        of the window, for the retry of that call. A 402 "can only afford N tokens": to N, for
-        the rest of the run. Set whether or not config.json named a budget (without one the
-        provider assumed its own, too large, default).
-        """
-        from seri.pure.output_budget import lowered_output_budget
-
-        sampling = dict(self.settings.sampling)
-        lowered = lowered_output_budget(failure, sampling)
-        if lowered is None:
-            return False
-        key, room, why = lowered
-        sampling[key] = room
-        self.settings = attrs.evolve(self.settings, sampling=sampling)
-        self.recorder.record("output_budget_lowered", {"key": key, "to": room, "why": why})
-        print(f"seri: {key} lowered to {room} {why}", file=sys.stderr)
-        return True

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from seri.io.conversations import SessionState
     from seri.io.leases import Lease
     from seri.io.recorder import Recorder
+    from seri.pure.compaction import NotCompacted
+    from seri.pure.output_budget import OutputBudget
     from seri.pure.redaction import Redactor
     from seri.pure.settings import Settings
     from seri.pure.turn import Conversation
@@ -48,6 +50,8 @@ class ShellCompaction:
         self.redactor = redactor
         self._recorder: Recorder | None = None
         self._caller: ModelCaller | None = None
+        # The answer budget of the summarizer's requests, kept from one attempt to the next.
+        self.budget: OutputBudget | None = None
         self.lease = lease
 
     @classmethod
@@ -76,12 +80,13 @@ class ShellCompaction:
             print(f"seri: compacting session {session_id}", file=sys.stderr)
         return cls(profile, session_id, settings, api_key, redactor, lease)
 
-    def attempt(self, focus: str) -> str:
-        """One compaction from a fresh read; '' when done, else why not."""
+    def attempt(self, focus: str) -> NotCompacted | None:
+        """One compaction from a fresh read; None when done, else why not."""
         state, conversation = self.read()
         agent = self.agent(state, self._recording(dict(state.prompt_hashes)))
-        _conversation, why_not = agent.compact(conversation, focus, "shell")
-        return why_not
+        end = agent.compact(conversation, focus, "shell")
+        self.budget = end.budget
+        return end.not_compacted
 
     def read(self) -> tuple[SessionState, Conversation]:
         """The session's state and conversation, from one point in time (the revision is what
@@ -131,6 +136,7 @@ class ShellCompaction:
             redactor=self.redactor,
             spill_dir=self.profile.root / SPILL_DIR,
             caller=caller,
+            budget=self.budget,
         )
 
     def _recording(self, prompt_hashes: dict[str, Any]) -> Recorder:

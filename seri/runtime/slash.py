@@ -51,14 +51,14 @@ def _say(text: str) -> None:
 
 
 def _compact(chat: ChatSession, focus: str) -> LineOutcome:
-    from seri.pure.compaction import NOT_ENOUGH_HISTORY
+    from seri.pure.compaction import Why
 
     why_not = chat.compact(focus)
-    if why_not == NOT_ENOUGH_HISTORY:
-        print(NOT_ENOUGH_HISTORY)
+    if why_not is not None and why_not.reason is Why.NO_CUT:
+        print(why_not.detail)
         return None
-    if why_not:
-        _say(f"compaction failed: {why_not}")
+    if why_not is not None:
+        _say(f"compaction failed: {why_not.detail}")
         return 1
     # The chat's view has said "compacted: 84k → 21k tokens (...)".
     return None

@@ -14,7 +14,7 @@ from typing import Any
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from seri.pure.compaction import NOT_ENOUGH_HISTORY, Compacted, NotCompacted, compact
+from seri.pure.compaction import NOT_ENOUGH_HISTORY, Compacted, NotCompacted, Why, compact
 from seri.pure.effects import (
     ApplyCompaction,
     CallModel,
@@ -215,7 +215,8 @@ def test_a_compaction_never_splits_a_pair_never_loses_a_pin_and_sees_all_it_evic
         provider,
     )
     if isinstance(outcome, NotCompacted):
-        assert outcome.reason == NOT_ENOUGH_HISTORY and provider.requests == []
+        assert outcome.reason is Why.NO_CUT and outcome.detail == NOT_ENOUGH_HISTORY
+        assert provider.requests == []
         return
     assert isinstance(outcome, Compacted)
     recap, *kept = outcome.history
@@ -292,13 +293,15 @@ def test_compact_on_demand_leaves_a_fitting_session_or_says_why(
         tuple(history), total_chars=messages_chars(history), token_scale=ratio, pins=tuple(pins)
     )
     provider = Provider(ratio, tokens)
-    after, why_not = drive(compact_on_demand(setup, conversation, ""), provider)
+    end = drive(compact_on_demand(setup, conversation, ""), provider)
+    after, why_not = end.conversation, end.not_compacted
     window = setup.window(ratio)
     assert pairs_intact(list(after.history[1:] if after.recap else after.history))
-    if why_not in ("", NOT_ENOUGH_HISTORY):
+    if why_not is None or why_not.reason is Why.NO_CUT:
         assert estimate_tokens(after.total_chars) <= window.history_target_local
     else:
-        assert "does not fit" in why_not or "summarizer" in why_not, why_not
+        assert why_not.reason in (Why.DOES_NOT_FIT, Why.SUMMARIZER_FAILED), why_not
+        assert "does not fit" in why_not.detail or "summarizer" in why_not.detail, why_not
     if after.recap is not None:
         for pin in pins:
             assert f"- {pin}" in after.history[0].text
@@ -330,7 +333,7 @@ def test_the_ladder_never_forgets_which_files_were_touched(
     conversation = Conversation(
         tuple(history), total_chars=messages_chars(history), token_scale=ratio
     )
-    after, _why_not = drive(compact_on_demand(setup, conversation, ""), Provider(ratio, tokens))
+    after = drive(compact_on_demand(setup, conversation, ""), Provider(ratio, tokens)).conversation
     before = paths_touched(history, "/p")
     kept = paths_touched(after.history, "/p")
     recap = after.recap or Recap()
