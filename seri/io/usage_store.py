@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from seri.io.store import Store
-from seri.pure.chat_status import UsageTotals
+from seri.pure.usage_totals import UsageTotals
 
 
 def session_usage(store: Store, session_id: str) -> UsageTotals:
@@ -22,5 +22,5 @@ def session_usage(store: Store, session_id: str) -> UsageTotals:
         except (ValueError, AttributeError):
             continue
         if isinstance(usage, dict):
-            totals = totals.plus(usage)
+            totals = totals.plus(UsageTotals.of_record(usage))
     return totals

@@ -2,49 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
-import attrs
+from collections.abc import Sequence
 
 from seri.pure.human_units import cost_text, plural, tokens_short
 from seri.pure.records import Message
-
-
-@attrs.frozen
-class UsageTotals:
-    """Token and cost sums over some model calls; ``cost`` is None when none reported one."""
-
-    calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_tokens: int = 0
-    reasoning_tokens: int = 0
-    cost: float | None = None
-    unreported: int = 0  # calls that came back without usage
-
-    def plus(self, usage: Mapping[str, object]) -> UsageTotals:
-        """Add one recorded ``usage`` object (see ``turn.usage_record``)."""
-        if usage.get("reported") is False:
-            return attrs.evolve(self, calls=self.calls + 1, unreported=self.unreported + 1)
-        total_cost = self.cost
-        # What the provider charged, and what an upstream (BYOK) provider did, if it says.
-        for key in ("cost", "upstream_cost"):
-            cost = usage.get(key)
-            if isinstance(cost, int | float) and not isinstance(cost, bool):
-                total_cost = (total_cost or 0.0) + float(cost)
-        return UsageTotals(
-            calls=self.calls + 1,
-            input_tokens=self.input_tokens + _count(usage.get("input_tokens")),
-            output_tokens=self.output_tokens + _count(usage.get("output_tokens")),
-            cached_tokens=self.cached_tokens + _count(usage.get("cached_tokens")),
-            reasoning_tokens=self.reasoning_tokens + _count(usage.get("reasoning_tokens")),
-            cost=total_cost,
-            unreported=self.unreported,
-        )
-
-
-def _count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+from seri.pure.usage_totals import UsageTotals
 
 
 def banner(
@@ -81,7 +43,8 @@ def window_use(estimate: int, window: int) -> str:
 def cost_summary(totals: UsageTotals) -> str:
     if not totals.calls:
         return "no model calls yet"
-    cost = cost_text(totals.cost) if totals.cost is not None else "cost not reported"
+    total = totals.total_cost
+    cost = cost_text(total) if total is not None else "cost not reported"
     text = f"{cost} over {plural(totals.calls, 'call')}"
     if totals.unreported:
         text += f" ({totals.unreported} without usage)"

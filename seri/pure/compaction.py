@@ -94,29 +94,41 @@ CompactionOutcome = Compacted | NotCompacted
 
 
 # A glob rule arrives as a message when it fires. Evicting that message must not
-# take the rule out of force, so the recap carries the text of every rule that fired.
+# take the rule out of force, so the recap carries the text of every rule that fired
+# (``Recap.rules``), and its message shows them under this heading.
 RULES_HEADING = "\n\n## Project rules in force\n\n"
 
 
-def rules_in_force(evicted: Sequence[Message]) -> tuple[str, ...]:
-    """Rule texts among the evicted messages, and those an evicted recap carried."""
-    texts: dict[str, str] = {}
+def rules_in_force(evicted: Sequence[Message], previous: Recap | None) -> tuple[str, ...]:
+    """The rules the previous recap carried, then those whose messages are being evicted.
+
+    A previous recap stored before seri kept its rules as a field (``rules`` is None) has
+    them in its text only: that recap's message, evicted now, is read for them this once.
+    """
+    carried = previous.rules if previous is not None else None
+    found = list(carried or ())
     for message in evicted:
         if message.kind == "rule":
-            found = [message.text]
-        elif message.kind == "recap" and RULES_HEADING in message.text:
-            section = message.text.split(RULES_HEADING, 1)[1]
-            found = ["[rule " + part for part in section.split("\n[rule ") if part]
-            found[0] = found[0].removeprefix("[rule ")
-        else:
-            continue
-        for text in found:
-            texts.setdefault(text.split("]", 1)[0], text.strip())
+            found.append(message.text)
+        elif message.kind == "recap" and carried is None:
+            found.extend(_rules_in_text(message.text))
+    texts: dict[str, str] = {}
+    for text in found:
+        texts.setdefault(text.split("]", 1)[0], text.strip())
     return tuple(texts.values())
 
 
-def rules_section(evicted: Sequence[Message]) -> str:
-    rules = rules_in_force(evicted)
+def _rules_in_text(text: str) -> list[str]:
+    """The rules section of a recap message written before the rules were a field."""
+    if RULES_HEADING not in text:
+        return []
+    section = text.split(RULES_HEADING, 1)[1]
+    found = ["[rule " + part for part in section.split("\n[rule ") if part]
+    found[0] = found[0].removeprefix("[rule ")
+    return found
+
+
+def rules_section(rules: Sequence[str]) -> str:
     return RULES_HEADING + "\n".join(rules) if rules else ""
 
 
@@ -128,11 +140,9 @@ def recap_chars(window: Window) -> int:
     return max(MIN_RECAP_CHARS, window.keep_local * 2)
 
 
-def recap_message(
-    recap: Recap, pins: Sequence[str], evicted: Sequence[Message], window: Window
-) -> Message:
+def recap_message(recap: Recap, pins: Sequence[str], window: Window) -> Message:
     """The one user message that stands in for the evicted part."""
-    text = render_recap(recap, pins, recap_chars(window)) + rules_section(evicted)
+    text = render_recap(recap, pins, recap_chars(window)) + rules_section(recap.rules or ())
     return Message(role="user", text=text, kind="recap")
 
 
@@ -206,7 +216,8 @@ def compact(
     evicted = history[:end]
     kept = tuple(history[end:])
     recap = _with_paths(fold.recap, paths_touched(evicted, project))
-    message = recap_message(recap, pins, evicted, window)
+    recap = attrs.evolve(recap, rules=rules_in_force(evicted, previous))
+    message = recap_message(recap, pins, window)
     overhead = window.overhead_chars
     before = (
         estimate_before
@@ -398,7 +409,8 @@ def plan_compaction(
     kept = tuple(history[end:])
     recap: tuple[Message, ...] = ()
     if cut is not None:
-        recap = (recap_message(previous or Recap(), pins, history[:end], window),)
+        rules = rules_in_force(history[:end], previous)
+        recap = (recap_message(attrs.evolve(previous or Recap(), rules=rules), pins, window),)
     history_after = (*recap, *kept)
     after = estimate_tokens(window.overhead_chars + messages_chars(history_after))
     excess = estimate_tokens(messages_chars(history_after)) - window.history_target_local

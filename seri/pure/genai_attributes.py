@@ -17,6 +17,7 @@ import attrs
 
 from seri.pure.otlp_model import Attributes, AttrValue
 from seri.pure.redaction import Redactor, elide_large
+from seri.pure.usage_totals import UsageTotals
 
 AGENT_NAME = "seri"
 # Strings over this many UTF-8 bytes are elided from exported content, as from recordings.
@@ -73,17 +74,6 @@ def scalar(value: Any) -> AttrValue | None:
             return tuple(int(item) for item in items if isinstance(item, int))
         if items and all(type(item) in (int, float) for item in items):
             return tuple(float(item) for item in items if isinstance(item, int | float))
-    return None
-
-
-def number(value: Any) -> int:
-    """A token count from a record: non-negative ints only, anything else counts as 0."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
-def money(value: Any) -> float | None:
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        return float(value)
     return None
 
 
@@ -176,73 +166,23 @@ def request_attributes(header: Mapping[str, Any]) -> Attributes:
 # -- usage -----------------------------------------------------------------------------------
 
 
-@attrs.frozen
-class UsageTotals:
-    """Tokens and money of one or more model calls, added up."""
-
-    calls: int = 0
-    reported: int = 0  # calls whose provider said what they used
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_tokens: int = 0
-    cache_write_tokens: int = 0
-    reasoning_tokens: int = 0
-    cost: float | None = None
-    upstream_cost: float | None = None
-
-    def plus(self, other: UsageTotals) -> UsageTotals:
-        return UsageTotals(
-            calls=self.calls + other.calls,
-            reported=self.reported + other.reported,
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            cached_tokens=self.cached_tokens + other.cached_tokens,
-            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
-            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
-            cost=_plus(self.cost, other.cost),
-            upstream_cost=_plus(self.upstream_cost, other.upstream_cost),
-        )
-
-    def attributes(self) -> Attributes:
-        """gen_ai.usage.*; nothing at all when no call reported its usage."""
-        if not self.reported:
-            return ()
-        found: list[tuple[str, AttrValue]] = [
-            ("gen_ai.usage.input_tokens", self.input_tokens),
-            ("gen_ai.usage.output_tokens", self.output_tokens),
-            ("gen_ai.usage.cache_read.input_tokens", self.cached_tokens),
-            ("gen_ai.usage.cache_creation.input_tokens", self.cache_write_tokens),
-            ("gen_ai.usage.reasoning.output_tokens", self.reasoning_tokens),
-        ]
-        # Not in the conventions yet; the key Langfuse and others read for a call's price.
-        if self.cost is not None:
-            found.append(("gen_ai.usage.cost", self.cost))
-        if self.upstream_cost is not None:
-            found.append(("seri.usage.upstream_cost", self.upstream_cost))
-        return tuple(found)
-
-
-def _plus(total: float | None, more: float | None) -> float | None:
-    if more is None:
-        return total
-    return more if total is None else total + more
-
-
-def usage_of(record_usage: Any) -> UsageTotals:
-    """One call's usage as a recording holds it (``{"reported": false}`` when unknown)."""
-    if not isinstance(record_usage, Mapping) or record_usage.get("reported") is False:
-        return UsageTotals(calls=1)
-    return UsageTotals(
-        calls=1,
-        reported=1,
-        input_tokens=number(record_usage.get("input_tokens")),
-        output_tokens=number(record_usage.get("output_tokens")),
-        cached_tokens=number(record_usage.get("cached_tokens")),
-        cache_write_tokens=number(record_usage.get("cache_write_tokens")),
-        reasoning_tokens=number(record_usage.get("reasoning_tokens")),
-        cost=money(record_usage.get("cost")),
-        upstream_cost=money(record_usage.get("upstream_cost")),
-    )
+def usage_attributes(totals: UsageTotals) -> Attributes:
+    """gen_ai.usage.*; nothing at all when no call reported its usage."""
+    if not totals.reported:
+        return ()
+    found: list[tuple[str, AttrValue]] = [
+        ("gen_ai.usage.input_tokens", totals.input_tokens),
+        ("gen_ai.usage.output_tokens", totals.output_tokens),
+        ("gen_ai.usage.cache_read.input_tokens", totals.cached_tokens),
+        ("gen_ai.usage.cache_creation.input_tokens", totals.cache_write_tokens),
+        ("gen_ai.usage.reasoning.output_tokens", totals.reasoning_tokens),
+    ]
+    # Not in the conventions yet; the key Langfuse and others read for a call's price.
+    if totals.cost is not None:
+        found.append(("gen_ai.usage.cost", totals.cost))
+    if totals.upstream_cost is not None:
+        found.append(("seri.usage.upstream_cost", totals.upstream_cost))
+    return tuple(found)
 
 
 # -- span events -----------------------------------------------------------------------------

@@ -39,13 +39,12 @@ from seri.pure.genai_attributes import (
     AGENT_NAME,
     Content,
     Server,
-    UsageTotals,
     diagnostic,
     event_attributes,
     request_attributes,
     scalar_items,
     server_of,
-    usage_of,
+    usage_attributes,
 )
 from seri.pure.genai_metrics import OPERATION_DURATION, TOKEN_USAGE, Observation
 from seri.pure.otlp_model import (
@@ -60,6 +59,7 @@ from seri.pure.otlp_model import (
     SpanEvent,
     nanos,
 )
+from seri.pure.usage_totals import UsageTotals
 
 AgentRole = Literal["pending", "task", "standalone", "subagent"]
 
@@ -389,7 +389,7 @@ class _Step:
             if scope.role == "subagent":
                 attributes.append(("seri.subagent", True))
         attributes.append(("seri.model_calls", scope.totals.calls))
-        attributes.extend(scope.totals.attributes())
+        attributes.extend(usage_attributes(scope.totals))
         if scope.estimated_start:
             attributes.append(("seri.start_estimated", True))
         code, error_type, message = STATUS_UNSET, "", ""
@@ -439,7 +439,7 @@ class _Step:
         start = min(max(start, scope.start_ns), at)
         estimated = not explicit and scope.estimated_start and scope.chats == 0
         answered = record.type in ("model_call", "summary_call")
-        usage = usage_of(data.get("usage")) if answered else UsageTotals(calls=1)
+        usage = UsageTotals.of_record(data.get("usage")) if answered else UsageTotals(calls=1)
         reported = data.get("usage")
         served_by = reported.get("provider") if isinstance(reported, Mapping) else None
         model = scope.model
@@ -469,7 +469,7 @@ class _Step:
                 )
             )
         )
-        attributes.extend(usage.attributes())
+        attributes.extend(usage_attributes(usage))
         attributes.extend(self.content.pairs(data, {"refusal": "seri.refusal"}))
         if finish == "incomplete" and not error_type:
             error_type = "incomplete"

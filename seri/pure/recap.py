@@ -51,6 +51,10 @@ class Recap:
     modified_paths: tuple[str, ...] = ()
     # Text from the model's answers that fit no field: kept rather than guessed at or dropped.
     notes: tuple[str, ...] = ()
+    # The project rules in force whose messages this recap stands in for, as their texts
+    # (``[rule name] ...``): a rule that fired stays in force after its message is evicted.
+    # None for a recap stored before seri kept them here (they are then in its text only).
+    rules: tuple[str, ...] | None = None
 
 
 # --- elision ---------------------------------------------------------------------------------
@@ -278,6 +282,7 @@ def merge_recap(
         read_paths=paths.read,
         modified_paths=paths.modified,
         notes=_unique_items((*before.notes, *answer.notes)),
+        rules=before.rules,
     )
 
 
@@ -344,7 +349,8 @@ def _render(recap: Recap, pins: Sequence[str], detail: _Detail) -> str:
     if detail.goal is not None and len(goal) > detail.goal:
         goal = goal[: detail.goal] + f"… [{len(goal) - detail.goal} more characters]"
     # Continuation lines are indented like the bullets': no line of the model's words can then
-    # begin a section, the rules heading included (``rules_in_force`` trusts that heading).
+    # begin a section, the rules heading included (a recap stored before the rules were a
+    # field of its own is read for that heading once, see ``compaction.rules_in_force``).
     goal = goal.replace("\n", "\n  ")
     read = _path_list("Read", recap.read_paths, detail.paths)
     modified = _path_list("Modified", recap.modified_paths, detail.paths)
@@ -400,6 +406,8 @@ def recap_to_dict(recap: Recap) -> dict[str, Any]:
     """The recap as plain JSON-ready data, keyed by field name."""
     data: dict[str, Any] = {"goal": recap.goal}
     data.update({name: list(getattr(recap, name)) for name in _LIST_FIELDS})
+    if recap.rules is not None:
+        data["rules"] = list(recap.rules)
     return data
 
 
@@ -410,7 +418,8 @@ def recap_from_dict(data: Mapping[str, Any]) -> Recap:
     if not isinstance(goal, str):
         raise TypeError(f"recap goal must be a string, not {goal!r}")
     lists = {name: _string_tuple(name, data.get(name, [])) for name in _LIST_FIELDS}
-    return Recap(goal=goal, **lists)
+    rules = _string_tuple("rules", data["rules"]) if "rules" in data else None
+    return Recap(goal=goal, **lists, rules=rules)
 
 
 def _string_tuple(name: str, value: Any) -> tuple[str, ...]:

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from seri import __version__
 from seri.pure.chat_status import (
-    UsageTotals,
     banner,
     cost_lines,
     cost_summary,
@@ -25,6 +24,7 @@ from seri.pure.settings import DEFAULT_CONTEXT_WINDOW
 from seri.pure.terminal_style import Span
 from seri.pure.tokens import history_estimate
 from seri.pure.tool_lines import Mark, parsed_arguments, tool_line
+from seri.pure.usage_totals import UsageTotals
 
 if TYPE_CHECKING:
     from seri.runtime.chat_session import ChatSession
@@ -110,8 +110,8 @@ def status_line(chat: ChatSession) -> str:
     if window:
         parts.append(f"{100 * estimate(chat) / window:.0f}% of {tokens_short(window)}")
     usage = chat.view.run_usage
-    if usage.cost is not None:
-        parts.append(cost_text(usage.cost))
+    if usage.total_cost is not None:
+        parts.append(cost_text(usage.total_cost))
     return " · ".join(parts)
 
 

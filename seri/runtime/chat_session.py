@@ -552,7 +552,7 @@ class ChatSession:
         sent) or happened, so that a run billed at full price again does not go unnoticed.
         """
         caller = self._caller
-        if caller is None or caller.usage.calls == 0:
+        if caller is None or caller.usage.reported == 0:
             return
         usage = caller.usage
         if self.recorder is not None:

@@ -16,7 +16,7 @@ import attrs
 
 from seri.io.terminal import Screen, Spinner
 from seri.pure.approval import Answer, read_answer
-from seri.pure.chat_status import UsageTotals, compaction_notice
+from seri.pure.chat_status import compaction_notice
 from seri.pure.diff_view import diff_spans, line_changes
 from seri.pure.effects import AskPerson, ToolRun
 from seri.pure.markdown_stream import MarkdownStream, render_markdown
@@ -31,6 +31,7 @@ from seri.pure.tool_lines import (
     parsed_arguments,
     tool_line,
 )
+from seri.pure.usage_totals import UsageTotals
 
 # Asks the person one line at the terminal (the interactive loop provides it).
 LineReader = Callable[[str], str]
@@ -155,7 +156,7 @@ class ChatView:
         elif type_ in ("model_call", "summary_call"):
             usage = data.get("usage")
             if isinstance(usage, Mapping):
-                self.run_usage = self.run_usage.plus(usage)
+                self.run_usage = self.run_usage.plus(UsageTotals.of_record(usage))
         elif type_ == "compaction":
             self._compacted(data)
         elif not self.interactive:

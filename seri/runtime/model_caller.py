@@ -18,10 +18,10 @@ from seri.io.recorder import Recorder
 from seri.pure.effects import CallModel, ModelFailed, ModelReply
 from seri.pure.output_budget import OutputBudget
 from seri.pure.records import Message
-from seri.pure.run_usage import RunUsage
 from seri.pure.settings import Settings
 from seri.pure.terminal_text import neutralise
 from seri.pure.turn import cut_answer
+from seri.pure.usage_totals import UsageTotals
 
 
 class WireCache:
@@ -90,7 +90,7 @@ class ModelCaller:
         self.on_text = on_text
         self.on_reasoning = on_reasoning
         self._client: Any = None
-        self.usage = RunUsage()
+        self.usage = UsageTotals()
         self.cache_markers_sent = 0
         from seri.pure.wire import wants_reasoning_content
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from seri.commands import chat, compact, main, rewind, sessions, trajectory
 from seri.pure.approval import always_rules, command_rule, read_answer
-from seri.pure.chat_status import UsageTotals, last_exchange
+from seri.pure.chat_status import last_exchange
 from seri.pure.config_keys import KNOWN_KEYS, closest, unknown_keys
 from seri.pure.diff_view import MAX_DIFF_LINES, diff_spans, line_changes
 from seri.pure.edit_match import plan_edit
@@ -18,6 +18,7 @@ from seri.pure.permissions import decide
 from seri.pure.records import Message
 from seri.pure.tool_lines import OUTPUT_TAIL_LINES, output_tail
 from seri.pure.usage_errors import usage_problem
+from seri.pure.usage_totals import UsageTotals
 
 WORD = st.text(alphabet="abcdefgh-_./*?[]$\"' =&|;", min_size=1, max_size=8)
 COMMAND = st.lists(WORD, min_size=1, max_size=6).map(" ".join)
@@ -188,7 +189,7 @@ def test_a_misspelt_key_is_named_with_the_one_it_meant() -> None:
 def test_cost_totals_add_what_was_reported(costs: list[float | int | None]) -> None:
     totals = UsageTotals()
     for cost in costs:
-        totals = totals.plus({"input_tokens": 1, "cost": cost})
+        totals = totals.plus(UsageTotals.of_record({"input_tokens": 1, "cost": cost}))
     reported = [c for c in costs if isinstance(c, int | float)]
     assert totals.calls == len(costs)
     assert totals.cost == (None if not reported else sum(float(c) for c in reported))

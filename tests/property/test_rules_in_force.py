@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -20,16 +21,32 @@ def test_fired_rules_survive_repeated_compactions(
 ) -> None:
     fired = [GlobRule(name, ("*",), body.strip() or "x") for name, body in rules]
     history = [Message(role="user", text=rule.message_text(), kind="rule") for rule in fired]
+    previous: Recap | None = None
     for _ in range(rounds):
-        recap = Message(role="user", text="## Goal\ng" + rules_section(history), kind="recap")
-        history = [recap, Message(role="assistant", text="ok")]
-    kept = rules_in_force(history)
+        previous = Recap(goal="g", rules=rules_in_force(history, previous))
+        text = "## Goal\ng" + rules_section(previous.rules or ())
+        history = [Message(role="user", text=text, kind="recap"), Message(role="assistant")]
+    kept = rules_in_force(history, previous)
     expected = {rule.name for rule in fired}
     assert {text.split("]", 1)[0].removeprefix("[rule ") for text in kept} == expected
 
 
 def test_no_rules_no_section() -> None:
-    assert rules_section([Message(role="user", text="hi")]) == ""
+    assert rules_section(()) == ""
+    assert rules_in_force([Message(role="user", text="hi")], Recap(rules=())) == ()
+
+
+@given(st.lists(st.tuples(names, bodies), min_size=1, max_size=6))
+def test_a_recap_stored_before_rules_were_a_field_keeps_them_in_force(
+    rules: list[tuple[str, str]],
+) -> None:
+    """Such a recap has its rules only in its message's text: they are read from it once."""
+    fired = [GlobRule(name, ("*",), body.strip() or "x") for name, body in rules]
+    texts = tuple(Message(role="user", text=r.message_text(), kind="rule").text for r in fired)
+    old = Message(role="user", text="## Goal\ng" + rules_section(texts), kind="recap")
+    for previous in (Recap(goal="g"), None):
+        kept = rules_in_force([old, Message(role="assistant", text="ok")], previous)
+        assert {t.split("]", 1)[0] for t in kept} == {t.split("]", 1)[0] for t in texts}
 
 
 free_text = st.text(max_size=60) | st.sampled_from(
@@ -57,4 +74,7 @@ def test_what_the_summarizer_writes_never_becomes_a_rule_in_force(
         notes=tuple(notes),
     )
     message = Message(role="user", text=render_recap(recap), kind="recap")
-    assert rules_in_force([message]) == ()
+    assert rules_in_force([message], attrs.evolve(recap, rules=())) == ()
+    # Nor when the recap is one stored before the rules were a field, and its text is read.
+    assert rules_in_force([message], recap) == ()
+    assert rules_in_force([message], None) == ()
