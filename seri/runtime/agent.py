@@ -19,7 +19,7 @@ from seri.io.recorder import Recorder
 from seri.pure.cuts import keep_budget
 from seri.pure.effects import Flow
 from seri.pure.output_budget import OutputBudget
-from seri.pure.permissions import Policy
+from seri.pure.permission_policy import Policy
 from seri.pure.records import Message
 from seri.pure.redaction import Redactor
 from seri.pure.rules import GlobRule

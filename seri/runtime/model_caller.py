@@ -186,7 +186,7 @@ class ModelCaller:
         return self._system
 
     def call(self, effect: CallModel) -> ModelReply | ModelFailed:
-        from seri.pure.provider_errors import ProviderError
+        from seri.pure.provider_failure import ProviderError
 
         on_text = self.on_text if effect.purpose == "turn" else None
         try:
