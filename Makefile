@@ -11,7 +11,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # (the completion scripts). Debian packages, installed when missing (CI runs as root).
 TEST_PROGRAMS := tmux zsh fish
 
-.PHONY: install sandbox-tools demo test test-real test-phoenix check golden bench bench-otlp compaction-matrix races fuzz clean test-programs mcp-servers bench-mcp
+.PHONY: install sandbox-tools demo test test-real test-phoenix test-harbor check golden bench bench-otlp compaction-matrix races fuzz clean test-programs mcp-servers bench-mcp
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -86,6 +86,12 @@ $(PHOENIX_STAMP):
 
 test-phoenix: install $(PHOENIX_STAMP)
 	SERI_PHOENIX=$(PHOENIX_VENV)/bin/phoenix $(PY) -m pytest -p no:xdist -v tests/phoenix
+
+# seri's ATIF exports checked by Harbor's own validator (not part of `make test`). Harbor needs
+# Python 3.12: the first run makes a 3.12 venv with harbor in .cache/harbor/ (see the script).
+test-harbor: install
+	scripts/harbor/setup.sh .cache/harbor
+	SERI_HARBOR_PYTHON=.cache/harbor/bin/python $(PY) -m pytest -p no:xdist -v tests/harbor
 
 golden: install test-programs
 	SERI_REGEN_GOLDEN=1 $(PY) -m pytest -n $(JOBS) -q tests -k golden

@@ -62,7 +62,7 @@ def test_bash_completes_commands_words_options_and_session_ids(
     env = _env(seri_home)
     assert _bash_complete("seri ch", script, env, project) == ["chat"]
     assert _bash_complete("seri co", script, env, project) == ["compact", "completion"]
-    assert _bash_complete("seri sessions s", script, env, project) == ["show"]
+    assert _bash_complete("seri sessions s", script, env, project) == ["show", "search"]
     assert "--continue" in _bash_complete("seri chat --c", script, env, project)
     assert _bash_complete("seri chat --resume ", script, env, project) == [session]
     assert _bash_complete("seri sessions show a1", script, env, project) == [session]

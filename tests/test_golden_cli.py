@@ -34,6 +34,13 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "show_torn_json": ("sessions", "show", "c9d0", "--json"),
     "sessions_import": ("sessions", "import"),
     "show_ambiguous_stderr": ("stderr:", "sessions", "show", "e"),
+    "search_human": ("sessions", "search", "tests", "--all"),
+    "search_json": ("sessions", "search", "tests", "--all", "--json"),
+    "search_fts_error_stderr": ("stderr:", "sessions", "search", "NEAR(", "--fts", "--all"),
+    "search_nothing_stderr": ("stderr:", "sessions", "search", "zebra", "--all"),
+    "export_markdown": ("sessions", "export", "e5f6", "--format", "markdown"),
+    "export_atif": ("trajectory", "export", "--format", "atif", "--session", "e5f6"),
+    "rm_without_yes_stderr": ("stderr:", "sessions", "rm", "e0000000"),
 }
 
 

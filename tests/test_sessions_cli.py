@@ -27,6 +27,8 @@ SESSION_KEYS = [
     "title",
     "parent",
 ]
+# The listing adds the recorded usage of each session.
+LIST_KEYS = [*SESSION_KEYS, "calls", "input_tokens", "output_tokens", "cached_tokens", "cost"]
 T0 = 1_780_000_000.0  # 2026-05-28T20:26:40Z
 
 
@@ -91,7 +93,7 @@ def test_list_shows_the_current_project_newest_first(populated: Path, run_seri: 
         result = run_seri(*args)
         assert result.returncode == 0, result.stderr
         rows = result.stdout.splitlines()
-        assert rows[0].split() == ["ID", "UPDATED", "MSGS", "MODEL", "TITLE"]
+        assert rows[0].split() == ["ID", "UPDATED", "MSGS", "TOKENS", "COST", "MODEL", "TITLE"]
         assert [row.split()[0] for row in rows[1:]] == ["abc222", "abd333", "abc111"]
         assert "zzz999" not in result.stdout  # another project
         assert "kid-of-abc222" not in result.stdout  # subagents are shown under their parent
@@ -114,7 +116,7 @@ def test_list_json_has_stable_keys_in_a_stable_order(
     assert result.returncode == 0
     assert result.stderr == ""
     lines = _json_lines(result.stdout)
-    assert [list(line) for line in lines] == [SESSION_KEYS] * 4
+    assert [list(line) for line in lines] == [LIST_KEYS] * 4
     assert [line["id"] for line in lines] == ["zzz999", "abc222", "abd333", "abc111"]
     newest = lines[1]
     assert newest == {
@@ -127,6 +129,11 @@ def test_list_json_has_stable_keys_in_a_stable_order(
         "messages": 3,
         "title": "newest here",
         "parent": None,
+        "calls": 0,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "cached_tokens": 0,
+        "cost": None,
     }
     only_here = _json_lines(run_seri("sessions", "list", "--json").stdout)
     assert [line["id"] for line in only_here] == ["abc222", "abd333", "abc111"]

@@ -7,7 +7,7 @@ import textwrap
 
 from seri.pure.errors import SeriError
 from seri.runtime.profile import current_project, open_profile
-from seri.runtime.running import parse_usage
+from seri.runtime.running import parse_usage, positive_number
 from seri.runtime.slash import command_lines
 
 _USAGE = """Work on a task with a model.
@@ -23,7 +23,8 @@ Options:
                               the whole of stdin. Tools that need approval are denied unless
                               the policy (or --allow) allows them.
   --continue                  Open the most recent session of this project directory.
-  --resume ID                 Open a given session (a unique prefix of its id is enough).
+  --resume ID                 Open a given session (a unique prefix of its id is enough);
+                              on a terminal, --resume alone offers the recent ones.
   --fork                      With --continue or --resume: go on in a copy of the session
                               (a new session with the same history, which records where
                               it came from), e.g. while another seri is still running it.
@@ -62,6 +63,13 @@ __doc__ = _USAGE.replace("@SLASH@", textwrap.indent(command_lines(), "  "))
 
 
 def run(argv: list[str]) -> int:
+    from seri.pure.resume_choice import resume_without_id
+
+    missing_id = resume_without_id(argv)
+    if missing_id is not None:
+        from seri.commands.resume_picker import with_chosen_session
+
+        argv = with_chosen_session(argv, missing_id, open_profile())
     options = parse_usage(__doc__ or "", argv)
     from seri.runtime.chat_options import ChatOptions
 
@@ -70,7 +78,7 @@ def run(argv: list[str]) -> int:
         continue_last=bool(options["--continue"]),
         resume=options["--resume"] or "",
         model=options["--model"] or "",
-        max_turns=_positive(max_turns, "--max-turns") if max_turns else None,
+        max_turns=positive_number(max_turns, "--max-turns") if max_turns else None,
         allow=tuple(options["--allow"]),
         prompt=options["--prompt"],
         fork=bool(options["--fork"]),
@@ -97,11 +105,3 @@ def run(argv: list[str]) -> int:
         chat.close()
 
 
-def _positive(text: str, name: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise SeriError(f"{name} must be a whole number of at least 1, not {text!r}")
-    return value

@@ -1,22 +1,42 @@
-"""List and show stored sessions.
+"""List, show, search, export, rename and delete stored sessions.
 
 Usage:
-  seri sessions [list] [--json] [--all]
+  seri sessions [list] [--json] [--all] [--limit N]
   seri sessions show <id> [--json]
+  seri sessions search <text>... [--all] [--json] [--fts] [--limit N]
+  seri sessions export <id> [--format FORMAT]
+  seri sessions rename <id> <title>...
+  seri sessions rm <id>... [--yes]
   seri sessions import
   seri sessions (-h | --help)
 
 Options:
-  --json      JSON Lines on stdout, one object a line (keys: type, id, project,
-              created, updated, model, messages, title, parent).
-  --all       Sessions of every project, not just the current directory's.
-  -h --help   Show this help.
+  --json           JSON Lines on stdout, one object a line (list: type, id, project,
+                   created, updated, model, messages, title, parent, calls, input_tokens,
+                   output_tokens, cached_tokens, cost; search: type "match", session, seq,
+                   role, kind, created, title, parent, snippet, score).
+  --all            Sessions of every project, not just the current directory's.
+  --limit N        At most N lines. `list` shows a screenful on a terminal and every
+                   session when its output is piped; `search` shows the best 20.
+  --fts            The search text is SQLite FTS5 query syntax (AND, OR, NOT, NEAR(a b),
+                   "a phrase", prefix*) instead of words to find as written.
+  --format FORMAT  jsonl (the `show --json` lines) or markdown [default: jsonl].
+  --yes            Delete without asking (needed when stdin is not a terminal).
+  -h --help        Show this help.
 
-`list` shows the current project's sessions, newest first. `show` prints one
-session (an id or a unique prefix of one) with its messages, its compaction
-ledger and its subagent sessions. `import` reports on the older release's files
-in $SERI_HOME/sessions/: which were imported, which were rejected and why
-(exit 1 if any was rejected); the import itself happens on first use anyway.
+`list` shows the current project's sessions, newest first, with the tokens and cost of
+their recorded model calls (subagents' included; `-` when none were recorded). `show`
+prints one session (an id or a unique prefix of one) with its messages, its compaction
+ledger and its subagent sessions. `search` finds messages of the current project's
+sessions (every project's with --all), best match first, each with a snippet: every word
+must occur, "quoted words" as a phrase, a word ending in * as a prefix. It sees the
+history as stored: what a compaction evicted is gone (its recap is searched instead),
+and so is what a rewind removed. `export` writes a session as JSON Lines or as Markdown.
+`rename` sets a session's title. `rm` deletes sessions with their messages, subagent
+sessions, checkpoints, pins and recordings, for good (deleted pages are zeroed and the
+WAL emptied); it asks first on a terminal. `import` reports on the older release's files
+in $SERI_HOME/sessions/: which were imported, which were rejected and why (exit 1 if any
+was rejected); the import itself happens on first use anyway.
 """
 
 from __future__ import annotations
@@ -28,7 +48,8 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from seri.io.session_index import session_rows
+from seri.io.session_index import listing_rows
+from seri.runtime.running import positive_number
 from seri.pure.terminal_text import neutralise
 from seri.pure.text_table import render_table
 from seri.pure.timestamps import iso_utc
@@ -36,7 +57,7 @@ from seri.runtime.profile import Profile, current_project, open_profile
 from seri.runtime.running import parse_usage
 
 if TYPE_CHECKING:
-    from seri.pure.records import Message, Session
+    from seri.pure.records import Session
 
 
 def run(argv: list[str]) -> int:
@@ -45,12 +66,41 @@ def run(argv: list[str]) -> int:
         # A lone surrogate in stored text is written as a \udXXX escape (valid in
         # JSON) instead of failing the whole listing.
         sys.stdout.reconfigure(errors="backslashreplace")
+    limit = _limit(options["--limit"])
     profile = open_profile()
     if options["show"]:
-        return _show(profile, options["<id>"], as_json=options["--json"])
+        return _show(profile, options["<id>"][0], as_json=options["--json"])
     if options["import"]:
         return _import_report(profile)
-    return _list(profile, all_projects=options["--all"], as_json=options["--json"])
+    if options["search"]:
+        from seri.commands.sessions_search import search
+
+        text = " ".join(options["<text>"])
+        return search(
+            profile,
+            text,
+            all_projects=options["--all"],
+            as_json=options["--json"],
+            fts=options["--fts"],
+            limit=limit,
+        )
+    if options["export"]:
+        from seri.commands.sessions_export import export
+
+        return export(profile, options["<id>"][0], options["--format"])
+    if options["rename"]:
+        from seri.commands.sessions_manage import rename
+
+        return rename(profile, options["<id>"][0], " ".join(options["<title>"]))
+    if options["rm"]:
+        from seri.commands.sessions_manage import remove
+
+        return remove(profile, options["<id>"], assume_yes=options["--yes"])
+    return _list(profile, all_projects=options["--all"], as_json=options["--json"], limit=limit)
+
+
+def _limit(text: str | None) -> int | None:
+    return None if text is None else positive_number(text, "--limit")
 
 
 def session_to_dict(session: Session) -> dict[str, Any]:
@@ -98,43 +148,69 @@ def _short_local(seconds: float) -> str:
     return _local_time_formatter()(seconds)
 
 
-def _list(profile: Profile, *, all_projects: bool, as_json: bool) -> int:
+def _list(profile: Profile, *, all_projects: bool, as_json: bool, limit: int | None) -> int:
     project = None if all_projects else current_project()
-    rows = session_rows(profile.store, project)
     out = sys.stdout
+    screenful = limit is None and out.isatty()
+    if screenful:
+        limit = _screen_rows()
+    # One row more than shown tells whether there are more.
+    rows = listing_rows(profile.store, project, limit=None if limit is None else limit + 1)
+    more = limit is not None and len(rows) > limit
+    rows = rows[:limit] if more else rows
     if as_json:
-        out.write("".join(json.dumps(row_to_dict(row), ensure_ascii=False) + "\n" for row in rows))
+        lines = (json.dumps(listing_to_dict(row), ensure_ascii=False) + "\n" for row in rows)
+        out.write("".join(lines))
         return 0
     if not rows:
         where = "any project" if all_projects else project
         print(f"No sessions in {where}. Start one with `seri chat`.", file=sys.stderr)
         return 0
+    from seri.pure.human_units import cost_text, tokens_short
+
     short_local = _local_time_formatter()
-    headers = ["ID", "UPDATED", "MSGS", "MODEL", *(["PROJECT"] if all_projects else []), "TITLE"]
+    headers = ["ID", "UPDATED", "MSGS", "TOKENS", "COST", "MODEL"]
+    headers += [*(["PROJECT"] if all_projects else []), "TITLE"]
     table = [
         [
-            session_id,
-            short_local(updated),
-            str(messages),
-            model or "-",
-            *([project_dir] if all_projects else []),
-            title or "-",
+            row[0],
+            short_local(row[3]),
+            str(row[6]),
+            tokens_short(row[9] + row[10]) if row[8] else "-",
+            cost_text(row[12]) if row[13] else "-",
+            row[4] or "-",
+            *([row[1]] if all_projects else []),
+            row[5] or "-",
         ]
-        for session_id, project_dir, _created, updated, model, title, messages, _parent in rows
+        for row in rows
     ]
     out.write(render_table(headers, table) + "\n")
+    if more and screenful:
+        print(
+            f"seri: the {limit} most recent; --limit N shows more, piped output all",
+            file=sys.stderr,
+        )
     return 0
 
 
-def _message_line(session_id: str, seq: int, created: float, message: Message) -> dict[str, Any]:
-    from seri.io.codec import message_to_dict
+def _screen_rows() -> int:
+    """A screenful of rows: the terminal's height less the header and the prompt."""
+    import shutil
 
+    return max(5, shutil.get_terminal_size().lines - 3)
+
+
+def listing_to_dict(row: Sequence[Any]) -> dict[str, Any]:
+    """A listing row (``session_index.listing_rows``) as the JSON object scripts rely on."""
+    calls, input_tokens, output_tokens, cached, cost, costed = row[8:14]
     return {
-        "type": "message",
-        "session": session_id,
-        "seq": seq,
-        "created": iso_utc(created),
-        **message_to_dict(message),
+        **row_to_dict(row[:8]),
+        "calls": calls,
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "cached_tokens": cached,
+        # None when no recorded call reported a cost.
+        "cost": round(cost, 6) if costed else None,
     }
 
 
@@ -144,24 +220,43 @@ def _show(profile: Profile, raw_id: str, *, as_json: bool) -> int:
     store = profile.store
     with store.snapshot():
         session_id = conversations.resolve_session_id(store, raw_id)
-        state = conversations.load_state(store, session_id)
-        ledger = conversations.compaction_ledger(store, session_id)
-        children = conversations.child_sessions(store, session_id)
-        head = session_to_dict(state.session)
-        head["compactions"] = [{**row, "at": iso_utc(row["at"])} for row in ledger]
-        head["turns_used"] = state.turns_used
-        head["children"] = [child.id for child in children]
-        if state.forked_from:
-            head["forked_from"] = state.forked_from
-        out = sys.stdout
+        state, head = session_head(store, session_id)
         if as_json:
-            out.write(json.dumps(head, ensure_ascii=False) + "\n")
-            for seq, created, message in conversations.iter_message_rows(store, session_id):
-                line = _message_line(session_id, seq, created, message)
-                out.write(json.dumps(line, ensure_ascii=False) + "\n")
+            write_json_lines(sys.stdout, store, session_id, head)
             return 0
         _print_human(state.session, head, store, session_id)
     return 0
+
+
+def session_head(store: Any, session_id: str) -> tuple[Any, dict[str, Any]]:
+    """The session's state and its header object (the first line of `show --json`)."""
+    from seri.io import conversations
+
+    state = conversations.load_state(store, session_id)
+    ledger = conversations.compaction_ledger(store, session_id)
+    children = conversations.child_sessions(store, session_id)
+    head = session_to_dict(state.session)
+    head["compactions"] = [{**row, "at": iso_utc(row["at"])} for row in ledger]
+    head["turns_used"] = state.turns_used
+    head["children"] = [child.id for child in children]
+    if state.forked_from:
+        head["forked_from"] = state.forked_from
+    return state, head
+
+
+def write_json_lines(out: Any, store: Any, session_id: str, head: dict[str, Any]) -> None:
+    """The header line, then one line per message, in order (compact JSON).
+
+    SQLite writes the message lines itself, a thousand at a time: a stored body is the
+    message's JSON already (``message_to_json``), so a line is the keys `show` adds followed
+    by the body minus its opening brace, as `trajectory export` does. 100,000 messages stream
+    at about the speed of `sqlite3 -json`.
+    """
+    from seri.io.conversations import message_line_chunks
+
+    out.write(json.dumps(head, ensure_ascii=False, separators=(",", ":")) + "\n")
+    for chunk in message_line_chunks(store, session_id):
+        out.write(chunk)
 
 
 def _print_human(session: Session, head: dict[str, Any], store: Any, session_id: str) -> None:
@@ -201,32 +296,44 @@ def _print_human(session: Session, head: dict[str, Any], store: Any, session_id:
         )
         out.write("".join(f"  {line}\n" for line in table.split("\n")))
     out.write("\n")
-    for seq, _created, message in conversations.iter_message_rows(store, session_id):
-        # Stored text may hold escape sequences (a model's answer, a file it read).
-        out.write(neutralise(_render_message(seq, message)))
+    # Bodies are read as plain JSON (no records are built): what is shown needs nothing else.
+    pending: list[str] = []
+    for seq, _created, body in conversations.iter_message_bodies(store, session_id):
+        pending.append(_render_message(seq, conversations.message_dict(session_id, seq, body)))
+        if len(pending) == 1000:
+            # Stored text may hold escape sequences (a model's answer, a file it read).
+            out.write(neutralise("".join(pending)))
+            pending.clear()
+    out.write(neutralise("".join(pending)))
 
 
-def _render_message(seq: int, message: Message) -> str:
-    label = message.role + (f" ({message.kind})" if message.kind else "")
-    lines = [f"[{seq}] {label}"]
-    if message.reasoning:
-        lines.append(_indent("(thinking) " + message.reasoning))
-    if message.text:
-        prefix = "(error) " if message.is_error else ""
-        lines.append(_indent(prefix + message.text))
+def _render_message(seq: int, message: dict[str, Any]) -> str:
+    """One stored message (its JSON body, defaults left out) for people."""
+    role = message.get("role", "?")
+    kind = message.get("kind")
+    lines = [f"[{seq}] {role}" + (f" ({kind})" if kind else "")]
+    if message.get("reasoning"):
+        lines.append(_indent("(thinking) " + message["reasoning"]))
+    if message.get("text"):
+        prefix = "(error) " if message.get("is_error") else ""
+        lines.append(_indent(prefix + message["text"]))
     lines.extend(
-        _indent(f"-> {call.name}({call.arguments})  [{call.id}]") for call in message.tool_calls
+        _indent(f"-> {call.get('name')}({call.get('arguments')})  [{call.get('id')}]")
+        for call in message.get("tool_calls") or ()
     )
-    if message.role == "tool":
-        lines[0] += f" {message.tool_name} [{message.tool_call_id}]"
+    if role == "tool":
+        lines[0] += f" {message.get('tool_name', '')} [{message.get('tool_call_id', '')}]"
     return "\n".join(lines) + "\n"
 
 
 def _indent(text: str, width: int = 2000) -> str:
     shown = text if len(text) <= width else text[:width] + f"… ({len(text) - width} more chars)"
     # Lines end at "\n" only: a carriage return is not a line (the terminal text drops it).
-    lines = shown.removesuffix("\n").split("\n")
-    return "\n".join(("    " + line).rstrip() for line in lines)
+    shown = shown.removesuffix("\n")
+    if " \n" in shown or "\t\n" in shown or "\r\n" in shown or "\n\n" in shown:
+        # Some line ends in blanks (or is empty): strip each (the quick way below cannot).
+        return "\n".join(("    " + line).rstrip() for line in shown.split("\n"))
+    return ("    " + shown.replace("\n", "\n    ")).rstrip()
 
 
 def _import_report(profile: Profile) -> int:

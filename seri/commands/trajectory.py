@@ -11,8 +11,8 @@ Options:
   --since DATE   Only records at or after DATE (2026-01-31, or 2026-01-31T12:00;
                  UTC unless it names a zone). A run that started earlier keeps
                  its header when some of its events are recent enough.
-  --format FMT   jsonl (the default), or otlp: OpenTelemetry traces and metrics
-                 (see below).
+  --format FMT   jsonl (the default); otlp: OpenTelemetry traces and metrics; or
+                 atif: ATIF-v1.8 trajectories (see below).
   --dry-run      List what would be deleted, delete nothing.
   -h --help      Show this help.
 
@@ -32,6 +32,12 @@ keeps the tasks that ended at or after it, each one whole. Tool arguments and re
 are left out unless OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true (or
 telemetry.otlp.capture_content) asks for them; they are redacted all the same. Sending
 the same runs twice sends the same span ids.
+
+`export --format atif` writes ATIF-v1.8 (the Agent Trajectory Interchange Format of
+Harbor / Terminal-Bench) instead: one JSON document per line, one per run (the runs of a
+session chain through continued_trajectory_ref; messages from before a session's first
+recorded run, as in an imported session, are one more document), subagents embedded as
+subagent_trajectories, seri's header under agent.extra.
 
 `on`/`off` store the toggle in config.json; SERI_TRAJECTORY (on/off) in the
 environment wins over it. `status` shows whether recording is on and why, the
@@ -63,7 +69,7 @@ if TYPE_CHECKING:
 
 # Chunks are gathered into writes of about this many bytes.
 WRITE_BYTES = 1 << 18
-FORMATS = ("jsonl", "otlp")
+FORMATS = ("jsonl", "otlp", "atif")
 
 
 class ExportUnwritten(SeriError):
@@ -98,7 +104,7 @@ def _reader() -> Store | None:
 
 def _export(session: str | None, since_text: str | None, format_: str) -> int:
     if format_ not in FORMATS:
-        raise SeriError(f"--format is jsonl or otlp, not {format_!r}")
+        raise SeriError(f"--format is jsonl, otlp or atif, not {format_!r}")
     since = None
     if since_text is not None:
         try:
@@ -124,6 +130,11 @@ def _export(session: str | None, since_text: str | None, format_: str) -> int:
             from seri.runtime.otlp_export import export_otlp
 
             return export_otlp(store, session_id, since, lambda c: _write_all(sys.stdout.buffer, c))
+        if format_ == "atif":
+            from seri.commands.trajectory_atif import atif_lines
+
+            _write_all(sys.stdout.buffer, atif_lines(store, session_id, since))
+            return 0
         _write_all(sys.stdout.buffer, export_chunks(store, ExportFilter(session_id, since)))
     except BrokenPipeError:
         raise  # the reader is done with us: run_guarded ends quietly

@@ -301,6 +301,62 @@ def iter_message_rows(store: Store, session_id: str) -> Iterator[tuple[int, floa
         yield seq, created, decode_message(session_id, seq, body)
 
 
+def iter_message_bodies(store: Store, session_id: str) -> Iterator[tuple[int, float, str]]:
+    """(seq, created, stored JSON body) in order, for output that needs no records."""
+    yield from store.connection.execute(
+        "SELECT seq, created, body FROM messages WHERE session_id = ? ORDER BY seq",
+        (session_id,),
+    )
+
+
+# One `seri sessions show --json` line per message, built by SQLite: the keys show adds,
+# then the stored body (always an object written by message_to_json) minus its brace.
+_MESSAGE_LINE = (
+    """'{"type":"message","session":' || json_quote(session_id) || ',"seq":' || seq"""
+    """ || ',"created":"' || replace(datetime(created, 'unixepoch', 'subsec'), ' ', 'T')"""
+    """ || 'Z"' || CASE WHEN substr(body, 1, 2) = '{"' THEN ',' || substr(body, 2)"""
+    """ ELSE ',"body":' || json_quote(body) || '}' END"""
+)
+LINE_CHUNK = 1000
+
+
+def message_line_chunks(store: Store, session_id: str) -> Iterator[str]:
+    """The session's messages as JSON Lines, in order, a thousand lines a chunk."""
+    sql = (
+        "SELECT max(seq), group_concat(line, char(10)) || char(10), min(damaged) FROM ("  # noqa: S608
+        f"SELECT seq, {_MESSAGE_LINE} AS line,"
+        " CASE WHEN json_valid(body) AND substr(body, 1, 2) = '{\"' THEN NULL ELSE seq END"
+        " AS damaged FROM messages"
+        f" WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT {LINE_CHUNK})"
+    )
+    after = 0
+    while True:
+        last, lines, damaged = store.connection.execute(sql, (session_id, after)).fetchall()[0]
+        if last is None:
+            return
+        if damaged is not None:
+            # Named like every other reader of a damaged row names it (DamagedSession).
+            body = store.connection.execute(
+                "SELECT body FROM messages WHERE session_id = ? AND seq = ?", (session_id, damaged)
+            ).fetchall()[0][0]
+            message_dict(session_id, int(damaged), body)
+        after = int(last)
+        yield str(lines)
+
+
+def message_dict(session_id: str, seq: int, body: object) -> dict[str, Any]:
+    """A stored body as plain JSON (for output that needs no record); a body that is not a
+    message's JSON object is reported as damage, as ``decode_message`` reports it."""
+    try:
+        data = json.loads(body) if isinstance(body, str) else None
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        decode_message(session_id, seq, body)  # raises DamagedSession, naming the row
+        raise DamagedSession(f"seri.db is damaged: message {seq} of session {session_id}")
+    return data
+
+
 def list_sessions(store: Store, project: str | None, *, limit: int | None = None) -> list[Session]:
     """Newest first; subagent sessions are listed under their parent, not here."""
     return [_session_from_row(row) for row in session_rows(store, project, limit=limit)]

@@ -10,6 +10,68 @@ from __future__ import annotations
 # 'SERI' in ASCII: tells our database apart from any other SQLite file.
 APPLICATION_ID = 0x53455249
 
+
+def _searchable(body: str) -> str:
+    """SQL for the searchable text of a stored message body: its text, its reasoning and its
+    tool calls (name and arguments), one per line.
+
+    A body that holds a lone surrogate was stored ASCII-escaped (``seri.io.codec``), and
+    json_extract would turn that escape into bytes that are not UTF-8; such a body (and one
+    that is not JSON at all, which seri never writes) is indexed as the raw text it is.
+    """
+    return (
+        f"CASE WHEN NOT json_valid({body}) OR {body} GLOB '*\\ud[89abcdef]*' THEN {body}"
+        f" ELSE concat_ws(char(10), nullif(json_extract({body}, '$.text'), ''),"
+        f" nullif(json_extract({body}, '$.reasoning'), ''),"
+        f" (SELECT group_concat(json_extract(value, '$.name') || ' ' ||"
+        f" json_extract(value, '$.arguments'), char(10)) FROM json_each({body}, '$.tool_calls')))"
+        " END"
+    )
+
+
+def _reported(field: str, cast: str) -> str:
+    """SQL for a usage number of the event's body, 0 unless it is a JSON number (a recorded
+    body is ours, but a sum must never turn into text, nor the trigger fail)."""
+    path = f"'$.usage.{field}'"
+    return (
+        f"CASE WHEN json_type({{event}}.body, {path}) IN ('integer', 'real')"
+        f" THEN CAST(json_extract({{event}}.body, {path}) AS {cast}) ELSE 0 END"
+    )
+
+
+# Adds one recorded call's usage to its session's sums (SQL; ``event`` is the events row).
+# Never NULL (a call that failed records "usage": null): a failing trigger would fail the
+# conversation write it shares a transaction with.
+_USAGE_VALUES = (
+    "{event}.session_id, 1, "
+    + ", ".join(
+        _reported(field, "INTEGER") for field in ("input_tokens", "output_tokens", "cached_tokens")
+    )
+    + f", {_reported('cost', 'REAL')},"
+    " coalesce(json_type({event}.body, '$.usage.cost') IN ('real', 'integer'), 0)"
+)
+_USAGE_UPSERT = (
+    " ON CONFLICT(session_id) DO UPDATE SET calls = calls + excluded.calls,"
+    " input_tokens = input_tokens + excluded.input_tokens,"
+    " output_tokens = output_tokens + excluded.output_tokens,"
+    " cached_tokens = cached_tokens + excluded.cached_tokens, cost = cost + excluded.cost,"
+    " costed_calls = costed_calls + excluded.costed_calls;"
+)
+_USAGE_COLUMNS = (
+    "session_usage(session_id, calls, input_tokens, output_tokens, cached_tokens, cost,"
+    " costed_calls)"
+)
+_ADD_USAGE = f"INSERT INTO {_USAGE_COLUMNS} VALUES ({_USAGE_VALUES}){_USAGE_UPSERT}"
+# The sums of the calls recorded before this migration, from their events. (``AND true``:
+# SQLite needs a WHERE before ON CONFLICT in an INSERT ... SELECT, or it parses a join.)
+_ADD_USAGE_ALL = (
+    f"INSERT INTO {_USAGE_COLUMNS} SELECT {_USAGE_VALUES.format(event='e')} FROM events AS e"
+    " JOIN sessions AS s ON s.id = e.session_id"
+    " WHERE e.type IN ('model_call', 'summary_call') AND json_valid(e.body) AND true"
+    + _USAGE_UPSERT
+)
+
+
 MIGRATIONS: tuple[str, ...] = (
     # 1: sessions, messages, the compaction ledger, trajectories, checkpoints, memory.
     """
@@ -157,6 +219,75 @@ MIGRATIONS: tuple[str, ...] = (
     -- The project directory's device:inode when the session began: a rewind of files
     -- refuses a directory that was moved away, or replaced by another of the same name.
     ALTER TABLE sessions ADD COLUMN project_identity TEXT NOT NULL DEFAULT '';
+    """,
+    # 5: `seri sessions search`: full-text search over every stored message (SQLite FTS5). The
+    # searchable text of a message (its text, reasoning and tool calls) is kept in
+    # message_text by triggers on messages, so every path that writes messages (appends,
+    # compactions, shrinks, rewinds, deletes, imports, any future one) keeps the index in
+    # step in its own transaction. message_search indexes message_text (external content: the
+    # text is stored once), with FTS5's secure-delete so a deleted message leaves no term
+    # behind in the index. Existing messages are indexed here.
+    f"""
+    CREATE TABLE message_text(
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        UNIQUE(session_id, seq)
+    );
+    CREATE VIRTUAL TABLE message_search USING fts5(
+        text, content='message_text', content_rowid='id',
+        tokenize='unicode61 remove_diacritics 2'
+    );
+    INSERT INTO message_search(message_search, rank) VALUES('secure-delete', 1);
+    CREATE TRIGGER message_text_ai AFTER INSERT ON message_text BEGIN
+        INSERT INTO message_search(rowid, text) VALUES (new.id, new.text);
+    END;
+    CREATE TRIGGER message_text_ad AFTER DELETE ON message_text BEGIN
+        INSERT INTO message_search(message_search, rowid, text) VALUES ('delete', old.id, old.text);
+    END;
+    CREATE TRIGGER message_text_au AFTER UPDATE ON message_text BEGIN
+        INSERT INTO message_search(message_search, rowid, text) VALUES ('delete', old.id, old.text);
+        INSERT INTO message_search(rowid, text) VALUES (new.id, new.text);
+    END;
+    CREATE TRIGGER messages_ai AFTER INSERT ON messages BEGIN
+        INSERT INTO message_text(session_id, seq, text)
+        VALUES (new.session_id, new.seq, {_searchable("new.body")});
+    END;
+    CREATE TRIGGER messages_ad AFTER DELETE ON messages BEGIN
+        DELETE FROM message_text WHERE session_id = old.session_id AND seq = old.seq;
+    END;
+    CREATE TRIGGER messages_au AFTER UPDATE OF body ON messages BEGIN
+        UPDATE message_text SET text = {_searchable("new.body")}
+        WHERE session_id = new.session_id AND seq = new.seq;
+    END;
+    INSERT INTO message_text(session_id, seq, text)
+    SELECT session_id, seq, {_searchable("body")} FROM messages;
+
+    -- What each session's model calls used and cost, summed as they are recorded (subagents'
+    -- calls are recorded in their parent's runs, so they count for the parent), so that
+    -- `seri sessions` shows tokens and cost without reading any event. Ageing recordings out
+    -- keeps the sums: the session still cost what it cost.
+    CREATE TABLE session_usage(
+        session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        calls INTEGER NOT NULL DEFAULT 0,
+        input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0,
+        cached_tokens INTEGER NOT NULL DEFAULT 0,
+        -- The sum of the costs the provider reported, and how many calls reported one.
+        cost REAL NOT NULL DEFAULT 0,
+        costed_calls INTEGER NOT NULL DEFAULT 0
+    ) WITHOUT ROWID;
+    CREATE TRIGGER events_usage AFTER INSERT ON events
+    WHEN new.type IN ('model_call', 'summary_call') AND json_valid(new.body) BEGIN
+        {_ADD_USAGE.format(event="new")}
+    END;
+    {_ADD_USAGE_ALL}
+
+    -- Small facts about the profile. `legacy_dir`: the modification time of sessions/ when
+    -- every file in it had been imported, so that a start finds nothing new with one stat
+    -- instead of listing the directory.
+    CREATE TABLE profile_facts(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
     """,
 )
 

@@ -198,7 +198,7 @@ def prune(
         with store.write():
             sessions = expired_recordings(conn, now, window_days, current_session, quarantined)
             _delete_sessions(conn, [s.session_id for s in sessions])
-    wal_cleared = _truncate_wal(conn) if sessions else True
+    wal_cleared = truncate_wal(conn) if sessions else True
     files = expired_legacy_files(root, now, window_days, current_session)
     failed = []
     for legacy in files:
@@ -222,7 +222,7 @@ def _delete_sessions(conn: apsw.Connection, session_ids: Sequence[str]) -> None:
         conn.execute("DELETE FROM runs WHERE session_id = ?", (session_id,))
 
 
-def _truncate_wal(conn: apsw.Connection) -> bool:
+def truncate_wal(conn: apsw.Connection) -> bool:
     """Copy the zeroed pages home and empty the WAL; False if a reader kept it from finishing."""
     conn.set_busy_timeout(CHECKPOINT_WAIT_MS)
     try:

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from seri.io.session_index import pending_legacy_names
+from seri.io.session_index import legacy_dir_seen, pending_legacy_names, remember_legacy_dir
 from seri.io.store import Store, open_store, profile_root
 
 if TYPE_CHECKING:
@@ -39,15 +39,24 @@ def open_profile(*, readonly: bool = False) -> Profile:
 
 
 def _legacy_files_pending(store: Store, root: Path) -> bool:
-    """One listing and one query; the importer loads only when there is work for it."""
+    """One stat when the directory has not changed since everything in it was imported;
+    else one listing and one query. The importer loads only when there is work for it."""
+    directory = root / LEGACY_DIR
     try:
-        names = [name for name in os.listdir(root / LEGACY_DIR) if name.endswith(".jsonl")]
+        info = os.stat(directory)
+        stamp = f"{info.st_ino}:{info.st_mtime_ns}"
+        if stamp == legacy_dir_seen(store):
+            return False
+        names = [name for name in os.listdir(directory) if name.endswith(".jsonl")]
     except (FileNotFoundError, NotADirectoryError):
         return False
     except OSError as exc:
-        print(f"seri: import: cannot list {root / LEGACY_DIR} ({exc.strerror})", file=sys.stderr)
+        print(f"seri: import: cannot list {directory} ({exc.strerror})", file=sys.stderr)
         return False
-    return bool(pending_legacy_names(store, names))
+    if pending_legacy_names(store, names):
+        return True
+    remember_legacy_dir(store, stamp)
+    return False
 
 
 def current_project() -> str:

@@ -111,6 +111,17 @@ def parse_usage(doc: str, argv: Sequence[str]) -> dict[str, Any]:
     return options
 
 
+def positive_number(text: str, name: str) -> int:
+    """``text`` as a whole number of at least 1, or a usage error naming the option."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise SeriError(f"{name} must be a whole number of at least 1, not {text!r}")
+    return value
+
+
 def whole_number(text: str, what: str) -> int:
     """``text`` as an int, or a usage error naming ``what`` was expected."""
     try:

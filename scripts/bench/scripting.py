@@ -1,0 +1,194 @@
+"""Issue 15's start-up and listing figures: `python -m scripts.bench.scripting`.
+
+- `seri chat -p` from spawn to the first byte of its first request (and of its model
+  request) at a loopback server: a TCP relay in front of the scripted fake notes when each
+  connection's first byte arrives.
+- `seri sessions list` with 1,000 sessions (its target: 50 ms).
+- `seri sessions show` (JSON and human) of 100,000 messages beside `sqlite3 -json` reading
+  the same rows (target: within 2x).
+- the older release's directory scan that every start does.
+
+Writes bench-results/scripting.md. Medians of RUNS runs after one warm-up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from scripts.bench.common import SERI as OWN_SERI
+from scripts.bench.common import seri_env
+from scripts.bench.data import store_with_history, store_with_sessions
+from scripts.fake_model import FakeModel
+
+RUNS = int(os.environ.get("RUNS", "7"))
+# Another build of seri to measure (e.g. the main branch's, for a before/after table).
+SERI = os.environ.get("SERI_BIN", OWN_SERI)
+OUT = Path(os.environ.get("BENCH_OUT", "bench-results/scripting.md"))
+
+
+class Relay:
+    """A loopback TCP relay that notes when each connection's first bytes arrive."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target = target_port
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.arrivals: list[tuple[float, bytes]] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._relay, args=(client,), daemon=True).start()
+
+    def _relay(self, client: socket.socket) -> None:
+        upstream = socket.create_connection(("127.0.0.1", self.target))
+        threading.Thread(target=self._pipe, args=(upstream, client), daemon=True).start()
+        self._pipe(client, upstream, note=True)
+
+    def _pipe(self, source: socket.socket, sink: socket.socket, *, note: bool = False) -> None:
+        try:
+            while data := source.recv(65536):
+                if note and data.startswith((b"GET ", b"POST ")):
+                    # A request's first bytes (keep-alive connections carry several).
+                    self.arrivals.append((time.perf_counter(), data.split(b"\r\n", 1)[0]))
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for end in (source, sink):
+                with contextlib.suppress(OSError):
+                    end.shutdown(socket.SHUT_RDWR)
+
+
+def _timed(argv: list[str], env: dict[str, str], cwd: str) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{argv}: exit {done.returncode}: {done.stderr.decode()[-400:]}")
+    return time.perf_counter() - start
+
+
+def median_ms(values: list[float]) -> str:
+    return f"{statistics.median(values) * 1000:.1f} ms"
+
+
+def first_request(root: Path, *, window_known: bool) -> tuple[list[float], list[float]]:
+    home = root / ("home-known" if window_known else "home-lookup")
+    project = root / "project"
+    project.mkdir(exist_ok=True)
+    home.mkdir()
+    if window_known:
+        (home / "config.json").write_text('{"context_window": 200000}')
+    any_byte, model_byte = [], []
+    with FakeModel([{"text": "ok", "repeat": RUNS + 1}]) as fake:
+        relay = Relay(int(fake.base_url.split(":")[2].split("/")[0]))
+        env = seri_env(
+            SERI_HOME=str(home),
+            SERI_BASE_URL=f"http://127.0.0.1:{relay.port}/v1",
+            OPENROUTER_API_KEY="sk-test",
+            SERI_MODEL="fake/model",
+        )
+        for run in range(RUNS + 1):
+            relay.arrivals.clear()
+            start = time.perf_counter()
+            done = subprocess.run(
+                [SERI, "chat", "-p", "hi"], env=env, cwd=project, capture_output=True, check=False
+            )
+            assert done.returncode == 0, done.stderr
+            if run == 0:
+                continue
+            any_byte.append(relay.arrivals[0][0] - start)
+            posts = [at for at, line in relay.arrivals if line.startswith(b"POST")]
+            model_byte.append(posts[0] - start)
+        relay.listener.close()
+    return any_byte, model_byte
+
+
+def main() -> int:
+    root = Path(tempfile.mkdtemp(prefix="seri-bench-scripting-"))
+    lines = ["# Scripting figures (issue 15)", "", f"Medians of {RUNS} runs after a warm-up.", ""]
+    try:
+        for known in (False, True):
+            any_byte, model_byte = first_request(root, window_known=known)
+            what = "context_window in config" if known else "window looked up (GET /models)"
+            lines.append(
+                f"- `seri chat -p` to the first request byte, {what}: "
+                f"{median_ms(any_byte)}; to the model request: {median_ms(model_byte)}"
+                " (target 120 ms)"
+            )
+        version = [_timed([SERI, "--version"], seri_env(), str(root)) for _ in range(RUNS)]
+        lines.append(f"- `seri --version`: {median_ms(version)}")
+
+        home = root / "many"
+        store_with_sessions(home, str(root), 1000)
+        env = seri_env(SERI_HOME=str(home))
+        _timed([SERI, "sessions", "list"], env, str(root))
+        listing = [_timed([SERI, "sessions", "list"], env, str(root)) for _ in range(RUNS)]
+        lines.append(f"- `seri sessions list`, 1,000 sessions: {median_ms(listing)} (target 50 ms)")
+        legacy = home / "sessions"
+        legacy.mkdir()
+        for number in range(1000):
+            (legacy / f"old-{number:04d}.jsonl").write_text("")
+        _timed([SERI, "sessions", "list"], env, str(root))  # imports (records) them once
+        scanned = [_timed([SERI, "sessions", "list"], env, str(root)) for _ in range(RUNS)]
+        lines.append(
+            f"- the same with 1,000 older-release files already imported in sessions/: "
+            f"{median_ms(scanned)} (the scan on every start costs the difference)"
+        )
+
+        big = root / "big"
+        store, session_id = store_with_history(big, 100_000, str(root))
+        store.close()
+        env = seri_env(SERI_HOME=str(big))
+        db = big / "seri.db"
+        sqlite = shutil.which("sqlite3")
+        shows = {}
+        for label, argv in (
+            ("show --json", [SERI, "sessions", "show", session_id, "--json"]),
+            ("show (human)", [SERI, "sessions", "show", session_id]),
+        ):
+            _timed(argv, env, str(root))
+            shows[label] = [_timed(argv, env, str(root)) for _ in range(RUNS)]
+        if sqlite:
+            argv = [
+                sqlite,
+                "-json",
+                str(db),
+                f"SELECT seq, created, body FROM messages WHERE session_id = '{session_id}'"
+                " ORDER BY seq",
+            ]
+            _timed(argv, env, str(root))
+            base = [_timed(argv, env, str(root)) for _ in range(RUNS)]
+            lines.append(f"- `sqlite3 -json` of the 100,000 messages: {median_ms(base)}")
+            for label, values in shows.items():
+                ratio = statistics.median(values) / statistics.median(base)
+                lines.append(
+                    f"- `seri sessions {label}`, 100,000 messages: {median_ms(values)}"
+                    f" ({ratio:.2f}x sqlite3 -json; target 2x)"
+                )
+        else:
+            lines.append("- sqlite3 is not installed: `apt-get install sqlite3` for the baseline")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    OUT.parent.mkdir(exist_ok=True)
+    OUT.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
