@@ -34,8 +34,7 @@ def remove(profile: Profile, raw_ids: Sequence[str], *, assume_yes: bool) -> int
     if not assume_yes:
         if not (sys.stdin.isatty() and sys.stderr.isatty()):
             raise SeriError(
-                "deleting sessions needs --yes when stdin is not a terminal (nothing was "
-                "deleted)"
+                "deleting sessions needs --yes when stdin is not a terminal (nothing was deleted)"
             )
         if not _confirmed(doomed):
             print("seri: nothing was deleted", file=sys.stderr)
