@@ -274,3 +274,28 @@ def test_rm_refuses_a_session_a_live_chat_holds(run_seri: RunSeri, seri_home: Pa
     store.close()
     assert run_seri("sessions", "rm", session_id, "--yes").returncode == 0
     assert run_seri("sessions", "--json").stdout == ""
+
+
+def test_a_fleet_of_sixteen_runs_on_one_store(
+    run_seri: RunSeri, seri_home: Path, project: Path
+) -> None:
+    """Sixteen `seri chat -p` at once on one profile (issue 15's fleet): none meets a busy
+    store, and each run's messages, usage and trajectory are all there: searchable, summed,
+    exported as a valid ATIF document."""
+    from atif import Trajectory
+
+    from tests.e2e.test_otlp_export import run_concurrently
+
+    run_concurrently(seri_home, project, runs=16)
+    listed = [json.loads(line) for line in run_seri("sessions", "--json").stdout.splitlines()]
+    assert len(listed) == 16
+    assert all(row["calls"] == 2 and row["messages"] == 4 for row in listed)
+    for n in range(16):
+        [hit] = search(run_seri, f'"task {n}"')
+        assert hit["role"] == "user"
+    exported = run_seri("trajectory", "export", "--format", "atif")
+    documents = [json.loads(line) for line in exported.stdout.splitlines()]
+    assert len(documents) == 16
+    for document in documents:
+        Trajectory.model_validate(document)
+        assert document["final_metrics"]["extra"]["status"] == "done"
