@@ -148,6 +148,11 @@ def test_a_compaction_and_a_resume_chain_the_runs(tmp_path: Path) -> None:
         fake.add_steps({"text": "Nothing to read."})
         assert seri("chat", "--resume", session_id, "-p", "read missing.py").code == 0
         documents = atif_documents(seri, session_id)
+        # --since keeps the documents with a record at or after the date.
+        later = seri("trajectory", "export", "--format", "atif", "--since", "2999-01-01")
+        earlier = seri("trajectory", "export", "--format", "atif", "--since", "2000-01-01")
+        assert later.code == 0 and later.stdout == ""
+        assert [json.loads(line) for line in earlier.stdout.splitlines()] == documents
     imported, compacted, resumed = documents
     assert [d["session_id"] for d in documents] == [session_id] * 3
     assert imported["continued_trajectory_ref"] == compacted["trajectory_id"]
