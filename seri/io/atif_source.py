@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from seri.io.codec import message_from_json
+from seri.io.conversations import decode_message
 from seri.io.store import Store
 from seri.pure.atif import (
     RecordedEvent,
@@ -44,8 +44,9 @@ def _messages(store: Store, session_id: str, start: float, end: float) -> tuple[
         " AND created < ? ORDER BY seq",
         (session_id, start, end),
     ).fetchall()
+    # A row that cannot be read is reported as damage, naming it, as every reader does.
     return tuple(
-        StoredMessage(seq, created, message_from_json(body)) for seq, created, body in rows
+        StoredMessage(seq, at, decode_message(session_id, seq, body)) for seq, at, body in rows
     )
 
 

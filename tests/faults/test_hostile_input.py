@@ -339,6 +339,9 @@ def test_H1_a_damaged_row_is_reported_as_damage(
         for command in (
             seri("chat", "--resume", damaged, "-p", "again"),
             seri("sessions", "show", damaged),
+            seri("sessions", "show", damaged, "--json"),
+            seri("sessions", "export", damaged, "--format", "markdown"),
+            seri("trajectory", "export", "--format", "atif", "--session", damaged),
         ):
             result = run(command, home=seri_home, cwd=project, env=chat_env(fake))
             assert result.returncode == 2, result.stderr
