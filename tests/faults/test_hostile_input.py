@@ -335,7 +335,7 @@ def test_H1_a_damaged_row_is_reported_as_damage(
                 "WHERE session_id = ? AND seq = 2",
                 (damaged,),
             )
-        fault_ledger.injected("H1", 2)
+        fault_ledger.injected("H1", 5)
         for command in (
             seri("chat", "--resume", damaged, "-p", "again"),
             seri("sessions", "show", damaged),
