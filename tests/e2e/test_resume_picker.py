@@ -89,3 +89,30 @@ def test_enter_cancels(run_seri: RunSeri, seri_home: Path, project: Path) -> Non
         os.close(fd)
     assert b"nothing resumed" in rest and os.waitstatus_to_exitcode(status) == 0
     assert subprocess.run([SERI, "--version"], capture_output=True, check=False).returncode == 0
+
+
+def _on_terminal(argv: list[str], home: Path, cwd: Path, answer: bytes, until: bytes) -> bytes:
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.chdir(cwd)
+        os.execve(SERI, [SERI, *argv], seri_env(home))
+    shown = _read_until(fd, b"[y/N]")
+    os.write(fd, answer)
+    shown += _read_until(fd, until)
+    os.waitpid(pid, 0)
+    os.close(fd)
+    return shown
+
+
+def test_rm_asks_on_a_terminal(run_seri: RunSeri, seri_home: Path, project: Path) -> None:
+    with FakeModel([{"text": "first"}]) as fake:
+        env = {"SERI_BASE_URL": fake.base_url, "OPENROUTER_API_KEY": KEY}
+        assert run_seri("chat", "-p", "delete me later", env=env).returncode == 0
+    session_id = json.loads(run_seri("sessions", "--json").stdout)["id"]
+    argv = ["sessions", "rm", session_id]
+    kept = _on_terminal(argv, seri_home, project, b"n\r", b"nothing was deleted")
+    assert b"delete me later" in kept and b"nothing was deleted" in kept
+    assert run_seri("sessions", "show", session_id).returncode == 0
+    gone = _on_terminal(argv, seri_home, project, b"y\r", b"deleted 1 session")
+    assert b"deleted 1 session" in gone
+    assert run_seri("sessions", "--json").stdout == ""
