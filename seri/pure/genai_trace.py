@@ -808,9 +808,13 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+# Beyond the year 9999 a number is not a time (and in nanoseconds would overflow a float).
+_LAST_SECOND = 253_402_300_799
+
+
 def _seconds(value: Any) -> float | None:
     if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        return float(value)
+        return float(value) if abs(value) <= _LAST_SECOND else None
     return None
 
 
