@@ -7,11 +7,11 @@ Usage:
 
 Commands:
   chat        work on a task with a model: interactive, scripted stdin, or -p PROMPT
-  sessions    list the stored sessions, show one, import the older release's files
+  sessions    list, show, search, export, rename, delete sessions; import older files
   compact     compact a stored session from the shell
   pin         pin notes to a session: carried verbatim in every recap
   rewind      list a session's turns, or restore its conversation and files
-  trajectory  export run recordings (JSON Lines, OTLP), toggle recording, prune old ones
+  trajectory  export run recordings (JSON Lines, OTLP, ATIF), toggle recording, prune
   memory      list, approve or reject staged memory writes
   completion  print a completion script for bash, zsh or fish
 
