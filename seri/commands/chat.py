@@ -103,5 +103,3 @@ def run(argv: list[str]) -> int:
         return scripted(chat)
     finally:
         chat.close()
-
-

@@ -6,11 +6,11 @@ import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from seri.runtime.profile import Profile, current_project
 from seri.io.session_index import session_rows
 from seri.pure.errors import SeriError
 from seri.pure.resume_choice import CHOICES, choice_lines, read_choice
 from seri.pure.terminal_text import neutralise
+from seri.runtime.profile import Profile, current_project
 
 
 class NothingChosen(SeriError):

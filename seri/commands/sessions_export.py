@@ -6,14 +6,19 @@ constant memory; the reader going away (`| head`) ends it quietly.
 
 from __future__ import annotations
 
+import json
 import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from seri.runtime.profile import Profile
-from seri.commands.sessions import session_head, write_json_lines
 from seri.io import conversations
 from seri.pure.errors import SeriError
 from seri.pure.session_markdown import message_markdown, session_header
 from seri.pure.timestamps import iso_utc
+from seri.runtime.profile import Profile
+
+if TYPE_CHECKING:
+    from seri.pure.records import Session
 
 FORMATS = ("jsonl", "markdown")
 
@@ -48,3 +53,65 @@ def export(profile: Profile, raw_id: str, format_name: str) -> int:
         for seq, created, message in conversations.iter_message_rows(store, session_id):
             out.write(message_markdown(seq, iso_utc(created), message))
     return 0
+
+
+def session_head(store: Any, session_id: str) -> tuple[Any, dict[str, Any]]:
+    """The session's state and its header object (the first line of `show --json`)."""
+    from seri.io import conversations
+
+    state = conversations.load_state(store, session_id)
+    ledger = conversations.compaction_ledger(store, session_id)
+    children = conversations.child_sessions(store, session_id)
+    head = session_to_dict(state.session)
+    head["compactions"] = [{**row, "at": iso_utc(row["at"])} for row in ledger]
+    head["turns_used"] = state.turns_used
+    head["children"] = [child.id for child in children]
+    if state.forked_from:
+        head["forked_from"] = state.forked_from
+    return state, head
+
+
+def write_json_lines(out: Any, store: Any, session_id: str, head: dict[str, Any]) -> None:
+    """The header line, then one line per message, in order (compact JSON).
+
+    SQLite writes the message lines itself, a thousand at a time: a stored body is the
+    message's JSON already (``message_to_json``), so a line is the keys `show` adds followed
+    by the body minus its opening brace, as `trajectory export` does. 100,000 messages stream
+    at about the speed of `sqlite3 -json`.
+    """
+    from seri.io.conversations import message_line_chunks
+
+    out.write(json.dumps(head, ensure_ascii=False, separators=(",", ":")) + "\n")
+    for chunk in message_line_chunks(store, session_id):
+        out.write(chunk)
+
+
+def session_to_dict(session: Session) -> dict[str, Any]:
+    return row_to_dict(
+        (
+            session.id,
+            session.project,
+            session.created,
+            session.updated,
+            session.model,
+            session.title,
+            session.messages,
+            session.parent_id,
+        )
+    )
+
+
+def row_to_dict(row: Sequence[Any]) -> dict[str, Any]:
+    """A session row (see ``session_index``) as the stable JSON object scripts rely on."""
+    session_id, project, created, updated, model, title, messages, parent = row
+    return {
+        "type": "session",
+        "id": session_id,
+        "project": project,
+        "created": iso_utc(created),
+        "updated": iso_utc(updated),
+        "model": model,
+        "messages": messages,
+        "title": title,
+        "parent": parent or None,
+    }

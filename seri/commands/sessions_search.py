@@ -6,13 +6,13 @@ import json
 import os
 import sys
 
-from seri.runtime.profile import Profile, current_project
 from seri.io.session_search import MARK_END, MARK_START, SearchHit, search_messages
 from seri.pure.errors import SeriError
 from seri.pure.search_query import QueryError, fts_query, plain_query
 from seri.pure.terminal_style import paint
 from seri.pure.terminal_text import neutralise
 from seri.pure.timestamps import iso_utc
+from seri.runtime.profile import Profile, current_project
 
 DEFAULT_LIMIT = 20
 
