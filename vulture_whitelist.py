@@ -5,19 +5,6 @@ vulture reads this file as code that uses the names below; nothing imports or ru
 
 # ruff: noqa: B018, F821
 
-# The effect driver calls its handlers by the effect's class name
-# (``getattr(self, "_" + type(effect).__name__)`` in seri/commands/driver.py).
-_._CallModel
-_._AskPerson
-_._ResolvePath
-_._RunTool
-_._Persist
-_._Say
-_._UpdateCounters
-_._SpillText
-_._ShrinkPayloads
-_._ApplyCompaction
-
 # prompt_toolkit calls these overrides (FileHistory, Completer), with these argument names.
 _.load_history_strings
 _.get_completions
@@ -35,6 +22,7 @@ _.do_GET
 _.do_POST
 _.do_DELETE
 pytest_plugins
+pytestmark
 collect_ignore_glob
 
 # Protocol code tables listed whole: JSON-RPC 2.0's reserved error codes (seri sends and
