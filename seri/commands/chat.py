@@ -67,7 +67,7 @@ def run(argv: list[str]) -> int:
 
     missing_id = resume_without_id(argv)
     if missing_id is not None:
-        from seri.commands.resume_picker import with_chosen_session
+        from seri.runtime.resume_picker import with_chosen_session
 
         argv = with_chosen_session(argv, missing_id, open_profile())
     options = parse_usage(__doc__ or "", argv)

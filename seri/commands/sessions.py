@@ -48,12 +48,12 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from seri.commands.sessions_export import row_to_dict, session_head, write_json_lines
 from seri.io.session_index import listing_rows
 from seri.pure.terminal_text import neutralise
 from seri.pure.text_table import render_table
 from seri.runtime.profile import Profile, current_project, open_profile
 from seri.runtime.running import parse_usage, positive_number
+from seri.runtime.sessions_export import row_to_dict, session_head, write_json_lines
 
 if TYPE_CHECKING:
     from seri.pure.records import Session
@@ -72,7 +72,7 @@ def run(argv: list[str]) -> int:
     if options["import"]:
         return _import_report(profile)
     if options["search"]:
-        from seri.commands.sessions_search import search
+        from seri.runtime.sessions_search import search
 
         text = " ".join(options["<text>"])
         return search(
@@ -84,15 +84,15 @@ def run(argv: list[str]) -> int:
             limit=limit,
         )
     if options["export"]:
-        from seri.commands.sessions_export import export
+        from seri.runtime.sessions_export import export
 
         return export(profile, options["<id>"][0], options["--format"])
     if options["rename"]:
-        from seri.commands.sessions_manage import rename
+        from seri.runtime.sessions_manage import rename
 
         return rename(profile, options["<id>"][0], " ".join(options["<title>"]))
     if options["rm"]:
-        from seri.commands.sessions_manage import remove
+        from seri.runtime.sessions_manage import remove
 
         return remove(profile, options["<id>"], assume_yes=options["--yes"])
     return _list(profile, all_projects=options["--all"], as_json=options["--json"], limit=limit)

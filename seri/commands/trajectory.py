@@ -131,7 +131,7 @@ def _export(session: str | None, since_text: str | None, format_: str) -> int:
 
             return export_otlp(store, session_id, since, lambda c: _write_all(sys.stdout.buffer, c))
         if format_ == "atif":
-            from seri.commands.trajectory_atif import atif_lines
+            from seri.runtime.trajectory_atif import atif_lines
 
             _write_all(sys.stdout.buffer, atif_lines(store, session_id, since))
             return 0

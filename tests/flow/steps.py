@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from seri.pure.effects import CallModel, Persist, Record, Reply, Say, UpdateCounters
-from seri.pure.permissions import Policy, parse_policy
+from seri.pure.permission_policy import Policy, parse_policy
 from seri.pure.records import Message, ToolCall, Usage
 from seri.pure.turn import Conversation, TaskSetup
 

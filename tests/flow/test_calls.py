@@ -13,7 +13,7 @@ from seri.pure.effects import (
     RunTool,
     ToolRun,
 )
-from seri.pure.permissions import parse_policy
+from seri.pure.permission_policy import parse_policy
 from seri.pure.records import ToolCall
 from seri.pure.turn import INTERRUPTED_RESULT, NOT_RUN_RESULT, run_task
 from tests.flow.steps import Steps, answer, call, empty, results, setup, user

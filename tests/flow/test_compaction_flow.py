@@ -7,7 +7,7 @@ import json
 
 from seri.pure.compaction import NOT_ENOUGH_HISTORY, SESSION_CHANGED, Why
 from seri.pure.effects import ApplyCompaction, CallModel, ModelFailed, ModelReply
-from seri.pure.provider_errors import OverflowNumbers
+from seri.pure.provider_failure import OverflowNumbers
 from seri.pure.records import Message
 from seri.pure.turn import Conversation, compact_on_demand, run_task
 from tests.flow.steps import Steps, answer, setup, user

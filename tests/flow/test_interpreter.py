@@ -19,7 +19,7 @@ from seri.pure.effects import (
     ToolRun,
     UpdateCounters,
 )
-from seri.pure.permissions import parse_policy
+from seri.pure.permission_policy import parse_policy
 from seri.pure.records import Message, ToolCall
 from seri.pure.redaction import Redactor
 from seri.pure.turn import Conversation, compact_on_demand, run_task

@@ -11,7 +11,7 @@ import json
 
 from seri.pure.effects import ApplyCompaction, CallModel, ModelFailed, ModelReply
 from seri.pure.output_budget import MIN_OUTPUT_TOKENS, OUTPUT_MARGIN, OutputBudget
-from seri.pure.provider_errors import OverflowNumbers, ProviderFailure
+from seri.pure.provider_failure import OverflowNumbers, ProviderFailure
 from seri.pure.records import Message
 from seri.pure.turn import Conversation, compact_on_demand, run_task
 from tests.flow.steps import Steps, answer, empty, setup, user
