@@ -47,3 +47,9 @@ _.no_cut
 shape
 populated
 signum
+
+# Trajectory event fields (seri/pure/events.py) are read through attrs.fields by export() and
+# event_schema(), never by name: these are the ones no code reads directly.
+_.seri_version
+_.from_
+_.to

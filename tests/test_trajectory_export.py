@@ -17,6 +17,7 @@ from tests.trajectory_seed import (
     CANARY,
     DAY,
     add_session,
+    raw,
     record_run,
     scalar,
     session_with_run,
@@ -149,7 +150,7 @@ def test_lines_come_in_id_order_across_chunks_and_interleaved_runs(
     # Two runs writing at once, each more than one export chunk long.
     for n in range(1300):
         for recorder in (one, two):
-            recorder.record("tool_call", {"n": n}, at=T0 + 2 + n)
+            recorder.record(raw("tool_call", n=n), at=T0 + 2 + n)
         if n % 97 == 0:
             one.flush()
             two.flush()
@@ -270,7 +271,7 @@ def test_export_beside_a_live_writer_neither_blocks_it_nor_mixes_moments(
         n = 0
         while not stop.is_set():
             for _ in range(5):
-                live.record("tool_call", {"n": n}, at=T0 + 1 + n)
+                live.record(raw("tool_call", n=n), at=T0 + 1 + n)
                 n += 1
             began = time.monotonic()
             live.flush()

@@ -15,7 +15,7 @@ from seri.io.trajectory_prune import prune
 from seri.runtime.profile import Profile
 from seri.runtime.trajectory_start import prune_at_session_start
 from tests.conftest import RunSeri
-from tests.trajectory_seed import CANARY, DAY, counts, scalar, session_with_run, store_at
+from tests.trajectory_seed import CANARY, DAY, counts, raw, scalar, session_with_run, store_at
 
 # Seconds either side of the edge: far more than a subprocess takes to start.
 MARGIN = 300.0
@@ -245,7 +245,7 @@ def test_a_run_aged_out_under_a_live_recorder_keeps_recording(seri_home: Path) -
     other.close()
     assert counts(store, "a" * 32) == (0, 0)
 
-    recorder.record("turn_end", {"status": "done"})
+    recorder.record(raw("turn_end", status="done"))
     recorder.flush()
 
     assert counts(store, "a" * 32) == (1, 1)

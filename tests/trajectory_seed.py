@@ -32,6 +32,23 @@ def add_session(store: Store, session_id: str, created: float, project: str = "/
     )
 
 
+class RawEvent:
+    """A stored event of any type and shape, for the tests of the store and the export (which
+    move bodies without reading them); the events seri records are seri.pure.events'."""
+
+    def __init__(self, type_: str, data: Mapping[str, Any]) -> None:
+        self.type = type_
+        self._data = dict(data)
+
+    def export(self) -> dict[str, Any]:
+        return dict(self._data)
+
+
+def raw(type_: str, **data: Any) -> Any:
+    """An event the recorder takes (typed Any: the Recorder is typed for seri's own)."""
+    return RawEvent(type_, data)
+
+
 def record_run(
     store: Store,
     session_id: str,
@@ -43,9 +60,10 @@ def record_run(
 ) -> Recorder:
     """One run of seri: its header at ``started``, then ``(type, data, at)`` events."""
     recorder = Recorder(store, session_id, redactor or Redactor(), enabled=True)
-    recorder.start(header or {"model": "test/model", "sampling": {"temperature": 0.2}}, started)
+    header = header or {"model": "test/model", "sampling": {"temperature": 0.2}}
+    recorder.start(raw("header", **header), started)
     for type_, data, at in events:
-        recorder.record(type_, data, at=at)
+        recorder.record(raw(type_, **data), at=at)
     recorder.flush()
     return recorder
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from seri.io import conversations
 from seri.io.store import Store, open_store
+from seri.pure.events import Header
 from seri.pure.records import Message, ToolCall
 
 SYSTEM_PROMPT = "You are seri, a coding agent. " * 40
@@ -27,6 +28,25 @@ _CODE = "".join(
     f"(request.id_{i},))\n    return [row.name for row in rows if row.ok]  # {i}\n"
     for i in range(400)
 )
+
+
+def synthetic_header(session: str, run: str, model: str = MODEL, started: float = 0.0) -> Header:
+    """The header of a run seri did not make (a benchmark's, a test's store)."""
+    return Header(
+        session=session,
+        run=run,
+        seri_version="0.0.0",
+        model=model,
+        base_url="http://127.0.0.1/v1",
+        started=started,
+        sampling={"temperature": 0.2},
+        provider={},
+        reasoning_effort=None,
+        prompt_hashes={},
+        context_window=None,
+        keep_tokens=0,
+        elide_bytes=0,
+    )
 
 
 def _text(offset: int, size: int) -> str:

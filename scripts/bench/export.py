@@ -22,51 +22,53 @@ from scripts.bench.common import (
     stat,
 )
 from scripts.bench.table import Row, met
+from seri.pure import events
+from seri.pure.events import Event
+from seri.pure.records import Usage
 
 SESSIONS, RUNS_PER_SESSION, EVENTS_PER_RUN = 10, 10, 1000
 EVENTS = SESSIONS * RUNS_PER_SESSION * EVENTS_PER_RUN
 KEY = "sk-or-v1-" + "ab12" * 16
 
 
-def _event(i: int) -> tuple[str, dict[str, object]]:
+def _event(i: int) -> Event:
     kind = i % 3
     if kind == 0:
-        return "tool_call", {
-            "id": f"call_{i:08d}",
-            "name": "edit",
-            "arguments": '{"path":"src/handlers/item_'
+        return events.ToolCall(
+            id=f"call_{i:08d}",
+            name="edit",
+            arguments='{"path":"src/handlers/item_'
             + str(i % 977)
             + '.py","old_string":"    return rows\\n",'
             '"new_string":"    return [row for row in rows if row.ok]\\n"}',
-        }
+        )
     if kind == 1:
-        return "tool_result", {
-            "id": f"call_{i - 1:08d}",
-            "name": "edit",
-            "ok": i % 17 != 0,
-            "interrupted": False,
-            "bytes": 120 + i % 5000,
-            "note": f"replaced 1 occurrence in src/handlers/item_{i % 977}.py; 0 others left",
-        }
-    return "model_call", {
-        "finish_reason": "tool_calls",
-        "usage": {
-            "input_tokens": 12000 + i % 9000,
-            "output_tokens": 80 + i % 400,
-            "reasoning_tokens": 0,
-            "cached_tokens": 11000,
-            "cost": 0.00123,
-            "provider": "FakeProvider",
-        },
-        "tool_calls": 1,
-        "model": "bench/fake-model",
-        "latency_ms": 900 + i % 700,
-    }
+        return events.ToolResult(
+            id=f"call_{i - 1:08d}",
+            name="edit",
+            ok=i % 17 != 0,
+            interrupted=False,
+            bytes=120 + i % 5000,
+            text=f"replaced 1 occurrence in src/handlers/item_{i % 977}.py; 0 others left",
+        )
+    return events.ModelCall(
+        finish_reason="tool_calls",
+        usage=Usage(
+            input_tokens=12000 + i % 9000,
+            output_tokens=80 + i % 400,
+            cached_tokens=11000,
+            cost=0.00123,
+            provider="FakeProvider",
+        ),
+        tool_calls=1,
+        model="bench/fake-model",
+        generation_id=f"gen-{i}",
+    )
 
 
 def build(home: Path) -> int:
     """Write the events; returns the average body's bytes."""
-    from scripts.bench.data import new_session
+    from scripts.bench.data import new_session, synthetic_header
     from seri.io.recorder import Recorder
     from seri.io.store import open_store
     from seri.pure.redaction import Redactor
@@ -79,17 +81,9 @@ def build(home: Path) -> int:
         session_id = new_session(store, "/bench/project", now=at)
         for _ in range(RUNS_PER_SESSION):
             recorder = Recorder(store, session_id, redactor, enabled=True)
-            recorder.start(
-                {
-                    "model": "bench/fake-model",
-                    "sampling": {"temperature": 0.2},
-                    "prompt_hashes": {},
-                },
-                at,
-            )
+            recorder.start(synthetic_header(session_id, recorder.run_id, started=at), at)
             for _ in range(EVENTS_PER_RUN):
-                type_, data = _event(number)
-                recorder.record(type_, data, at=at)
+                recorder.record(_event(number), at=at)
                 number += 1
                 at += 0.5
             recorder.flush()

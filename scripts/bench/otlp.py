@@ -28,6 +28,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from scripts.bench.common import CACHE, PYTHON, REPO, RESULTS, log
+from scripts.bench.data import synthetic_header
 
 SDK_VENV = CACHE / "otel-sdk"
 SDK_PACKAGES = ("opentelemetry-sdk==1.45.2", "opentelemetry-exporter-otlp-proto-http==1.45.2")
@@ -48,102 +49,82 @@ class _Sink(BaseHTTPRequestHandler):
         self.end_headers()
 
 
-def _task_records(task: int, at: float) -> list[tuple[str, dict[str, Any], float]]:
+def _task_records(task: int, at: float) -> list[tuple[Any, float]]:
     """One task as seri records it: three calls, two tools with a checkpoint and an edit."""
-    usage = {
-        "input_tokens": 12_000 + task,
-        "output_tokens": 300,
-        "reasoning_tokens": 0,
-        "cached_tokens": 11_000,
-        "cache_write_tokens": 0,
-        "cost": 0.0042,
-        "upstream_cost": None,
-        "provider": "Anthropic",
-    }
-    out: list[tuple[str, dict[str, Any], float]] = []
+    from seri.pure import events
+    from seri.pure.records import Usage
+
+    usage = Usage(
+        input_tokens=12_000 + task,
+        output_tokens=300,
+        cached_tokens=11_000,
+        cost=0.0042,
+        provider="Anthropic",
+    )
+    out: list[tuple[Any, float]] = []
     for turn in range(3):
         out.append(
             (
-                "model_call",
-                {
-                    "finish_reason": "tool_calls",
-                    "usage": usage,
-                    "tool_calls": 1,
-                    "model": "anthropic/claude-sonnet-4.5",
-                    "generation_id": f"gen-{task}-{turn}",
-                },
+                events.ModelCall(
+                    finish_reason="tool_calls",
+                    usage=usage,
+                    tool_calls=1,
+                    model="anthropic/claude-sonnet-4.5",
+                    generation_id=f"gen-{task}-{turn}",
+                ),
                 at,
             )
         )
         if turn < 2:
             call = f"call_{task}_{turn}"
-            out.append(
+            arguments = {"path": "src/a.py", "old_string": "x" * 200, "new_string": "y" * 200}
+            out += [
+                (events.ToolCall(id=call, name="edit", arguments=json.dumps(arguments)), at + 0.01),
                 (
-                    "tool_call",
-                    {
-                        "id": call,
-                        "name": "edit",
-                        "arguments": json.dumps(
-                            {"path": "src/a.py", "old_string": "x" * 200, "new_string": "y" * 200}
-                        ),
-                    },
-                    at + 0.01,
-                )
-            )
-            out.append(
-                (
-                    "checkpoint",
-                    {
-                        "tool": "edit",
-                        "path": "src/a.py",
-                        "existed": True,
-                        "bytes": 4000,
-                        "sha256": "ab" * 32,
-                    },
+                    events.Checkpoint(
+                        tool="edit", path="src/a.py", existed=True, bytes=4000, sha256="ab" * 32
+                    ),
                     at + 0.02,
-                )
-            )
-            out.append(
+                ),
                 (
-                    "edit",
-                    {
-                        "tool": "edit",
-                        "outcome": "applied",
-                        "path": "src/a.py",
-                        "bytes": 4000,
-                        "replacements": 1,
-                    },
+                    events.Edit(
+                        tool="edit",
+                        details=(
+                            ("outcome", "applied"),
+                            ("path", "src/a.py"),
+                            ("bytes", 4000),
+                            ("replacements", 1),
+                        ),
+                    ),
                     at + 0.03,
-                )
-            )
-            out.append(
+                ),
                 (
-                    "tool_result",
-                    {
-                        "id": call,
-                        "name": "edit",
-                        "ok": True,
-                        "interrupted": False,
-                        "bytes": 40,
-                        "text": "Edited src/a.py: 1 replacement.",
-                    },
+                    events.ToolResult(
+                        id=call,
+                        name="edit",
+                        ok=True,
+                        interrupted=False,
+                        bytes=40,
+                        text="Edited src/a.py: 1 replacement.",
+                    ),
                     at + 0.04,
-                )
-            )
+                ),
+            ]
         at += 2.0
-    out.append(("turn_end", {"status": "done", "turns": 3}, at))
+    out.append((events.TurnEnd(status="done", turns=3), at))
     return out
 
 
-def _records(events: int) -> list[tuple[str, dict[str, Any], float]]:
-    out: list[tuple[str, dict[str, Any], float]] = []
+def _records(count: int) -> list[tuple[Any, float]]:
+    """``count`` events (seri.pure.events records) with their times."""
+    out: list[tuple[Any, float]] = []
     at = 1_790_000_000.0
     task = 0
-    while len(out) < events:
+    while len(out) < count:
         out += _task_records(task, at)
         task += 1
         at += 10.0
-    return out[:events]
+    return out[:count]
 
 
 def _stat(values: list[float]) -> tuple[float, float, float]:
@@ -159,13 +140,7 @@ def per_event(events: int) -> dict[str, Any]:
     from seri.runtime.otlp_live import LiveExport
 
     records = _records(events)
-    header = {
-        "model": "anthropic/claude-sonnet-4.5",
-        "base_url": "https://openrouter.ai/api/v1",
-        "seri_version": "0.1.0",
-        "interactive": False,
-        "sampling": {"temperature": 0.2},
-    }
+    header = synthetic_header("s" * 32, "r" * 32, "anthropic/claude-sonnet-4.5")
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Sink)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     results: dict[str, Any] = {"events": len(records)}
@@ -179,10 +154,10 @@ def per_event(events: int) -> dict[str, Any]:
         export = LiveExport(settings, Redactor(), lambda line: log(f"warning: {line}"))
         took: list[float] = []
         cpu_start, wall_start = time.process_time(), time.perf_counter()
-        export.start("s" * 32, "r" * 32, header, records[0][2] - 1)
-        for type_, data, at in records:
+        export.start("s" * 32, "r" * 32, header.export(), records[0][1] - 1)
+        for event, at in records:
             started = time.perf_counter()
-            export.record(type_, data, at)
+            export.record(event.type, event.export(), at)
             took.append(time.perf_counter() - started)
         export.close(timeout=30)
         cpu = time.process_time() - cpu_start
@@ -211,11 +186,11 @@ def per_event(events: int) -> dict[str, Any]:
             prompt_hashes={},
         )
         recorder = Recorder(store, "s" * 32, Redactor(), enabled=True)
-        recorder.start(header, records[0][2] - 1)
+        recorder.start(header, records[0][1] - 1)
         took = []
-        for type_, data, at in records:
+        for event, at in records:
             started = time.perf_counter()
-            recorder.record(type_, data, at)
+            recorder.record(event, at)
             took.append(time.perf_counter() - started)
         median, p99, mean = _stat(took)
         results["recorder"] = {

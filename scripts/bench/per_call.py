@@ -80,6 +80,7 @@ def _measure(fixtures: Fixtures, size: int, sizes: Sizes) -> None:
     from seri.runtime.interpreter import Interpreter
     from seri.runtime.model_caller import ModelCaller
     from seri.runtime.ports import Nobody, NoTools
+    from seri.runtime.run_events import RunEvents
 
     made = fixtures.history(size)
     store = open_store(made.home)
@@ -105,7 +106,7 @@ def _measure(fixtures: Fixtures, size: int, sizes: Sizes) -> None:
     )
     copies = max(1, min(INNER, 2_000_000 // max(size, 1)))
     out.setdefault("loop copy", {})[size] = _per_op(lambda: tuple(loop.history), copies, LOAD_RUNS)
-    recorder = Recorder(store, made.session_id, Redactor.of([KEY]), enabled=False)
+    recorder = RunEvents(Recorder(store, made.session_id, Redactor.of([KEY]), enabled=False))
     caller = ModelCaller(Settings(), KEY, recorder, PARENT_TOOLS)
     effect = CallModel(tuple(loop.history), "turn", state.system_prompt)
     builds = max(1, min(200, 200_000 // max(size, 1)))

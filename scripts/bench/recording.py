@@ -88,27 +88,26 @@ def _chat(work: Path, number: int, mode: str) -> tuple[float, float, int]:
 
 def _in_process(work: Path) -> tuple[float, float]:
     """Seconds per event for Recorder.record and for its share of flush_into."""
-    from scripts.bench.data import new_session
+    from scripts.bench.data import new_session, synthetic_header
     from seri.io.recorder import Recorder
     from seri.io.store import open_store
+    from seri.pure.events import ToolCall, ToolResult
     from seri.pure.redaction import Redactor
 
     store = open_store(work / "rec-inprocess")
     session_id = new_session(store, "/bench/project")
     recorder = Recorder(store, session_id, Redactor.of([KEY]), enabled=True)
-    recorder.start({"model": "bench/fake-model", "sampling": {}, "prompt_hashes": {}}, time.time())
+    recorder.start(synthetic_header(session_id, recorder.run_id), time.time())
     events = 1000
     record_t, flush_t = [], []
     for _ in range(LOAD_RUNS):
         start = time.perf_counter()
         for i in range(events // 2):
             recorder.record(
-                "tool_call",
-                {"id": f"call_{i}", "name": "glob", "arguments": '{"pattern":"**/*.py"}'},
+                ToolCall(id=f"call_{i}", name="glob", arguments='{"pattern":"**/*.py"}')
             )
             recorder.record(
-                "tool_result",
-                {"id": f"call_{i}", "name": "glob", "ok": True, "interrupted": False, "bytes": 40},
+                ToolResult(id=f"call_{i}", name="glob", ok=True, interrupted=False, bytes=40)
             )
         record_t.append((time.perf_counter() - start) / events)
         with store.write() as conn:

@@ -21,6 +21,7 @@ from typing import Any
 import apsw
 
 from seri.io.store import Store
+from seri.pure.events import Event, Header
 from seri.pure.redaction import Redactor, elide_large
 
 # Strings longer than this (in UTF-8 bytes) are elided from recordings.
@@ -61,10 +62,11 @@ class Recorder:
         self._header = ""
         self._pending: list[tuple[str, str, float, str, str]] = []
 
-    def start(self, header: Mapping[str, Any], now: float) -> None:
+    def start(self, header: Header, now: float) -> None:
         if not self.enabled:
             return
-        self._header = _dumps(elide_large(self.redactor.value(_body(header)), self.elide_bytes))
+        body = _body(header.export())
+        self._header = _dumps(elide_large(self.redactor.value(body), self.elide_bytes))
         self._started_at = now
         with self.store.write() as conn:
             self._upsert_run(conn, now)
@@ -84,12 +86,12 @@ class Recorder:
             (self.run_id, self.session_id, self._started_at, self._header, last_at),
         )
 
-    def record(self, type_: str, data: Mapping[str, Any], at: float | None = None) -> None:
+    def record(self, event: Event, at: float | None = None) -> None:
         if not self.started:
             return
-        value = elide_large(self.redactor.value(_body(data)), self.elide_bytes)
+        value = elide_large(self.redactor.value(_body(event.export())), self.elide_bytes)
         stamp = time.time() if at is None else at
-        self._pending.append((self.run_id, self.session_id, stamp, type_, _dumps(value)))
+        self._pending.append((self.run_id, self.session_id, stamp, event.type, _dumps(value)))
 
     def flush_into(self, conn: apsw.Connection) -> None:
         """Write buffered events inside the caller's transaction."""

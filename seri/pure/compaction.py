@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from seri.pure import events
 from seri.pure.cuts import Cut, cut_messages
 from seri.pure.effects import (
     ApplyCompaction,
@@ -241,17 +242,16 @@ def compact(
     if not applied:
         return attrs.evolve(CHANGED, window=window, budget=fold.budget)
     yield Record(
-        "compaction",
-        {
-            "trigger": trigger,
-            "focus": focus,
-            "evicted": len(evicted),
-            "kept": len(kept),
-            "estimate_before": before,
-            "estimate_after": after,
-            "summary_calls": fold.calls,
-            "token_scale": round(window.scale, 3),
-        },
+        events.Compaction(
+            trigger=trigger,
+            focus=focus,
+            evicted=len(evicted),
+            kept=len(kept),
+            estimate_before=before,
+            estimate_after=after,
+            summary_calls=fold.calls,
+            token_scale=round(window.scale, 3),
+        )
     )
     return Compacted((message, *kept), recap, len(evicted), fold.calls, window, fold.budget)
 
@@ -314,14 +314,13 @@ class Fold:
                 reply.overflow_numbers, chunk.local_tokens, sized_for=summary_scale(self.window)
             )
             yield Record(
-                "overflow",
-                {
-                    "error": reply.error,
-                    "estimate": chunk.local_tokens,
-                    "purpose": "summary",
-                    "token_scale": round(self.window.scale, 3),
-                    "context_window": self.window.tokens,
-                },
+                events.Overflow(
+                    error=reply.error,
+                    estimate=chunk.local_tokens,
+                    purpose="summary",
+                    token_scale=round(self.window.scale, 3),
+                    context_window=self.window.tokens,
+                )
             )
             # Never the same request again, whatever the numbers said.
             chunk = self.chunk(end, at_most=chunk.local_tokens * 3 // 4)

@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar, cast
 import attrs
 
 from seri.pure.approval import Answer
+from seri.pure.events import Event
 from seri.pure.provider_failure import OverflowNumbers, ProviderFailure
 from seri.pure.recap import Recap
 from seri.pure.records import Message, ToolCall, Usage
@@ -185,8 +186,7 @@ class Persist(Request[None]):
 class Record(Request[None]):
     """Add an event to the run's trajectory. Answered with None."""
 
-    type: str
-    data: Mapping[str, Any]
+    event: Event
 
 
 @attrs.frozen

@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 
+from seri.pure import events
 from seri.pure.effects import CallModel, Flow, ModelFailed, ModelReply, Record, Say, perform
 from seri.pure.provider_failure import ProviderFailure
 
@@ -95,7 +96,7 @@ def call_within_budget(
     if lowered is None:
         return reply, budget
     key, room, why = lowered
-    yield Record("output_budget_lowered", {"key": key, "to": room, "why": why})
+    yield Record(events.OutputBudgetLowered(key=key, to=room, why=why))
     yield Say(f"{key} lowered to {room} {why}")
     retry = yield from perform(attrs.evolve(request, max_tokens=room))
     if reply.refused.kind == "credits":

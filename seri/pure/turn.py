@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 import attrs
 
+from seri.pure import events
 from seri.pure.approval import always_rules
 from seri.pure.compaction import CHANGED, Compacted, NotCompacted, Why, compact
 from seri.pure.effects import (
@@ -38,7 +39,7 @@ from seri.pure.permission_policy import Policy, with_allowed
 from seri.pure.permissions import decide
 from seri.pure.recap import Recap
 from seri.pure.recap_paths import arguments_path
-from seri.pure.records import Message, ToolCall, Usage
+from seri.pure.records import Message, ToolCall
 from seri.pure.result_cap import cap_result, needs_cap
 from seri.pure.rules import GlobRule, rules_fired_by
 from seri.pure.shrink import elided_payload, plan_shrink, with_elided
@@ -129,21 +130,6 @@ def conversation_of(
     return Conversation(
         tuple(history), recap, chars, last_input_tokens, fired_rules, token_scale, tuple(pins)
     )
-
-
-def usage_record(usage: Usage | None) -> dict[str, Any]:
-    if usage is None:
-        return {"reported": False}
-    return {
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "reasoning_tokens": usage.reasoning_tokens,
-        "cached_tokens": usage.cached_tokens,
-        "cache_write_tokens": usage.cache_write_tokens,
-        "cost": usage.cost,
-        "upstream_cost": usage.upstream_cost,
-        "provider": usage.provider or None,
-    }
 
 
 def length_detail(dropped_calls: int) -> str:
@@ -373,14 +359,13 @@ class _Loop:
         self.chars = chars
         self.billed = 0
         yield Record(
-            "shrink",
-            {
-                "trigger": trigger,
-                "elided": len(plan),
-                "messages": len(replaced),
-                "estimate_before": before,
-                "estimate_after": after,
-            },
+            events.Shrink(
+                trigger=trigger,
+                elided=len(plan),
+                messages=len(replaced),
+                estimate_before=before,
+                estimate_after=after,
+            )
         )
         return len(plan)
 
@@ -427,7 +412,7 @@ def run_task(
                 f"turn budget spent: {loop.turns} of {setup.max_turns} model turns used; "
                 "raise it with --max-turns N or /max-turns N"
             )
-            yield Record("turn_end", {"status": "max_turns", "turns": loop.turns})
+            yield Record(events.TurnEnd(status="max_turns", turns=loop.turns))
             return loop.end("max_turns", detail=message)
         reply = yield from _model_call(loop)
         if isinstance(reply, TaskEnd):
@@ -443,15 +428,15 @@ def run_task(
             if kept is not None:
                 yield loop.add((kept,))
             detail = length_detail(len(reply.message.tool_calls))
-            yield Record("turn_end", {"status": "length", "turns": loop.turns, "error": detail})
+            yield Record(events.TurnEnd(status="length", turns=loop.turns, error=detail))
             return loop.end("length", detail=detail)
         yield loop.add((reply.message,))
         if not reply.message.tool_calls:
-            yield Record("turn_end", {"status": "done", "turns": loop.turns})
+            yield Record(events.TurnEnd(status="done", turns=loop.turns))
             return loop.end("done", reply.message.text)
         interrupted = yield from _answer_calls(loop, reply)
         if interrupted:
-            yield Record("turn_end", {"status": "interrupted", "turns": loop.turns})
+            yield Record(events.TurnEnd(status="interrupted", turns=loop.turns))
             return loop.end("interrupted", detail="interrupted by user", by_user=True)
 
 
@@ -476,14 +461,13 @@ def _model_call(loop: _Loop) -> Flow[ModelReply | TaskEnd]:
             reply.overflow_numbers, loop.request_local, sized_for=loop.window.scale
         )
         yield Record(
-            "overflow",
-            {
-                "error": reply.error,
-                "estimate": refused,
-                "purpose": "turn",
-                "token_scale": round(loop.window.scale, 3),
-                "context_window": loop.window.tokens,
-            },
+            events.Overflow(
+                error=reply.error,
+                estimate=refused,
+                purpose="turn",
+                token_scale=round(loop.window.scale, 3),
+                context_window=loop.window.tokens,
+            )
         )
         keep = overflow_keep_tokens(loop.window.keep_local, loop.request_local)
         why_not = yield from loop.make_fit("overflow", keep=keep)
@@ -491,13 +475,13 @@ def _model_call(loop: _Loop) -> Flow[ModelReply | TaskEnd]:
             detail = why_not.detail
             if why_not.reason is Why.NO_CUT:
                 detail = "no safe cut exists and no tool payload is left to shrink"
-            yield Record("turn_end", {"status": "overflow", "turns": loop.turns})
+            yield Record(events.TurnEnd(status="overflow", turns=loop.turns))
             return loop.end(
                 "overflow", detail=f"the request is too long and compaction failed: {detail}"
             )
         reply = yield from _send(loop)
         if isinstance(reply, ModelFailed) and reply.overflow:
-            yield Record("turn_end", {"status": "overflow", "turns": loop.turns})
+            yield Record(events.TurnEnd(status="overflow", turns=loop.turns))
             return loop.end(
                 "overflow", detail=f"the request is still too long after compacting: {reply.error}"
             )
@@ -505,28 +489,23 @@ def _model_call(loop: _Loop) -> Flow[ModelReply | TaskEnd]:
         status: EndStatus = "interrupted" if reply.interrupted else "error"
         if reply.usage is not None or reply.partial is not None:
             yield Record(
-                "model_call",
-                {
-                    "finish_reason": "incomplete",
-                    "usage": usage_record(reply.usage),
-                    "tool_calls": 0,
-                },
+                events.ModelCall(finish_reason="incomplete", usage=reply.usage, tool_calls=0)
             )
         if reply.partial is not None:
             yield loop.add((reply.partial,))
-        yield Record("turn_end", {"status": status, "turns": loop.turns, "error": reply.error})
+        yield Record(events.TurnEnd(status=status, turns=loop.turns, error=reply.error))
         return loop.end(status, detail=reply.error, by_user=reply.by_user)
     assert isinstance(reply, ModelReply)
-    call: dict[str, Any] = {
-        "finish_reason": reply.finish_reason,
-        "usage": usage_record(reply.usage),
-        "tool_calls": len(reply.message.tool_calls),
-        "model": reply.model or None,
-        "generation_id": reply.generation_id or None,
-    }
-    if reply.refusal:
-        call["refusal"] = reply.refusal
-    yield Record("model_call", call)
+    yield Record(
+        events.ModelCall(
+            finish_reason=reply.finish_reason,
+            usage=reply.usage,
+            tool_calls=len(reply.message.tool_calls),
+            model=reply.model or None,
+            generation_id=reply.generation_id or None,
+            refusal=reply.refusal or events.ABSENT,
+        )
+    )
     return reply
 
 
@@ -567,7 +546,7 @@ def _answer_calls(loop: _Loop, reply: ModelReply) -> Flow[bool]:
     fired = rules_fired_by(loop.setup.glob_rules, touched, frozenset(loop.fired))
     for rule in fired:
         loop.fired.add(rule.name)
-        yield Record("rule", {"name": rule.name, "paths": touched})
+        yield Record(events.Rule(name=rule.name, paths=tuple(touched)))
         yield loop.add((Message(role="user", text=rule.message_text(), kind="rule"),))
     return interrupted
 
@@ -580,7 +559,7 @@ def _result(call: ToolCall, text: str, *, is_error: bool) -> Message:
 
 def _one_call(loop: _Loop, call: ToolCall, reply: ModelReply, seen_ids: set[str]) -> Flow[ToolRun]:
     setup = loop.setup
-    yield Record("tool_call", {"id": call.id, "name": call.name, "arguments": call.arguments})
+    yield Record(events.ToolCall(id=call.id, name=call.name, arguments=call.arguments))
     rejection = ""
     if not reply.tool_calls_runnable:
         rejection = f"not run: {reply.unrunnable_reason or 'the call arrived incomplete'}"
@@ -598,7 +577,7 @@ def _one_call(loop: _Loop, call: ToolCall, reply: ModelReply, seen_ids: set[str]
         else:
             arguments = parsed
     if rejection:
-        yield Record("tool_result", {"id": call.id, "ok": False, "error": rejection})
+        yield Record(events.ToolResult(id=call.id, ok=False, error=rejection))
         return ToolRun(rejection, is_error=True)
     where = ResolvedPath(None, None)
     raw_path = arguments.get("path")
@@ -606,8 +585,7 @@ def _one_call(loop: _Loop, call: ToolCall, reply: ModelReply, seen_ids: set[str]
         where = yield from perform(ResolvePath(raw_path))
         if where.refused:
             yield Record(
-                "denial",
-                {"id": call.id, "name": call.name, "rule": "(project)", "reason": where.refused},
+                events.Denial(id=call.id, name=call.name, rule="(project)", reason=where.refused)
             )
             return ToolRun(f"denied: {where.refused}", is_error=True)
     decision = decide(
@@ -623,14 +601,9 @@ def _one_call(loop: _Loop, call: ToolCall, reply: ModelReply, seen_ids: set[str]
             reason = f"{reason}; approval is needed and no one can be asked in this mode"
         text = f"denied by {'rule ' + decision.rule if decision.rule else 'policy'}: {reason}"
         yield Record(
-            "denial",
-            {
-                "id": call.id,
-                "name": call.name,
-                "rule": decision.rule,
-                "reason": reason,
-                "by": "policy",
-            },
+            events.Denial(
+                id=call.id, name=call.name, rule=decision.rule, reason=reason, by="policy"
+            )
         )
         return ToolRun(text, is_error=True)
     if decision.action == "ask":
@@ -646,30 +619,26 @@ def _one_call(loop: _Loop, call: ToolCall, reply: ModelReply, seen_ids: set[str]
         )
         if not answer.approved:
             said = f"denied by user: {answer.reason}" if answer.reason else "denied by user"
-            yield Record(
-                "denial",
-                {"id": call.id, "name": call.name, "rule": "", "reason": said, "by": "user"},
-            )
+            yield Record(events.Denial(id=call.id, name=call.name, rule="", reason=said, by="user"))
             return ToolRun(said, is_error=True)
         if answer.always:
             loop.policy = with_allowed(loop.policy, answer.always)
-            yield Record("session_rule", {"id": call.id, "rules": list(answer.always)})
+            yield Record(events.SessionRule(id=call.id, rules=answer.always))
     run = yield from perform(RunTool(call, arguments, loop.window.result_cap_chars))
     if run.interrupted:
         run = attrs.evolve(run, text=run.text or INTERRUPTED_RESULT, is_error=True)
     whole = len(run.text.encode("utf-8", "replace"))
     run = attrs.evolve(run, text=(yield from loop.capped_result(run.text)))
     yield Record(
-        "tool_result",
-        {
-            "id": call.id,
-            "name": call.name,
-            "ok": not run.is_error,
-            "interrupted": run.interrupted,
-            "bytes": whole,
+        events.ToolResult(
+            id=call.id,
+            name=call.name,
+            ok=not run.is_error,
+            interrupted=run.interrupted,
+            bytes=whole,
             # The recorder stores a large result as {"elided": true, "originalBytes": N}.
-            "text": run.text,
-        },
+            text=run.text,
+        )
     )
     return run
 

@@ -50,7 +50,7 @@ class UsageTotals:
     @classmethod
     def of_record(cls, recorded: Any) -> UsageTotals:
         """One call's usage as a recording holds it (``{"reported": false}`` when unknown;
-        see ``turn.usage_record``); anything unreadable in it counts as nothing."""
+        see ``events.usage_record``); anything unreadable in it counts as nothing."""
         if not isinstance(recorded, Mapping) or recorded.get("reported") is False:
             return cls(calls=1)
         return cls(
@@ -96,20 +96,6 @@ class UsageTotals:
         if self.input_tokens <= 0:
             return None
         return min(self.cached_tokens / self.input_tokens, 1.0)
-
-    def record(self) -> dict[str, Any]:
-        """The ``run_usage`` event's fields (calls: those that reported their usage)."""
-        share = self.cached_share()
-        return {
-            "calls": self.reported,
-            "input_tokens": self.input_tokens,
-            "cached_tokens": self.cached_tokens,
-            "cache_write_tokens": self.cache_write_tokens,
-            "output_tokens": self.output_tokens,
-            "cached_share": None if share is None else round(share, 4),
-            "cost": self.cost,
-            "upstream_cost": self.upstream_cost,
-        }
 
     def summary(self) -> str:
         """One line for the end of a run, e.g. ``prompt cache: 91% of 412,300 input tokens``."""

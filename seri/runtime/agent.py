@@ -15,7 +15,6 @@ from typing import TypeVar
 
 import attrs
 
-from seri.io.recorder import Recorder
 from seri.pure.cuts import keep_budget
 from seri.pure.effects import Flow
 from seri.pure.output_budget import OutputBudget
@@ -36,6 +35,7 @@ from seri.pure.turn import (
 from seri.runtime.interpreter import Interpreter
 from seri.runtime.model_caller import ModelCaller
 from seri.runtime.ports import Nobody, NoTools, Person, SessionPort, ToolPort
+from seri.runtime.run_events import RunEvents
 
 T = TypeVar("T")
 
@@ -87,7 +87,7 @@ def build_agent(
     system_prompt: str,
     project: str,
     session: SessionPort,
-    recorder: Recorder,
+    events: RunEvents,
     redactor: Redactor,
     spill_dir: Path | None,
     tools: ToolPort | None = None,
@@ -134,12 +134,12 @@ def build_agent(
     )
     own_caller = None
     if caller is None:
-        caller = own_caller = ModelCaller(settings, api_key, recorder, offered)
+        caller = own_caller = ModelCaller(settings, api_key, events, offered)
     interpreter = Interpreter(
         model=caller,
         tools=NoTools() if tools is None else tools,
         session=session,
-        recorder=recorder,
+        recorder=events,
         person=Nobody() if person is None else person,
         redactor=redactor,
         spill_dir=spill_dir,

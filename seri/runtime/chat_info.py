@@ -120,8 +120,8 @@ def _session_usage(chat: ChatSession) -> UsageTotals | None:
         return None
     from seri.io.usage_store import session_usage
 
-    if chat.recorder is not None:
-        chat.recorder.flush()
+    if chat.events is not None:
+        chat.events.flush()
     return session_usage(chat.store, chat.session_id)
 
 

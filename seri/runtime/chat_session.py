@@ -6,6 +6,7 @@ import os
 import sys
 import time
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ from seri.io.spill import SPILL_DIR
 from seri.io.terminal import Screen
 from seri.pure.compaction import NO_CUT, NotCompacted
 from seri.pure.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNFINISHED, SeriError
+from seri.pure.events import ContextWindow, Header, ModelSwitch, RunUsage
 from seri.pure.output_budget import OutputBudget
 from seri.pure.permission_policy import Policy, parse_policy, with_allowed
 from seri.pure.protected_paths import protected_paths
@@ -38,7 +40,9 @@ from seri.runtime.agent import PARENT_TOOLS, Agent, Role, build_agent
 from seri.runtime.chat_options import KEY_VARIABLES, ChatOptions, api_key_from
 from seri.runtime.chat_view import ChatView
 from seri.runtime.model_caller import ModelCaller
+from seri.runtime.ports import EventObserver
 from seri.runtime.profile import Profile
+from seri.runtime.run_events import RunEvents
 from seri.runtime.subagent import run_subagent
 from seri.runtime.tool_host import ToolHost
 from seri.runtime.window_lookup import WindowLookup
@@ -80,6 +84,7 @@ class ChatSession:
         screen: Screen | None = None,
         *,
         lease: Lease | None = None,
+        observers: Sequence[EventObserver] = (),
     ) -> None:
         self.profile = profile
         self.store = profile.store
@@ -104,7 +109,9 @@ class ChatSession:
         # The session's writer, which alone knows the revision this run last saw.
         self.log: SessionLog | None = None
         self.conversation = Conversation(())
-        self.recorder: Recorder | None = None
+        # This run's events (None until the session exists), and who watches them live.
+        self.events: RunEvents | None = None
+        self.observers = tuple(observers)
         self._repairs: tuple[Message, ...] = ()
         self._prompt_stored = False
         self.context_window: int | None = settings.context_window
@@ -139,10 +146,12 @@ class ChatSession:
         settings: Settings | None = None,
         screen: Screen | None = None,
         show_notes: bool = True,
+        observers: Sequence[EventObserver] = (),
     ) -> ChatSession:
         """``settings`` when the caller has read them already (their warnings shown),
         ``screen`` when it has started writing to the terminal; ``show_notes=False`` when
-        the caller shows the opening's warnings itself (above a prompt already drawn)."""
+        the caller shows the opening's warnings itself (above a prompt already drawn);
+        ``observers`` watch each run's events live (see ``EventObserver``)."""
         if settings is None:
             from seri.runtime.running import load_settings_warned
 
@@ -167,7 +176,15 @@ class ChatSession:
             session_id, lease = _claim(profile, session_id, fork=options.fork)
         try:
             chat = cls(
-                profile, project, options, settings, api_key, session_id, screen, lease=lease
+                profile,
+                project,
+                options,
+                settings,
+                api_key,
+                session_id,
+                screen,
+                lease=lease,
+                observers=observers,
             )
         except BaseException:
             if lease is not None:
@@ -222,8 +239,8 @@ class ChatSession:
         return SessionLog(self.store, self.session_id, revision, pending=self._flush_recordings)
 
     def _flush_recordings(self, conn: Any) -> None:
-        if self.recorder is not None:
-            self.recorder.flush_into(conn)
+        if self.events is not None:
+            self.events.flush_into(conn)
 
     def _store_repairs(self) -> None:
         if self._repairs:
@@ -271,62 +288,59 @@ class ChatSession:
             prompt = self.startup.prompt
             self.log.store_prompt(prompt.text, dict(prompt.hashes), self.settings.model)
             self._prompt_stored = True
-        if self.recorder is None:
+        if self.events is None:
             self._start_recording()
 
     def _start_recording(self) -> None:
         from seri.runtime.trajectory_start import prune_at_session_start
 
         prune_at_session_start(self.profile, self.settings, current_session=self.session_id)
-        self.recorder = Recorder(
+        recorder = Recorder(
             self.store, self.session_id, self.redactor, enabled=self.settings.trajectory_enabled
         )
-        self.recorder.start(self.header(), time.time())
+        self.events = RunEvents(recorder, self.observers)
+        self.events.start(self.header())
 
     def set_recording(self, on: bool) -> None:
         """/trajectory on|off also applies to the rest of this run, not only the next ones."""
         self.settings = attrs.evolve(self.settings, trajectory_enabled=on)
-        recorder = self.recorder
-        if recorder is None:
-            return
-        if not on and recorder.started:
-            recorder.flush()
-            recorder.started = False
-        elif on and not recorder.started:
-            recorder.enabled = True
-            recorder.start(self.header(), time.time())
+        if self.events is not None:
+            self.events.set_recording(on, self.header)
 
-    def header(self) -> dict[str, Any]:
+    def header(self) -> Header:
+        assert self.events is not None
         settings = self.settings
-        return {
-            "seri_version": __version__,
-            "model": settings.model,
-            "base_url": settings.base_url,
-            "project": self.project,
-            "started": time.time(),
-            "sampling": dict(settings.sampling),
-            "provider": dict(settings.provider),
-            "reasoning_effort": settings.reasoning_effort or None,
-            "prompt_hashes": dict(self.startup.prompt.hashes),
-            "max_turns": self.max_turns,
-            "context_window": settings.context_window,
-            "keep_tokens": settings.keep_tokens,
-            "elide_bytes": settings.elide_bytes,
-            "check_command": settings.check_command or None,
-            "interactive": self.interactive,
-            "sandbox": self.sandbox.kind,
-        }
+        return Header(
+            session=self.session_id,
+            run=self.events.run_id,
+            seri_version=__version__,
+            model=settings.model,
+            base_url=settings.base_url,
+            project=self.project,
+            started=time.time(),
+            sampling=dict(settings.sampling),
+            provider=dict(settings.provider),
+            reasoning_effort=settings.reasoning_effort or None,
+            prompt_hashes=dict(self.startup.prompt.hashes),
+            max_turns=self.max_turns,
+            context_window=settings.context_window,
+            keep_tokens=settings.keep_tokens,
+            elide_bytes=settings.elide_bytes,
+            check_command=settings.check_command or None,
+            interactive=self.interactive,
+            sandbox=self.sandbox.kind,
+        )
 
     # -- running -------------------------------------------------------------------------------
 
     def _model(self) -> ModelCaller:
         if self._caller is None:
-            assert self.recorder is not None
+            assert self.events is not None
             view = self.view
             self._caller = ModelCaller(
                 self.settings,
                 self.api_key,
-                self.recorder,
+                self.events,
                 PARENT_TOOLS,
                 on_text=view.model_text if self.interactive else None,
                 on_reasoning=view.model_reasoning if self.interactive else None,
@@ -352,18 +366,17 @@ class ChatSession:
             reported = self._model().client().context_window(self.settings.model)
             self.context_window = reported or DEFAULT_CONTEXT_WINDOW
             self._window_source = "server" if reported else "default"
-        if self._window_source and self.recorder is not None:
+        if self._window_source and self.events is not None:
             # The header has the configured window (null here); this is the one used.
-            self.recorder.record(
-                "context_window", {"tokens": self.context_window, "from": self._window_source}
-            )
+            assert self.context_window is not None
+            self.events.record(ContextWindow(tokens=self.context_window, from_=self._window_source))
             self._window_source = ""
         assert self.context_window is not None
         return self.context_window
 
     def _agent(self) -> Agent:
         """This session's agent, as it stands now (window, policy, turn budget)."""
-        assert self.recorder is not None
+        assert self.events is not None
         assert self.log is not None
         window = self._window()
         tools = ToolHost(
@@ -371,7 +384,7 @@ class ChatSession:
             profile=self.profile,
             settings=self.settings,
             session_id=self.session_id,
-            recorder=self.recorder,
+            events=self.events,
             redactor=self.redactor,
             policy=self.policy,
             api_key=self.api_key,
@@ -389,7 +402,7 @@ class ChatSession:
             system_prompt=self.startup.prompt.text,
             project=self.session_project,
             session=self.log,
-            recorder=self.recorder,
+            events=self.events,
             redactor=self.redactor,
             spill_dir=self.profile.root / SPILL_DIR,
             tools=tools,
@@ -490,8 +503,8 @@ class ChatSession:
         self._window_source = ""
         self.start_window_lookup()
         self._prompt_stored = False
-        if self.recorder is not None:
-            self.recorder.record("model_switch", {"model": name})
+        if self.events is not None:
+            self.events.record(ModelSwitch(model=name))
 
     def set_max_turns(self, value: int) -> None:
         self.max_turns = value
@@ -502,15 +515,16 @@ class ChatSession:
         """/clear: a new session in the same project; the old one stays whole."""
         old = self.session_id
         self._report_usage()
-        if self.recorder is not None:
-            self.recorder.flush()
+        if self.events is not None:
+            self.events.flush()
+            self.events.finish()
         self._release()
         self.session_id = ""
         self._prompt_stored = False
         self._repairs = ()
         self.conversation = Conversation(())
         self.session_project = self.project
-        self.recorder = None
+        self.events = None
         self.log = None
         self._close_client()
         self._caller = None
@@ -522,14 +536,16 @@ class ChatSession:
             self._report_usage()
             self._close_client()
             # The last recorded events and the lease's release: one transaction.
-            if self.recorder is not None or self.lease is not None:
+            if self.events is not None or self.lease is not None:
                 with self.store.write() as conn:
-                    if self.recorder is not None:
-                        self.recorder.flush_into(conn)
+                    if self.events is not None:
+                        self.events.flush_into(conn)
                     if self.lease is not None:
                         self.lease.close_in(conn)
                         self.lease = None
         finally:
+            if self.events is not None:
+                self.events.finish()
             self.sandbox.close()
             self._release()
 
@@ -555,10 +571,8 @@ class ChatSession:
         if caller is None or caller.usage.reported == 0:
             return
         usage = caller.usage
-        if self.recorder is not None:
-            self.recorder.record(
-                "run_usage", {**usage.record(), "cache_markers": caller.cache_markers_sent}
-            )
+        if self.events is not None:
+            self.events.record(RunUsage.of(usage, cache_markers=caller.cache_markers_sent))
         if caller.cache_markers_sent or usage.cached_tokens:
             print(f"seri: {usage.summary()}", file=sys.stderr)
 

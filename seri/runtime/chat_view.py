@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from seri.io.terminal import Screen, Spinner
+from seri.pure import events
 from seri.pure.approval import Answer, read_answer
 from seri.pure.chat_status import compaction_notice
 from seri.pure.diff_view import diff_spans, line_changes
@@ -146,50 +147,44 @@ class ChatView:
             spans += output_tail(run.text, width=width)
         self.screen.say_spans(spans)
 
-    def recorded(self, type_: str, data: Mapping[str, Any]) -> None:
+    def recorded(self, event: events.Event) -> None:
         """Events of the loop that leave no tool run behind: denials, rejections, compaction."""
-        if type_ == "tool_call":
-            self._calls[str(data.get("id"))] = (
-                str(data.get("name")),
-                parsed_arguments(str(data.get("arguments", ""))),
-            )
-        elif type_ in ("model_call", "summary_call"):
-            usage = data.get("usage")
-            if isinstance(usage, Mapping):
-                self.run_usage = self.run_usage.plus(UsageTotals.of_record(usage))
-        elif type_ == "compaction":
-            self._compacted(data)
-        elif not self.interactive:
-            return
-        elif type_ == "denial":
-            self._denied(data)
-        elif type_ == "tool_result" and "error" in data:
-            # Rejected before running: unknown tool, bad arguments, a cut stream.
-            name, arguments = self._calls.get(str(data.get("id")), ("tool", {}))
-            width = self.screen.width()
-            detail = str(data["error"])
-            self.screen.say_spans(tool_line("error", name, arguments, detail=detail, width=width))
-        elif type_ == "session_rule":
-            rules = ", ".join(map(str, data.get("rules", ())))
-            self.screen.say(f"  allowed for the rest of this session: {rules}", "notice")
+        match event:
+            case events.ToolCall(id=call_id, name=name, arguments=text):
+                self._calls[call_id] = (name, parsed_arguments(text))
+            case events.ModelCall(usage=usage) | events.SummaryCall(usage=usage):
+                self.run_usage = self.run_usage.plus(UsageTotals.of_call(usage))
+            case events.Compaction():
+                self._compacted(event)
+            case _ if not self.interactive:
+                return
+            case events.Denial():
+                self._denied(event)
+            case events.ToolResult(id=call_id, error=str(error)):
+                # Rejected before running: unknown tool, bad arguments, a cut stream.
+                name, arguments = self._calls.get(call_id, ("tool", {}))
+                width = self.screen.width()
+                self.screen.say_spans(
+                    tool_line("error", name, arguments, detail=error, width=width)
+                )
+            case events.SessionRule(rules=rules):
+                shown = ", ".join(rules)
+                self.screen.say(f"  allowed for the rest of this session: {shown}", "notice")
 
-    def _denied(self, data: Mapping[str, Any]) -> None:
-        _, arguments = self._calls.get(str(data.get("id")), ("", {}))
-        rule = str(data.get("rule") or "")
-        if data.get("by") == "user":
-            detail = str(data.get("reason") or "denied by user")
-        elif rule:
-            detail = f"denied by rule {rule}"
+    def _denied(self, denial: events.Denial) -> None:
+        _, arguments = self._calls.get(denial.id, ("", {}))
+        if denial.by == "user":
+            detail = denial.reason or "denied by user"
+        elif denial.rule:
+            detail = f"denied by rule {denial.rule}"
         else:
-            detail = str(data.get("reason") or "denied")
+            detail = denial.reason or "denied"
         self.screen.say_spans(
-            tool_line(
-                "denied", str(data.get("name")), arguments, detail=detail, width=self.screen.width()
-            )
+            tool_line("denied", denial.name, arguments, detail=detail, width=self.screen.width())
         )
 
-    def _compacted(self, data: Mapping[str, Any]) -> None:
-        before, after = int(data.get("estimate_before", 0)), int(data.get("estimate_after", 0))
+    def _compacted(self, compaction: events.Compaction) -> None:
+        before, after = compaction.estimate_before, compaction.estimate_after
         notice = compaction_notice(before, after, updated=self.had_recap)
         self.had_recap = True
         self.spinner.stop()

@@ -22,12 +22,14 @@ def show_plan(job: ShellCompaction, focus: str, *, as_json: bool) -> int:
     from seri.io.recorder import Recorder
     from seri.pure.compaction import plan_compaction
     from seri.pure.effects import CallModel
+    from seri.runtime.run_events import RunEvents
 
     state, conversation = job.read()
-    recorder = Recorder(job.store, job.session_id, job.redactor, enabled=False)
-    agent = job.agent(state, recorder)
+    # A dry run records nothing and is watched by no one.
+    events = RunEvents(Recorder(job.store, job.session_id, job.redactor, enabled=False))
+    agent = job.agent(state, events)
     setup = agent.setup
-    caller = job.model(recorder)
+    caller = job.model(events)
     window = setup.window(conversation.token_scale)
     stored = conversation.history
     sent = sent_history(job, stored, window.result_cap_chars)

@@ -15,6 +15,7 @@ from typing import TypeVar, assert_never
 
 import attrs
 
+from seri.pure import events
 from seri.pure.compaction import SESSION_CHANGED
 from seri.pure.effects import (
     ApplyCompaction,
@@ -129,14 +130,8 @@ class Interpreter:
         finally:
             person.model_call_finished()
         if isinstance(reply, ModelReply) and effect.purpose == "summary":
-            from seri.pure.turn import usage_record
-
-            self._record(
-                Record(
-                    "summary_call",
-                    {"usage": usage_record(reply.usage), "finish_reason": reply.finish_reason},
-                )
-            )
+            summary = events.SummaryCall(usage=reply.usage, finish_reason=reply.finish_reason)
+            self._record(Record(summary))
         return reply
 
     def _run_tool(self, effect: RunTool) -> ToolRun:
@@ -162,8 +157,8 @@ class Interpreter:
         self.session.append([self._redacted(m) for m in effect.messages])
 
     def _record(self, effect: Record) -> None:
-        self.recorder.record(effect.type, effect.data)
-        self.person.recorded(effect.type, effect.data)
+        self.recorder.record(effect.event)
+        self.person.recorded(effect.event)
 
     def _spill(self, effect: SpillText) -> str:
         if self.spill_dir is None:

@@ -14,14 +14,15 @@ from typing import Any
 
 import attrs
 
-from seri.io.recorder import Recorder
 from seri.pure.effects import CallModel, ModelFailed, ModelReply
+from seri.pure.events import Retry
 from seri.pure.output_budget import OutputBudget
 from seri.pure.records import Message
 from seri.pure.settings import Settings
 from seri.pure.terminal_text import neutralise
 from seri.pure.turn import cut_answer
 from seri.pure.usage_totals import UsageTotals
+from seri.runtime.ports import RecorderPort
 
 
 class WireCache:
@@ -77,7 +78,7 @@ class ModelCaller:
         self,
         settings: Settings,
         api_key: str,
-        recorder: Recorder,
+        events: RecorderPort,
         tool_names: tuple[str, ...],
         *,
         on_text: Callable[[str], None] | None = None,
@@ -85,7 +86,7 @@ class ModelCaller:
     ) -> None:
         self.settings = settings
         self.api_key = api_key
-        self.recorder = recorder
+        self.events = events
         self.tool_names = tool_names
         self.on_text = on_text
         self.on_reasoning = on_reasoning
@@ -115,9 +116,8 @@ class ModelCaller:
             self._client = None
 
     def _on_retry(self, attempt: int, status: int | None, delay: float, reason: str) -> None:
-        self.recorder.record(
-            "retry",
-            {"attempt": attempt, "status": status, "delay": round(delay, 3), "reason": reason},
+        self.events.record(
+            Retry(attempt=attempt, status=status, delay=round(delay, 3), reason=reason)
         )
         if status is None:
             reason = self.naming_the_url(reason)

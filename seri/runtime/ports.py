@@ -25,6 +25,7 @@ from seri.pure.effects import (
     ToolRun,
     UpdateCounters,
 )
+from seri.pure.events import Event, Header
 from seri.pure.records import Message, ToolCall
 
 
@@ -65,9 +66,9 @@ class SessionPort(Protocol):
 
 
 class RecorderPort(Protocol):
-    """Keeps a run's events (``seri.io.recorder.Recorder`` or a fake)."""
+    """Keeps a run's events (``seri.runtime.run_events.RunEvents`` or a fake)."""
 
-    def record(self, type_: str, data: Mapping[str, Any]) -> None: ...
+    def record(self, event: Event) -> None: ...
 
     def flush(self) -> None: ...
 
@@ -90,7 +91,28 @@ class Person(Protocol):
         run: ToolRun,
         change: tuple[str | None, str | None] | None,
     ) -> None: ...
-    def recorded(self, type_: str, data: Mapping[str, Any]) -> None: ...
+    def recorded(self, event: Event) -> None: ...
+
+
+class EventObserver(Protocol):
+    """Watches a run live: its header, every event in order with its time, and its end.
+
+    Observers are handed to whatever opens a run (``ChatSession.open``, ``ShellCompaction``)
+    and from there to the agent builder, and see every event whether or not trajectory
+    recording is on. ``at`` is the event's time in epoch seconds, the one the recorder stores;
+    ``header.session`` and ``header.run`` are the ids ``seri trajectory export`` writes on
+    every line of the run. A chat that ``/clear``s ends one run and starts another: each is
+    ``started`` once and ``finished`` once.
+
+    An observer must not block the run (hand slow work to a thread of its own). One that
+    raises is reported once on stderr and dropped; the run goes on without it.
+    """
+
+    def started(self, header: Header, at: float) -> None: ...  # once, the run's header
+
+    def observe(self, event: Event, at: float) -> None: ...  # every event, in order
+
+    def finished(self, at: float) -> None: ...  # once, at the run's end
 
 
 class Nobody:
@@ -126,7 +148,7 @@ class Nobody:
     ) -> None:
         return
 
-    def recorded(self, type_: str, data: Mapping[str, Any]) -> None:
+    def recorded(self, event: Event) -> None:
         return
 
 

@@ -12,9 +12,10 @@ import attrs
 from seri.runtime.profile import Profile
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from seri.io.conversations import SessionState
     from seri.io.leases import Lease
-    from seri.io.recorder import Recorder
     from seri.pure.compaction import NotCompacted
     from seri.pure.output_budget import OutputBudget
     from seri.pure.redaction import Redactor
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
     from seri.pure.turn import Conversation
     from seri.runtime.agent import Agent
     from seri.runtime.model_caller import ModelCaller
+    from seri.runtime.ports import EventObserver
+    from seri.runtime.run_events import RunEvents
 
 
 class ShellCompaction:
@@ -41,6 +44,7 @@ class ShellCompaction:
         api_key: str,
         redactor: Redactor,
         lease: Lease | None = None,
+        observers: Sequence[EventObserver] = (),
     ) -> None:
         self.profile = profile
         self.store = profile.store
@@ -48,7 +52,8 @@ class ShellCompaction:
         self.settings = settings
         self.api_key = api_key
         self.redactor = redactor
-        self._recorder: Recorder | None = None
+        self._events: RunEvents | None = None
+        self.observers = tuple(observers)
         self._caller: ModelCaller | None = None
         # The answer budget of the summarizer's requests, kept from one attempt to the next.
         self.budget: OutputBudget | None = None
@@ -110,7 +115,7 @@ class ShellCompaction:
         )
         return state, conversation
 
-    def agent(self, state: SessionState, recorder: Recorder) -> Agent:
+    def agent(self, state: SessionState, events: RunEvents) -> Agent:
         """The compaction agent of the session as it was read: the same window as its chat,
         and the same system prompt and tool definitions filling it."""
         from seri.io.session_log import SessionLog
@@ -118,7 +123,7 @@ class ShellCompaction:
         from seri.pure.settings import DEFAULT_CONTEXT_WINDOW
         from seri.runtime.agent import Role, build_agent
 
-        caller = self.model(recorder)
+        caller = self.model(events)
         window = self.settings.context_window
         if window is None:
             window = caller.client().context_window(self.settings.model)
@@ -130,55 +135,62 @@ class ShellCompaction:
             system_prompt=state.system_prompt,
             project=state.session.project,
             session=SessionLog(
-                self.store, self.session_id, state.revision, pending=recorder.flush_into
+                self.store, self.session_id, state.revision, pending=events.flush_into
             ),
-            recorder=recorder,
+            events=events,
             redactor=self.redactor,
             spill_dir=self.profile.root / SPILL_DIR,
             caller=caller,
             budget=self.budget,
         )
 
-    def _recording(self, prompt_hashes: dict[str, Any]) -> Recorder:
+    def _recording(self, prompt_hashes: dict[str, Any]) -> RunEvents:
         from seri import __version__
         from seri.io.recorder import Recorder
+        from seri.pure.events import Header
+        from seri.runtime.run_events import RunEvents
 
-        if self._recorder is None:
+        if self._events is None:
             settings = self.settings
-            self._recorder = Recorder(
+            recorder = Recorder(
                 self.store, self.session_id, self.redactor, enabled=settings.trajectory_enabled
             )
-            header = {
-                "seri_version": __version__,
-                "command": "compact",
-                "model": settings.model,
-                "base_url": settings.base_url,
-                "started": time.time(),
-                "sampling": dict(settings.sampling),
-                "provider": dict(settings.provider),
-                "reasoning_effort": settings.reasoning_effort or None,
-                "prompt_hashes": prompt_hashes,
-                "context_window": settings.context_window,
-                "keep_tokens": settings.keep_tokens,
-                "elide_bytes": settings.elide_bytes,
-            }
-            self._recorder.start(header, time.time())
-        return self._recorder
+            self._events = RunEvents(recorder, self.observers)
+            header = Header(
+                session=self.session_id,
+                run=recorder.run_id,
+                seri_version=__version__,
+                command="compact",
+                model=settings.model,
+                base_url=settings.base_url,
+                started=time.time(),
+                sampling=dict(settings.sampling),
+                provider=dict(settings.provider),
+                reasoning_effort=settings.reasoning_effort or None,
+                prompt_hashes=prompt_hashes,
+                context_window=settings.context_window,
+                keep_tokens=settings.keep_tokens,
+                elide_bytes=settings.elide_bytes,
+            )
+            self._events.start(header)
+        return self._events
 
-    def model(self, recorder: Recorder) -> ModelCaller:
+    def model(self, events: RunEvents) -> ModelCaller:
         """The model caller, created once (the dry run uses it only to build request bodies)."""
         from seri.runtime.model_caller import ModelCaller
 
         if self._caller is None:
-            self._caller = ModelCaller(self.settings, self.api_key, recorder, ())
+            self._caller = ModelCaller(self.settings, self.api_key, events, ())
         return self._caller
 
     def close(self) -> None:
         try:
-            if self._recorder is not None:
-                self._recorder.flush()
+            if self._events is not None:
+                self._events.flush()
             if self._caller is not None:
                 self._caller.close()
         finally:
+            if self._events is not None:
+                self._events.finish()
             if self.lease is not None:
                 self.lease.close()

@@ -18,6 +18,7 @@ from seri.io import conversations
 from seri.io.session_log import SessionLog
 from seri.pure.effects import ToolRun
 from seri.pure.errors import SeriError
+from seri.pure.events import SubagentEnd, SubagentStart
 from seri.pure.prompt import assemble_prompt
 from seri.pure.turn import Conversation
 from seri.runtime.agent import Role, build_agent
@@ -49,7 +50,7 @@ def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
         prompt_hashes=dict(frozen.hashes),
         parent_id=host.session_id,
     )
-    host.recorder.record("subagent_start", {"child": child_id, "description": description})
+    host.events.record(SubagentStart(child=child_id, description=description))
     child_host = host.for_child(child_id)
     agent = build_agent(
         Role.SUBAGENT,
@@ -58,8 +59,8 @@ def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
         window=host.context_window,
         system_prompt=system_prompt,
         project=str(host.project),
-        session=SessionLog(store, child_id, 0, pending=host.recorder.flush_into),
-        recorder=host.recorder,
+        session=SessionLog(store, child_id, 0, pending=host.events.flush_into),
+        events=host.events,
         redactor=host.redactor,
         spill_dir=host.context.spill_dir,
         tools=child_host,
@@ -71,13 +72,11 @@ def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
         end = agent.run_task(Conversation(()), prompt)
     except SeriError as exc:
         # The parent's turn goes on: the child's failure is this tool call's result.
-        host.recorder.record("subagent_end", {"child": child_id, "status": "error"})
+        host.events.record(SubagentEnd(child=child_id, status="error"))
         return ToolRun(f"[subagent {child_id}] failed: {exc}", is_error=True)
     finally:
         agent.close()
-    host.recorder.record(
-        "subagent_end", {"child": child_id, "status": end.status, "turns": end.turns}
-    )
+    host.events.record(SubagentEnd(child=child_id, status=end.status, turns=end.turns))
     if end.status == "done":
         return ToolRun(f"[subagent {child_id}] {end.answer}")
     last = next(

@@ -31,9 +31,9 @@ from seri.io.files import (
     relative_name,
 )
 from seri.io.files import resolve_in_project as confine
-from seri.io.recorder import Recorder
 from seri.io.tools import ToolContext, run_tool, snapshot_file, spill_file
 from seri.pure.effects import ResolvedPath, ToolRun
+from seri.pure.events import Check, Checkpoint, Denial, Edit, MemoryStaged
 from seri.pure.permission_policy import PROTECTED_RULE, Policy
 from seri.pure.permissions import decide
 from seri.pure.records import ToolCall
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from seri.io.prompt_files import StartupFiles
     from seri.io.sandbox import Sandbox
     from seri.runtime.profile import Profile
+    from seri.runtime.run_events import RunEvents
 
 # The `task` tool's child agent: (the parent's host, description, prompt) -> its result.
 SubagentRunner = Callable[["ToolHost", str, str], ToolRun]
@@ -64,7 +65,7 @@ class ToolHost:
         profile: Profile,
         settings: Settings,
         session_id: str,
-        recorder: Recorder,
+        events: RunEvents,
         redactor: Redactor,
         policy: Policy,
         api_key: str,
@@ -80,7 +81,7 @@ class ToolHost:
         self.profile = profile
         self.settings = settings
         self.session_id = session_id
-        self.recorder = recorder
+        self.events = events
         self.redactor = redactor
         self.policy = policy
         self.api_key = api_key
@@ -184,7 +185,7 @@ class ToolHost:
         text = result.text
         if call.name in WRITING_TOOLS:
             details = result.details_dict()
-            self.recorder.record("edit", {"tool": call.name, **details})
+            self.events.record(Edit(tool=call.name, details=tuple(details.items())))
             self._after_write(result, taken, touched)
             if not result.is_error and self.settings.check_command:
                 text += self._check()
@@ -201,15 +202,14 @@ class ToolHost:
         decision = decide(policy, "bash", arguments)
         if decision.action != "deny" or decision.rule != PROTECTED_RULE:
             return ""
-        self.recorder.record(
-            "denial",
-            {
-                "id": call.id,
-                "name": call.name,
-                "rule": PROTECTED_RULE,
-                "reason": decision.reason,
-                "by": "policy",
-            },
+        self.events.record(
+            Denial(
+                id=call.id,
+                name=call.name,
+                rule=PROTECTED_RULE,
+                reason=decision.reason,
+                by="policy",
+            )
         )
         return f"denied by rule {PROTECTED_RULE}: {decision.reason}"
 
@@ -250,15 +250,14 @@ class ToolHost:
         checkpoint_id = checkpoints.store_checkpoint(
             self.profile.store, self.checkpoint_session, str(self.project), rel, prior, time.time()
         )
-        self.recorder.record(
-            "checkpoint",
-            {
-                "tool": tool,
-                "path": rel,
-                "existed": prior is not None,
-                "bytes": len(prior) if prior is not None else 0,
-                "sha256": hashlib.sha256(prior).hexdigest() if prior is not None else None,
-            },
+        self.events.record(
+            Checkpoint(
+                tool=tool,
+                path=rel,
+                existed=prior is not None,
+                bytes=len(prior) if prior is not None else 0,
+                sha256=hashlib.sha256(prior).hexdigest() if prior is not None else None,
+            )
         )
         return _Taken(checkpoint_id, prior, path)
 
@@ -290,18 +289,18 @@ class ToolHost:
             env=self.child_env,
         )
         details = result.details_dict()
-        exit_code = details.get("exit_code")
+        code = details.get("exit_code")
+        exit_code = code if isinstance(code, int) else None
         ok = exit_code == 0 and not details.get("timed_out")
         output = self.redactor.text(result.text)
-        self.recorder.record(
-            "check",
-            {
-                "command": command,
-                "exit_code": exit_code,
-                "ok": ok,
-                "seconds": round(time.monotonic() - started, 3),
-                "output": output,
-            },
+        self.events.record(
+            Check(
+                command=command,
+                exit_code=exit_code,
+                ok=ok,
+                seconds=round(time.monotonic() - started, 3),
+                output=output,
+            )
         )
         if ok:
             return f"\n\n[check `{command}` passed]"
@@ -318,7 +317,7 @@ class ToolHost:
         number = memory_store.stage(
             self.profile.store, scope, str(self.project), text, self.session_id, time.time()
         )
-        self.recorder.record("memory_staged", {"n": number, "scope": scope, "bytes": len(text)})
+        self.events.record(MemoryStaged(n=number, scope=scope, bytes=len(text)))
         return ToolRun(
             f"Staged as memory entry {number} ({scope}). Nothing is written until the user "
             f"approves it (/memory approve {number}); it then enters the prompt the next time "
@@ -335,7 +334,7 @@ class ToolHost:
             profile=self.profile,
             settings=self.settings,
             session_id=child_id,
-            recorder=self.recorder,
+            events=self.events,
             redactor=self.redactor,
             policy=self.policy,
             api_key=self.api_key,

@@ -35,9 +35,11 @@ from typing import Any
 
 import apsw
 
+from scripts.bench.data import synthetic_header
 from seri.io import conversations
 from seri.io.recorder import Recorder
 from seri.io.store import describe_sqlite_error, open_store
+from seri.pure.events import ModelCall
 from seri.pure.records import Message, ToolCall
 from seri.pure.redaction import Redactor
 
@@ -100,7 +102,7 @@ def turn(step: int) -> list[Message]:
 
 def write_turn(store: Any, recorder: Recorder, session: str, step: int) -> None:
     """What the driver does for a turn's Persist, in one IMMEDIATE transaction."""
-    recorder.record("model_call", {"finish_reason": "tool_calls", "step": step})
+    recorder.record(ModelCall(finish_reason="tool_calls", usage=None, tool_calls=1))
     with store.write() as conn:
         insert_latest(conn, session, turn(step), time.time())
         conn.execute("UPDATE sessions SET turns_used = turns_used + 1 WHERE id = ?", (session,))
@@ -125,7 +127,7 @@ def main() -> int:
     vfs = FaultVFS()  # kept alive for the life of the process
     store = open_store(home)
     recorder = Recorder(store, session, Redactor(), enabled=True)
-    recorder.start({"command": "full_disk_child"}, time.time())
+    recorder.start(synthetic_header(session, recorder.run_id), time.time())
     db = store.path
     for at in range(1, 500):
         step = at

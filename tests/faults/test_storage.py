@@ -24,11 +24,13 @@ from typing import Any
 
 import apsw
 
+from scripts.bench.data import synthetic_header
 from scripts.fake_model import FakeModel
 from seri.io import conversations
 from seri.io.recorder import Recorder
 from seri.io.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from seri.io.store import open_store
+from seri.pure.events import ToolCall
 from seri.pure.redaction import Redactor
 from tests.faults.ledger import FaultLedger
 from tests.faults.support import (
@@ -703,9 +705,9 @@ def _seed_events(home: Path, session: str, count: int) -> None:
     _new_session(home, session)
     store = open_store(home)
     recorder = Recorder(store, session, Redactor(), enabled=True)
-    recorder.start({"model": "seeded"}, time.time())
+    recorder.start(synthetic_header(session, recorder.run_id, model="seeded"), time.time())
     for i in range(count):
-        recorder.record("tool_call", {"id": f"seed-{i}", "name": "read_file", "n": i})
+        recorder.record(ToolCall(id=f"seed-{i}", name="read_file", arguments=json.dumps({"n": i})))
     recorder.flush()
     store.close()
 

@@ -24,9 +24,11 @@ from typing import Any
 
 import apsw
 
+from scripts.bench.data import synthetic_header
 from seri.io import conversations
 from seri.io.recorder import Recorder
 from seri.io.store import open_store
+from seri.pure.events import ToolCall
 from seri.pure.records import Message
 from seri.pure.redaction import Redactor
 
@@ -57,12 +59,12 @@ def append(home: Path, session: str, count: int, tag: str) -> dict[str, Any]:
 def record_events(home: Path, session: str, count: int, tag: str) -> dict[str, Any]:
     store = open_store(home)
     recorder = Recorder(store, session, Redactor(), enabled=True)
-    recorder.start({"writer": tag}, time.time())
+    recorder.start(synthetic_header(session, recorder.run_id, model=tag), time.time())
     busy = done = 0
     slowest = 0.0
     for i in range(count):
         started = time.monotonic()
-        recorder.record("tool_call", {"id": f"{tag}-{i}", "name": "glob", "n": i})
+        recorder.record(ToolCall(id=f"{tag}-{i}", name="glob", arguments=json.dumps({"n": i})))
         try:
             recorder.flush()
             done += 1

@@ -52,7 +52,7 @@ class Steps:
             if isinstance(effect, Persist):
                 self.stored.extend(effect.messages)
             elif isinstance(effect, Record):
-                self.records.append((effect.type, dict(effect.data)))
+                self.records.append((effect.event.type, effect.event.export()))
             elif isinstance(effect, Say):
                 self.said.append(effect.text)
             try:

@@ -19,6 +19,7 @@ from seri.pure.effects import (
     ToolRun,
     UpdateCounters,
 )
+from seri.pure.events import Event
 from seri.pure.permission_policy import parse_policy
 from seri.pure.records import Message, ToolCall
 from seri.pure.redaction import Redactor
@@ -96,8 +97,8 @@ class FakeRecorder:
         self.events: list[tuple[str, dict[str, Any]]] = []
         self.flushed = 0
 
-    def record(self, type_: str, data: Mapping[str, Any]) -> None:
-        self.events.append((type_, dict(data)))
+    def record(self, event: Event) -> None:
+        self.events.append((event.type, event.export()))
 
     def flush(self) -> None:
         self.flushed += 1
