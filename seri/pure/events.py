@@ -107,6 +107,11 @@ def _each_string(value: Any, text: Callable[[str], str]) -> Any:
         return tuple(_each_string(item, text) for item in value)
     if isinstance(value, Mapping):
         return {text(str(key)): _each_string(item, text) for key, item in value.items()}
+    if attrs.has(type(value)):  # a record inside the event, as a call's Usage
+        fields = attrs.fields(type(value))
+        return attrs.evolve(
+            value, **{f.name: _each_string(getattr(value, f.name), text) for f in fields}
+        )
     return value
 
 
@@ -489,10 +494,10 @@ EVENT_TYPES: tuple[type[Event], ...] = (
 
 # The keys every exported line starts with, before the event's own fields.
 LINE_KEYS: tuple[tuple[str, str], ...] = (
-    ("type", "the event type"),
+    ("type", "`header` or one of the event types below"),
     ("session", "the session the run wrote"),
     ("run", "the run's id"),
-    ("at", "when it happened (ISO 8601 UTC with milliseconds)"),
+    ("at", "when it happened, in ISO 8601 UTC with milliseconds"),
 )
 
 
@@ -531,15 +536,15 @@ def _field_schema(item: attrs.Attribute[Any]) -> dict[str, Any]:
 def schema_table(schema: Mapping[str, Any] | None = None) -> str:
     """The README's table: the line keys, then a row per type with its fields."""
     schema = schema or event_schema()
-    keys = ", ".join(f"`{key['name']}` ({key['doc']})" for key in schema["line_keys"])
+    keys = " · ".join(f"`{key['name']}`: {key['doc']}" for key in schema["line_keys"])
     rows = [
-        f"Every line starts with {keys}; then come the event's own fields.",
+        f"Every line starts with the same keys, then the event's own fields: {keys}.",
         "",
         "| type | what it records | fields |",
         "| --- | --- | --- |",
     ]
     for entry in schema["events"]:
-        fields = "; ".join(_field_cell(f) for f in entry["fields"])
+        fields = " · ".join(_field_cell(f) for f in entry["fields"])
         rows.append(f"| `{entry['type']}` | {entry['about']} | {fields} |")
     return "\n".join(rows) + "\n"
 
