@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Final, Literal, Self
 import attrs
 
 from seri.pure.records import Usage
+from seri.pure.settings import Settings
 from seri.pure.usage_totals import UsageTotals
 
 
@@ -155,6 +156,34 @@ class Header(Event):
     check_command: str | Absent | None = field("the check run after every write", optional=True)
     interactive: bool | Absent = field("whether a person could be asked", optional=True)
     sandbox: str | Absent = field("`bubblewrap`, `landlock` or `none`", optional=True)
+
+    @classmethod
+    def of(
+        cls,
+        settings: Settings,
+        *,
+        session: str,
+        run: str,
+        version: str,
+        started: float,
+        prompt_hashes: Mapping[str, str],
+    ) -> Header:
+        """What every run's header says of its settings; a chat adds its own fields."""
+        return cls(
+            session=session,
+            run=run,
+            seri_version=version,
+            model=settings.model,
+            base_url=settings.base_url,
+            started=started,
+            sampling=dict(settings.sampling),
+            provider=dict(settings.provider),
+            reasoning_effort=settings.reasoning_effort or None,
+            prompt_hashes=dict(prompt_hashes),
+            context_window=settings.context_window,
+            keep_tokens=settings.keep_tokens,
+            elide_bytes=settings.elide_bytes,
+        )
 
 
 @attrs.frozen(kw_only=True)

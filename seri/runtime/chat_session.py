@@ -309,24 +309,19 @@ class ChatSession:
 
     def header(self) -> Header:
         assert self.events is not None
-        settings = self.settings
-        return Header(
+        header = Header.of(
+            self.settings,
             session=self.session_id,
             run=self.events.run_id,
-            seri_version=__version__,
-            model=settings.model,
-            base_url=settings.base_url,
-            project=self.project,
+            version=__version__,
             started=time.time(),
-            sampling=dict(settings.sampling),
-            provider=dict(settings.provider),
-            reasoning_effort=settings.reasoning_effort or None,
             prompt_hashes=dict(self.startup.prompt.hashes),
+        )
+        return attrs.evolve(
+            header,
+            project=self.project,
             max_turns=self.max_turns,
-            context_window=settings.context_window,
-            keep_tokens=settings.keep_tokens,
-            elide_bytes=settings.elide_bytes,
-            check_command=settings.check_command or None,
+            check_command=self.settings.check_command or None,
             interactive=self.interactive,
             sandbox=self.sandbox.kind,
         )

@@ -156,23 +156,15 @@ class ShellCompaction:
                 self.store, self.session_id, self.redactor, enabled=settings.trajectory_enabled
             )
             self._events = RunEvents(recorder, self.observers)
-            header = Header(
+            header = Header.of(
+                settings,
                 session=self.session_id,
                 run=recorder.run_id,
-                seri_version=__version__,
-                command="compact",
-                model=settings.model,
-                base_url=settings.base_url,
+                version=__version__,
                 started=time.time(),
-                sampling=dict(settings.sampling),
-                provider=dict(settings.provider),
-                reasoning_effort=settings.reasoning_effort or None,
                 prompt_hashes=prompt_hashes,
-                context_window=settings.context_window,
-                keep_tokens=settings.keep_tokens,
-                elide_bytes=settings.elide_bytes,
             )
-            self._events.start(header)
+            self._events.start(attrs.evolve(header, command="compact"))
         return self._events
 
     def model(self, events: RunEvents) -> ModelCaller:
