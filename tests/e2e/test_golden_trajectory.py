@@ -14,8 +14,13 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from scripts.fake_model import FakeModel
 from tests.conftest import RunSeri
@@ -24,6 +29,16 @@ from tests.e2e.test_compaction import recap_step
 from tests.golden_files import check_golden
 
 GOLDEN = Path(__file__).parents[1] / "golden" / "trajectory" / "recorded_run.jsonl"
+
+
+@pytest.fixture
+def project() -> Iterator[Path]:
+    """A project directory whose path has the same length on every run: the base prompt names
+    it, and the model's token counts (and so the usage and estimates recorded) follow its
+    length, so pytest's own temporary directory (longer under xdist) will not do."""
+    path = Path(tempfile.mkdtemp(prefix="seri-golden-", dir="/tmp"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def _script() -> list[dict[str, Any]]:
