@@ -20,6 +20,7 @@ from seri.pure.effects import (
 from seri.pure.permission_policy import parse_policy
 from seri.pure.records import Message, ToolCall, Usage
 from seri.pure.tokens import estimate_tokens, messages_chars
+from seri.pure.tool_specs import select_specs
 from seri.pure.turn import Conversation, TaskSetup, run_task
 from tests.drive_effects import drive
 
@@ -74,7 +75,7 @@ def test_a_compaction_follows_another_only_after_the_history_grew_by_the_keep_bu
         elide_bytes=4_096,
         policy=parse_policy({"allow": ["glob"]}),
         interactive=False,
-        tool_names=("glob",),
+        tools=select_specs(("glob",)),
         tool_chars=4_700,
     )
     history = tuple(

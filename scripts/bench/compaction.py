@@ -44,6 +44,7 @@ def _decision(fixtures: Fixtures, size: int) -> Stat:
     from seri.pure.permission_policy import Policy
     from seri.pure.settings import DEFAULT_CONTEXT_WINDOW
     from seri.pure.tokens import should_compact
+    from seri.pure.tool_specs import select_specs
     from seri.pure.turn import TaskSetup, _Loop, conversation_of
 
     made = fixtures.history(size)
@@ -59,7 +60,7 @@ def _decision(fixtures: Fixtures, size: int) -> Stat:
         elide_bytes=ELIDE_BYTES,
         policy=Policy(),
         interactive=False,
-        tool_names=("read_file",),
+        tools=select_specs(("read_file",)),
     )
     loop = _Loop(setup, conversation_of(history, None, state.last_input_tokens, state.total_chars))
     return _time(lambda: should_compact(loop.estimate(), DEFAULT_CONTEXT_WINDOW), inner=INNER)

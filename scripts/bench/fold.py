@@ -140,6 +140,7 @@ def decision_seconds(size: int) -> float:
     from seri.pure.permission_policy import Policy
     from seri.pure.records import Message
     from seri.pure.tokens import should_compact
+    from seri.pure.tool_specs import select_specs
     from seri.pure.turn import TaskSetup, _Loop, conversation_of
 
     history = [
@@ -154,7 +155,7 @@ def decision_seconds(size: int) -> float:
         elide_bytes=4_096,
         policy=Policy(),
         interactive=False,
-        tool_names=("read_file",),
+        tools=select_specs(("read_file",)),
         tool_chars=4_700,
     )
     loop = _Loop(setup, conversation_of(history, None, 0))

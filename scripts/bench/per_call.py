@@ -94,7 +94,7 @@ def _measure(fixtures: Fixtures, size: int, sizes: Sizes) -> None:
         elide_bytes=4096,
         policy=Policy(),
         interactive=False,
-        tool_names=PARENT_TOOLS,
+        tools=PARENT_TOOLS,
     )
     loop = _Loop(setup, conversation_of(history, None, state.last_input_tokens, state.total_chars))
     window = DEFAULT_CONTEXT_WINDOW

@@ -70,7 +70,7 @@ def _bodies(model: str) -> list[dict[str, object]]:
     from seri.runtime.agent import PARENT_TOOLS
     from seri.runtime.model_caller import ModelCaller
 
-    caller = ModelCaller(Settings(model=model), "k" * 12, events=None, tool_names=PARENT_TOOLS)  # type: ignore[arg-type]
+    caller = ModelCaller(Settings(model=model), "k" * 12, events=None, tools=PARENT_TOOLS)  # type: ignore[arg-type]
     system = BASE_PROMPT.format(project="/home/ana/src/shop")
     history: list[Message] = []
     bodies = []

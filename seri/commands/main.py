@@ -13,6 +13,7 @@ Commands:
   rewind      list a session's turns, or restore its conversation and files
   trajectory  export run recordings (JSON Lines, OTLP, ATIF), toggle recording, prune
   memory      list, approve or reject staged memory writes
+  mcp         list MCP servers and their tools; approve a project's servers
   completion  print a completion script for bash, zsh or fish
 
 Run `seri COMMAND --help` for a command's options.
@@ -41,6 +42,7 @@ COMMANDS = {
     "rewind": "seri.commands.rewind",
     "trajectory": "seri.commands.trajectory",
     "memory": "seri.commands.memory",
+    "mcp": "seri.commands.mcp",
     "completion": "seri.commands.completion",
 }
 

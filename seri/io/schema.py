@@ -289,6 +289,19 @@ MIGRATIONS: tuple[str, ...] = (
     -- instead of listing the directory.
     CREATE TABLE profile_facts(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
     """,
+    # 6 (issue 19's; it follows main's last): MCP servers a project's .mcp.json names, approved
+    # to start (a cloned repository must not start programs unasked). An approval holds for the
+    # server as it was approved: ``identity`` is its command and arguments (or URL), so a
+    # changed entry needs a new approval.
+    """
+    CREATE TABLE mcp_approvals(
+        project TEXT NOT NULL,
+        server TEXT NOT NULL,
+        identity TEXT NOT NULL,
+        at REAL NOT NULL,
+        PRIMARY KEY(project, server)
+    ) WITHOUT ROWID;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

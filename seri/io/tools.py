@@ -43,7 +43,7 @@ from seri.io.shell import run_bash
 from seri.pure.edit_match import plan_edit
 from seri.pure.output_capture import HEAD_BYTES, TAIL_BYTES
 from seri.pure.tool_outcome import ToolOutcome, failure, outcome
-from seri.pure.tool_specs import BASH_DEFAULT_TIMEOUT, BASH_MAX_TIMEOUT, FILE_CAP_BYTES
+from seri.pure.tool_specs import BASH_DEFAULT_TIMEOUT, BASH_MAX_TIMEOUT, FILE_CAP_BYTES, spec_of
 
 if TYPE_CHECKING:
     from seri.io.sandbox import Sandbox
@@ -120,10 +120,10 @@ def resolve_subject(
     symlink cannot lead past a deny rule. (None, None) for tools without a
     path, or when the path is refused (``run_tool`` will then refuse it too).
     """
-    key = {"read_file": "path", "write_file": "path", "edit": "path", "grep": "path"}.get(name)
-    if key is None:
+    spec = spec_of(name)
+    if spec is None or not spec.path_args:
         return None, None
-    raw = args.get(key, ".")
+    raw = args.get(spec.path_args[0], ".")
     if not isinstance(raw, str):
         return None, None
     root = project_root(ctx.project)

@@ -22,6 +22,7 @@ import attrs
 from seri.pure.permission_policy import Policy, with_allowed
 from seri.pure.permissions import decide
 from seri.pure.shell_split import split_command
+from seri.pure.tool_specs import ToolSpec, spec_of
 
 # Programs whose first argument says what they do (``git commit``), and those whose first
 # two do (``npm run test``, ``python -m pytest``).
@@ -76,9 +77,6 @@ _TWO_WORDS = {
 _PLAIN = re.compile(r"[^\s*?\[\]{}\\()]+")
 # ... and one that names a subcommand rather than an option or a file.
 _SUBWORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_:@+-]*")
-_FILE_RULE_TOOLS = frozenset(
-    {"write_file", "edit", "task", "remember", "read_file", "glob", "grep"}
-)
 
 
 @attrs.frozen
@@ -97,14 +95,19 @@ def always_rules(
     *,
     relative_path: str | None = None,
     absolute_path: str | None = None,
+    spec: ToolSpec | None = None,
 ) -> tuple[str, ...]:
-    """The allow rules "always" would add, or () when no rule could let this call through."""
-    if tool == "bash":
-        rules = _bash_rules(policy, str(arguments.get("command", "")))
-    elif tool in _FILE_RULE_TOOLS:
-        rules = (tool,)
-    else:
+    """The allow rules "always" would add, or () when no rule could let this call through.
+
+    A command gets rules for its commands (``bash(git commit *)``); any other tool gets its
+    name (``write_file``, ``mcp__git__git_commit``)."""
+    spec = spec_of(tool) if spec is None else spec
+    if spec is None:
         return ()
+    if spec.runner == "shell":
+        rules = _bash_rules(policy, str(arguments.get(spec.subject, "")))
+    else:
+        rules = (tool,)
     if not rules:
         return ()
     widened = with_allowed(policy, rules)
@@ -114,6 +117,7 @@ def always_rules(
         arguments,
         project_relative_path=relative_path,
         resolved_path=absolute_path,
+        spec=spec,
     )
     return rules if verdict.action == "allow" else ()
 

@@ -31,6 +31,9 @@ KNOWN_KEYS: KnownKeys = {
     "permissions": {"allow": None, "ask": None, "deny": None},
     # OTLP export; its keys are checked where it is read (seri.pure.otlp_settings).
     "telemetry": {"otlp": None},
+    # MCP servers, in Claude Code's shape (checked where read: seri.pure.mcp_config).
+    "mcpServers": None,
+    "mcp": {"startup_wait": None, "tool_search_threshold": None},
 }
 # Sections where an unknown key is an error rather than a warning.
 STRICT_SECTIONS = frozenset({"permissions"})

@@ -80,6 +80,8 @@ class McpConfigProblem:
     message: str
 
     def line(self) -> str:
+        if self.name == "*":  # the whole file or section, not one server
+            return f"MCP servers of {self.source or 'the configuration'}: {self.message}"
         where = f" in {self.source}" if self.source else ""
         return f"MCP server {self.name!r}{where}: {self.message}"
 

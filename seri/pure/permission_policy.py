@@ -13,26 +13,25 @@ from typing import Literal
 
 import attrs
 
-from seri.pure.glob_match import GlobError, compile_glob
-from seri.pure.tool_specs import READ_ONLY, SPEC_BY_NAME, TOOL_NAMES
+from seri.pure.glob_match import GlobError, compile_glob, glob_matches
+from seri.pure.mcp_names import PREFIX as MCP_PREFIX
+from seri.pure.mcp_names import SEPARATOR as MCP_SEPARATOR
+from seri.pure.tool_specs import RULE_TOOL_NAMES, SPECS, spec_of
 
 Action = Literal["allow", "ask", "deny"]
 
 PROTECTED_RULE = "(protected)"
 ANY_TOOL = "*"
 
-# What a file rule's pattern is matched against, per tool.
-SUBJECT_ARGUMENT = {
-    "read_file": "path",
-    "write_file": "path",
-    "edit": "path",
-    "grep": "path",
-    "glob": "pattern",
-    "bash": "command",
-}
-WRITE_TOOLS = frozenset({"write_file", "edit"})
+# What a rule's pattern is matched against, per tool (from the tools' records).
+SUBJECT_ARGUMENT = {spec.name: spec.subject for spec in SPECS if spec.subject}
+WRITE_TOOLS = frozenset(spec.name for spec in SPECS if spec.access == "write")
 
-_RULE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*|\*)\s*(?:\((.*)\))?\s*", re.DOTALL)
+# A built-in tool, ``*``, or an MCP tool name, whole or as a glob (``mcp__git__*``); an MCP
+# server's prefix alone (``mcp__git``) names all its tools, as in Claude Code.
+_RULE = re.compile(
+    r"\s*(mcp__[A-Za-z0-9_*?-]+|[A-Za-z_][A-Za-z0-9_]*|\*)\s*(?:\((.*)\))?\s*", re.DOTALL
+)
 
 
 class PolicyError(ValueError):
@@ -91,11 +90,22 @@ def parse_rule(text: str) -> Rule:
     m = _RULE.fullmatch(text)
     if m is None:
         raise PolicyError(f"permission rule {text!r} is not `tool` or `tool(pattern)`")
-    tool, pattern = m.group(1).lower(), m.group(2)
-    if tool != ANY_TOOL and tool not in SPEC_BY_NAME:
+    tool, pattern = m.group(1), m.group(2)
+    if tool.startswith(MCP_PREFIX):
+        if pattern is not None:
+            raise PolicyError(
+                f"permission rule {text!r}: MCP tools are matched by name only; drop the ()"
+            )
+        try:
+            compile_glob(tool, paths=False)
+        except GlobError as exc:
+            raise PolicyError(f"permission rule {text!r}: {exc}") from None
+        return Rule(text=text.strip(), tool=tool)
+    tool = tool.lower()
+    if tool != ANY_TOOL and tool not in RULE_TOOL_NAMES:
         raise PolicyError(
             f"permission rule {text!r} names unknown tool {tool!r}; "
-            f"tools are {', '.join(TOOL_NAMES)}"
+            f"tools are {', '.join(RULE_TOOL_NAMES)} and MCP tools (mcp__<server>__<tool>)"
         )
     if pattern is not None:
         pattern = pattern.strip()
@@ -161,14 +171,30 @@ def with_allowed(policy: Policy, rules: Iterable[str]) -> Policy:
     return attrs.evolve(policy, allow=policy.allow + extra)
 
 
+def names_tool(rule: Rule, tool_name: str) -> bool:
+    """Whether ``rule`` is about ``tool_name``: the same name, ``*``, or for an MCP tool a glob
+    over its name or its server's prefix (``mcp__git`` covers ``mcp__git__status``)."""
+    if rule.tool in (tool_name, ANY_TOOL):
+        return True
+    if not (rule.tool.startswith(MCP_PREFIX) and tool_name.startswith(MCP_PREFIX)):
+        return False
+    if tool_name.startswith(rule.tool + MCP_SEPARATOR):
+        return True
+    return glob_matches(rule.tool, tool_name, paths=False)
+
+
 def by_rules(
     policy: Policy,
     tool_name: str,
     shown: str,
     matches: Callable[[Rule], bool],
     allow_matches: Callable[[Rule], bool],
+    allowed_by_default: bool | None = None,
 ) -> Decision:
-    """Deny, then ask, then allow, then the default, for one tool and subject."""
+    """Deny, then ask, then allow, then the default, for one tool and subject.
+
+    The default is the tool record's unless ``allowed_by_default`` says it (a tool that is not
+    built in, such as an MCP tool, brings its own record)."""
     tiers: tuple[tuple[Action, str, tuple[Rule, ...], Callable[[Rule], bool]], ...] = (
         ("deny", "denied", policy.deny, matches),
         ("ask", "needs approval", policy.ask, matches),
@@ -176,8 +202,11 @@ def by_rules(
     )
     for action, verb, rules, check in tiers:
         for rule in rules:
-            if rule.tool in (tool_name, ANY_TOOL) and check(rule):
+            if names_tool(rule, tool_name) and check(rule):
                 return Decision(action, rule.text, f"{shown} {verb} by rule {rule.text}")
-    if tool_name in READ_ONLY:
+    if allowed_by_default is None:
+        spec = spec_of(tool_name)
+        allowed_by_default = spec is not None and spec.default == "allow"
+    if allowed_by_default:
         return Decision("allow", "", f"{tool_name} is allowed by default")
     return Decision("ask", "", f"{shown} needs approval (no rule allows it)")

@@ -24,8 +24,8 @@ import attrs
 
 from seri.pure.command_permissions import decide_command
 from seri.pure.file_permissions import decide_file
-from seri.pure.permission_policy import Decision, Policy
-from seri.pure.tool_specs import SPEC_BY_NAME
+from seri.pure.permission_policy import Decision, Policy, by_rules
+from seri.pure.tool_specs import ToolSpec, spec_of
 
 
 def decide(
@@ -37,6 +37,7 @@ def decide(
     resolved_path: str | None = None,
     project: str = "",
     protected: Iterable[str] = (),
+    spec: ToolSpec | None = None,
 ) -> Decision:
     """Decide one call with already validated arguments.
 
@@ -46,14 +47,26 @@ def decide(
     the protected-path check. Without them the raw argument is used, joined to
     ``project`` when given, which is only right when it crosses no symlink;
     rules must see the real path, or a link could lead past a deny rule.
-    ``protected`` adds absolute paths to ``policy.protected`` for this call.
+    ``protected`` adds absolute paths to ``policy.protected`` for this call. ``spec`` is the
+    tool's record when it is not a built-in one (an MCP tool): such a tool is judged by its
+    name only, and its record's default applies when no rule names it.
     """
     extra = tuple(protected)
     if extra:
         policy = attrs.evolve(policy, protected=policy.protected + extra)
-    if tool_name not in SPEC_BY_NAME:
+    spec = spec_of(tool_name) if spec is None else spec
+    if spec is None or spec.name != tool_name:
         return Decision("deny", "", f"{tool_name!r} is not a tool")
-    if tool_name == "bash":
+    if not spec.subject:
+        return by_rules(
+            policy,
+            tool_name,
+            tool_name,
+            _any_rule,
+            _any_rule,
+            allowed_by_default=spec.default == "allow",
+        )
+    if spec.runner == "shell":
         return decide_command(policy, str(args.get("command", "")), project or policy.project)
     return decide_file(
         policy,
@@ -63,3 +76,8 @@ def decide(
         resolved_path=resolved_path,
         project=project,
     )
+
+
+def _any_rule(rule: object) -> bool:
+    # A tool without a subject: a rule naming it matches every call.
+    return True

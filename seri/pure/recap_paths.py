@@ -17,9 +17,11 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from seri.pure.records import Message, ToolCall
+from seri.pure.tool_specs import SPECS
 
-READING_TOOLS: frozenset[str] = frozenset({"read_file"})
-MODIFYING_TOOLS: frozenset[str] = frozenset({"write_file", "edit"})
+# From the tools' records (an MCP tool names no project file: it is in neither list).
+READING_TOOLS: frozenset[str] = frozenset(spec.name for spec in SPECS if spec.recap == "read")
+MODIFYING_TOOLS: frozenset[str] = frozenset(spec.name for spec in SPECS if spec.recap == "modified")
 
 # The argument that names the file. "path" is seri's own; the others are what models trained on
 # other agents' tools sometimes send, and a path is worth recording whatever it was called.

@@ -25,6 +25,10 @@ DEFAULT_SUBAGENT_MAX_TURNS = 25
 DEFAULT_KEEP_TOKENS = 20_000
 DEFAULT_ELIDE_BYTES = 4_096
 DEFAULT_RETENTION_DAYS = 30
+# How long the first model call of a chat waits for MCP servers still starting, in seconds.
+DEFAULT_MCP_STARTUP_WAIT = 5.0
+# Above this many MCP tools, they go out by name and one line, with tool_search for the rest.
+DEFAULT_MCP_TOOL_SEARCH_THRESHOLD = 40
 EFFORTS = ("max", "xhigh", "high", "medium", "low", "minimal", "none")
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -55,6 +59,11 @@ class Settings:
     retention_error: str = ""
     check_command: str = ""
     permissions: Mapping[str, Any] = _EMPTY
+    # config.json's ``mcpServers`` as written (seri.pure.mcp_config reads it, with the env).
+    mcp_servers: Mapping[str, Any] = _EMPTY
+    mcp_startup_wait: float = DEFAULT_MCP_STARTUP_WAIT
+    # -1: never defer; 0: always, when there is an MCP tool.
+    mcp_tool_search_threshold: int = DEFAULT_MCP_TOOL_SEARCH_THRESHOLD
     # Which setting chose base_url, for messages about reaching it.
     base_url_source: str = "seri's default"
     # Unknown keys in config.json, each with the closest known key: shown, not fatal.
@@ -83,6 +92,20 @@ def _positive_int(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ConfigError(
             f"config.json: '{name}' must be a whole number of at least 1, not {value!r}"
+        )
+    return int(value)
+
+
+def _seconds(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 600:
+        raise ConfigError(f"config.json: '{name}' must be seconds from 0 to 600, not {value!r}")
+    return float(value)
+
+
+def _threshold(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < -1:
+        raise ConfigError(
+            f"config.json: '{name}' must be a whole number of tools (-1: never), not {value!r}"
         )
     return int(value)
 
@@ -155,6 +178,7 @@ def parse_settings(config: Mapping[str, Any], env: Mapping[str, str]) -> Setting
     trajectory = _mapping("trajectory", config.get("trajectory", {}))
     reasoning = _mapping("reasoning", config.get("reasoning", {}))
     check = _mapping("check", config.get("check", {}))
+    mcp = _mapping("mcp", config.get("mcp", {}))
     effort = _text("reasoning.effort", reasoning.get("effort", ""))
     if effort and effort not in EFFORTS:
         raise ConfigError(
@@ -206,4 +230,12 @@ def parse_settings(config: Mapping[str, Any], env: Mapping[str, str]) -> Setting
         retention_error=window_error,
         check_command=_text("check.command", check.get("command", "")),
         permissions=_mapping("permissions", config.get("permissions", {})),
+        mcp_servers=_mapping("mcpServers", config.get("mcpServers", {})),
+        mcp_startup_wait=_seconds(
+            "mcp.startup_wait", mcp.get("startup_wait", DEFAULT_MCP_STARTUP_WAIT)
+        ),
+        mcp_tool_search_threshold=_threshold(
+            "mcp.tool_search_threshold",
+            mcp.get("tool_search_threshold", DEFAULT_MCP_TOOL_SEARCH_THRESHOLD),
+        ),
     )

@@ -1,4 +1,12 @@
-"""The tools the model may call: their JSON schemas and argument validation.
+"""The tools the model may call: one record per tool, and argument validation.
+
+A ``ToolSpec`` is everything seri knows about a tool: its schema, what it does (``access``),
+the argument permission patterns match (``subject``), the arguments that name project paths,
+what a recap makes of it, whether a write is checkpointed, its default permission, how an
+approval shows it, and which part of seri runs it. Every consumer (the request's tool list,
+permissions, the loop, the recap, the tool host, /rewind, the activity line and the approval
+prompt) reads these traits; none keeps a list of tool names of its own. An MCP tool is a
+record too (``mcp_spec``), built when its server is up.
 
 The schemas go out in every request in the OpenAI ``tools`` shape. The same
 records drive ``parse_arguments``, so what we promise the model and what we
@@ -13,17 +21,29 @@ import json
 import math
 import re
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
 from seri.pure import json_text
 from seri.pure.records import ToolCall
 
-ParamType = Literal["string", "integer", "number", "boolean"]
+if TYPE_CHECKING:
+    # Only its type: a chat without MCP servers never loads the MCP modules.
+    from seri.pure.mcp_tools import McpTool
 
-# Tools that never change anything; a subagent or a read-only mode gets these.
-READ_ONLY = ("read_file", "glob", "grep")
+ParamType = Literal["string", "integer", "number", "boolean"]
+# What a tool does: reads the project, writes it, runs something (a command, a server's
+# tool), or works on seri itself (a subagent, memory, the tool catalogue).
+Access = Literal["read", "write", "exec", "meta"]
+# What a recap's Read:/Modified: lists make of a call's path ("": nothing).
+RecapKind = Literal["read", "modified", ""]
+# Which part of seri runs the tool (the tool host dispatches on it).
+Runner = Literal["files", "shell", "subagent", "memory", "mcp", "tool_search"]
+# How a person is shown a call to approve: a file's diff, the command, the subagent's task,
+# the memory entry, or the arguments as JSON.
+ShownAs = Literal["diff", "command", "task", "memory", "arguments"]
+Default = Literal["allow", "ask"]
 
 BASH_DEFAULT_TIMEOUT = 120
 BASH_MAX_TIMEOUT = 600
@@ -46,9 +66,52 @@ class Param:
 
 @attrs.frozen
 class ToolSpec:
+    """One tool, whole. ``params`` describe a built-in tool's arguments; a tool whose schema
+    comes from elsewhere (an MCP server) keeps it as JSON text in ``schema`` instead."""
+
     name: str
     description: str
-    params: tuple[Param, ...]
+    params: tuple[Param, ...] = ()
+    access: Access = "exec"
+    runner: Runner = "files"
+    # The argument a rule's pattern matches (``read_file(src/**)``, ``bash(git *)``).
+    subject: str = ""
+    # Arguments naming a project path, resolved (symlinks followed) before rules judge them.
+    path_args: tuple[str, ...] = ()
+    recap: RecapKind = ""
+    # Its prior content is kept before the call runs (and /rewind puts it back).
+    checkpointed: bool = False
+    default: Default = "ask"
+    shown_as: ShownAs = "arguments"
+    schema: str = ""
+    # For an MCP tool: its server and its name there (the exposed name is ``name``).
+    server: str = ""
+    remote_name: str = ""
+
+    @property
+    def is_mcp(self) -> bool:
+        return self.runner == "mcp"
+
+    def one_line(self) -> str:
+        """The description's first line, for a catalogue that defers full schemas."""
+        first = self.description.strip().splitlines()[0] if self.description.strip() else ""
+        return first if len(first) <= 200 else first[:199] + "…"
+
+
+def _file_writer(name: str, description: str, params: tuple[Param, ...]) -> ToolSpec:
+    """A tool that writes the file its ``path`` names: checkpointed first, shown as a diff."""
+    return ToolSpec(
+        name,
+        description,
+        params,
+        access="write",
+        runner="files",
+        subject="path",
+        path_args=("path",),
+        recap="modified",
+        checkpointed=True,
+        shown_as="diff",
+    )
 
 
 SPECS: tuple[ToolSpec, ...] = (
@@ -74,8 +137,15 @@ SPECS: tuple[ToolSpec, ...] = (
                 minimum=1,
             ),
         ),
+        access="read",
+        runner="files",
+        subject="path",
+        path_args=("path",),
+        recap="read",
+        default="allow",
+        shown_as="arguments",
     ),
-    ToolSpec(
+    _file_writer(
         "write_file",
         "Create or overwrite a file in the project with the given content. "
         "Missing parent directories are created. Prefer `edit` for changing part of a file.",
@@ -84,7 +154,7 @@ SPECS: tuple[ToolSpec, ...] = (
             Param("content", "string", "The whole new content of the file."),
         ),
     ),
-    ToolSpec(
+    _file_writer(
         "edit",
         "Replace exact text in a file. old_string must match the file exactly "
         "(whitespace included, without read_file's line numbers) and must occur once, "
@@ -107,6 +177,10 @@ SPECS: tuple[ToolSpec, ...] = (
         "`*` stays within one directory, `**` spans directories: `**/*.py` finds Python "
         "files at any depth. Directories end with `/`. `.git` is skipped.",
         (Param("pattern", "string", "Glob pattern relative to the project root.", non_empty=True),),
+        access="read",
+        runner="files",
+        subject="pattern",
+        default="allow",
     ),
     ToolSpec(
         "grep",
@@ -122,6 +196,11 @@ SPECS: tuple[ToolSpec, ...] = (
                 non_empty=True,
             ),
         ),
+        access="read",
+        runner="files",
+        subject="path",
+        path_args=("path",),
+        default="allow",
     ),
     ToolSpec(
         "bash",
@@ -140,6 +219,10 @@ SPECS: tuple[ToolSpec, ...] = (
                 maximum=BASH_MAX_TIMEOUT,
             ),
         ),
+        access="exec",
+        runner="shell",
+        subject="command",
+        shown_as="command",
     ),
     ToolSpec(
         "task",
@@ -150,6 +233,9 @@ SPECS: tuple[ToolSpec, ...] = (
             Param("description", "string", "A few words naming the task.", non_empty=True),
             Param("prompt", "string", "Complete instructions for the subagent.", non_empty=True),
         ),
+        access="meta",
+        runner="subagent",
+        shown_as="task",
     ),
     ToolSpec(
         "remember",
@@ -159,15 +245,81 @@ SPECS: tuple[ToolSpec, ...] = (
             Param("text", "string", "What to remember, in one or two sentences.", non_empty=True),
             Param("scope", "string", "Where the memory applies.", enum=("project", "global")),
         ),
+        access="meta",
+        runner="memory",
+        shown_as="memory",
     ),
 )
 
 SPEC_BY_NAME: dict[str, ToolSpec] = {spec.name: spec for spec in SPECS}
 TOOL_NAMES: tuple[str, ...] = tuple(SPEC_BY_NAME)
+# Tools that never change anything; a subagent or a read-only mode gets these.
+READ_ONLY: tuple[str, ...] = tuple(spec.name for spec in SPECS if spec.access == "read")
+
+# Tools whose prior file content is kept (and /rewind puts back).
+CHECKPOINTED: frozenset[str] = frozenset(spec.name for spec in SPECS if spec.checkpointed)
+
+# Offered only when MCP tools go out by name and one line (see ``deferred``): it returns the
+# full definitions the model needs to call them.
+TOOL_SEARCH = ToolSpec(
+    "tool_search",
+    "Some tools are listed by name and one line only, without their parameters. Before "
+    "calling one, look up its full definition here: give its exact name (several names "
+    "separated by spaces work too) or words from what it does.",
+    (
+        Param(
+            "query",
+            "string",
+            "Tool names, or words describing what you need.",
+            non_empty=True,
+        ),
+    ),
+    access="meta",
+    runner="tool_search",
+    default="allow",
+)
+# Names a permission rule may give besides MCP tools: the built-in ones and the catalogue.
+RULE_TOOL_NAMES: tuple[str, ...] = (*TOOL_NAMES, TOOL_SEARCH.name)
+TOOL_SEARCH_RESULTS = 5
 
 
-def to_openai(spec: ToolSpec) -> dict[str, Any]:
-    """One tool in the OpenAI ``tools`` shape; a fresh dict each call."""
+def spec_of(name: str) -> ToolSpec | None:
+    """The built-in tool called ``name`` (the catalogue included), or None."""
+    return TOOL_SEARCH if name == TOOL_SEARCH.name else SPEC_BY_NAME.get(name)
+
+
+def shown_as(name: str) -> ShownAs:
+    """How a call to ``name`` is shown to a person (an MCP tool's: its arguments)."""
+    spec = spec_of(name)
+    return "arguments" if spec is None else spec.shown_as
+
+
+def find_spec(tools: Iterable[ToolSpec], name: str) -> ToolSpec | None:
+    """The tool among ``tools`` called ``name``, or None."""
+    return next((spec for spec in tools if spec.name == name), None)
+
+
+def mcp_spec(exposed: str, server: str, tool: McpTool) -> ToolSpec:
+    """The record of one MCP tool: rules match it by name only, and a tool its server marks
+    ``readOnlyHint`` is allowed by default like read_file (unless a rule says otherwise)."""
+    return ToolSpec(
+        exposed,
+        tool.description or tool.title or f"{tool.name} (from MCP server {server})",
+        access="read" if tool.read_only else "exec",
+        runner="mcp",
+        default="allow" if tool.read_only else "ask",
+        shown_as="arguments",
+        schema=json.dumps(tool.parameters(), ensure_ascii=False, separators=(",", ":")),
+        server=server,
+        remote_name=tool.name,
+    )
+
+
+def parameters_of(spec: ToolSpec) -> dict[str, Any]:
+    """The JSON schema of a tool's arguments; a fresh dict each call."""
+    if spec.schema:
+        loaded = json.loads(spec.schema)
+        return loaded if isinstance(loaded, dict) else {"type": "object"}
     properties: dict[str, Any] = {}
     for param in spec.params:
         prop: dict[str, Any] = {"type": param.type, "description": param.description}
@@ -181,16 +333,35 @@ def to_openai(spec: ToolSpec) -> dict[str, Any]:
             prop["minLength"] = 1
         properties[param.name] = prop
     return {
+        "type": "object",
+        "properties": properties,
+        "required": [p.name for p in spec.params if p.required],
+        "additionalProperties": False,
+    }
+
+
+def to_openai(spec: ToolSpec) -> dict[str, Any]:
+    """One tool in the OpenAI ``tools`` shape; a fresh dict each call."""
+    return {
         "type": "function",
         "function": {
             "name": spec.name,
             "description": spec.description,
-            "parameters": {
-                "type": "object",
-                "properties": properties,
-                "required": [p.name for p in spec.params if p.required],
-                "additionalProperties": False,
-            },
+            "parameters": parameters_of(spec),
+        },
+    }
+
+
+def to_openai_brief(spec: ToolSpec) -> dict[str, Any]:
+    """A deferred tool: its name and one line, and an open schema (``tool_search`` has the
+    real one); the model can still call it, and its arguments are checked against the real
+    schema when it does."""
+    return {
+        "type": "function",
+        "function": {
+            "name": spec.name,
+            "description": f"{spec.one_line()} (parameters: call tool_search first)",
+            "parameters": {"type": "object"},
         },
     }
 
@@ -199,34 +370,83 @@ ALL_TOOLS: tuple[dict[str, Any], ...] = tuple(to_openai(spec) for spec in SPECS)
 
 
 def select_tools(names: Iterable[str]) -> tuple[dict[str, Any], ...]:
-    """The definitions of the named tools, in the given order.
+    """The definitions of the named built-in tools, in the given order.
 
     Raises ValueError for a name that is not a tool, since that is a bug in the
     caller, not something to hide from the model.
     """
-    chosen: list[dict[str, Any]] = []
+    return definitions(select_specs(names))
+
+
+def select_specs(names: Iterable[str]) -> tuple[ToolSpec, ...]:
+    """The records of the named built-in tools, in the given order (ValueError for others)."""
+    chosen: list[ToolSpec] = []
     for name in names:
-        if name not in SPEC_BY_NAME:
+        spec = spec_of(name)
+        if spec is None:
             raise ValueError(f"unknown tool {name!r}; tools are {', '.join(TOOL_NAMES)}")
-        chosen.append(to_openai(SPEC_BY_NAME[name]))
+        chosen.append(spec)
     return tuple(chosen)
 
 
-def tool_definition_chars(names: Iterable[str]) -> int:
-    """Characters of the named tools' definitions as a request carries them: they fill the
+def definitions(tools: Iterable[ToolSpec], deferred: bool = False) -> tuple[dict[str, Any], ...]:
+    """The request's ``tools``: every tool whole, or, when ``deferred``, MCP tools by name and
+    one line (the built-in ones and ``tool_search`` stay whole)."""
+    return tuple(
+        to_openai_brief(spec) if deferred and spec.is_mcp else to_openai(spec) for spec in tools
+    )
+
+
+def tool_definition_chars(tools: Iterable[ToolSpec | str], deferred: bool = False) -> int:
+    """Characters of the tools' definitions as a request carries them: they fill the
     context window like the history does, so the estimate counts them."""
-    tools = select_tools(names)
-    return len(json.dumps(tools, ensure_ascii=False, separators=(",", ":"))) if tools else 0
+    specs = tuple(spec if isinstance(spec, ToolSpec) else _known(spec) for spec in tools)
+    sent = definitions(specs, deferred)
+    return len(json.dumps(sent, ensure_ascii=False, separators=(",", ":"))) if sent else 0
 
 
-def parse_arguments(call: ToolCall) -> dict[str, Any] | str:
+def _known(name: str) -> ToolSpec:
+    return select_specs((name,))[0]
+
+
+def should_defer(tools: Iterable[ToolSpec], threshold: int) -> bool:
+    """Whether MCP tools go out by name only: when there are more than ``threshold`` of them
+    (a negative threshold never defers)."""
+    count = sum(1 for spec in tools if spec.is_mcp)
+    return threshold >= 0 and count > threshold and count > 0
+
+
+def search_tools(tools: Iterable[ToolSpec], query: str) -> str:
+    """``tool_search``'s answer: the full definitions of the tools ``query`` names, or else of
+    those whose name and description share the most words with it (at most five)."""
+    candidates = [spec for spec in tools if spec.is_mcp]
+    words = [w for w in re.split(r"[\s,]+", query.strip()) if w]
+    named = [spec for spec in candidates if spec.name in words]
+    if not named:
+        lowered = [w.lower() for w in words]
+        scored = []
+        for index, spec in enumerate(candidates):
+            haystack = f"{spec.name} {spec.remote_name} {spec.description}".lower()
+            score = sum(1 for w in lowered if w in haystack)
+            if score:
+                scored.append((-score, index, spec))
+        named = [spec for _, _, spec in sorted(scored)[:TOOL_SEARCH_RESULTS]]
+    if not named:
+        listed = ", ".join(spec.name for spec in candidates) or "none"
+        return f"No tool matches {query!r}. Tools listed by name only: {listed}."
+    found = [to_openai(spec)["function"] for spec in named[:TOOL_SEARCH_RESULTS]]
+    return json.dumps(found, ensure_ascii=False, indent=1)
+
+
+def parse_arguments(call: ToolCall, spec: ToolSpec | None = None) -> dict[str, Any] | str:
     """The call's arguments as a dict, or an error text to send back to the model.
 
-    An optional parameter given as ``null`` counts as absent: models send that
+    ``spec`` is the tool's record (the built-in one of that name when not given). An
+    optional parameter given as ``null`` counts as absent: models send that
     often and mean nothing by it. Defaults are not filled in here; the tool
     that runs applies them, so the recorded arguments stay as the model sent them.
     """
-    spec = SPEC_BY_NAME.get(call.name)
+    spec = spec_of(call.name) if spec is None else spec
     if spec is None:
         return f"Unknown tool {call.name!r}. Available tools: {', '.join(TOOL_NAMES)}."
     raw = call.arguments.strip() or "{}"
@@ -236,7 +456,50 @@ def parse_arguments(call: ToolCall) -> dict[str, Any] | str:
         return f"Arguments for {call.name} are not valid JSON ({exc}). Send a JSON object."
     if not isinstance(value, dict):
         return f"Arguments for {call.name} must be a JSON object, not {_json_type_name(value)}."
+    if spec.schema:
+        return _check_against_schema(spec, value)
     return _check_object(spec, value)
+
+
+def _check_against_schema(spec: ToolSpec, value: dict[str, Any]) -> dict[str, Any] | str:
+    """The top level of a server's schema: required names present, no unknown names when it
+    forbids them, and the JSON type of each named argument. The server checks the rest."""
+    schema = parameters_of(spec)
+    properties = schema.get("properties")
+    properties = properties if isinstance(properties, dict) else {}
+    required = schema.get("required")
+    required = [r for r in required if isinstance(r, str)] if isinstance(required, list) else []
+    missing = [name for name in required if name not in value]
+    if missing:
+        return f"{spec.name} is missing required parameter(s): {', '.join(missing)}."
+    if schema.get("additionalProperties") is False:
+        unknown = sorted(set(value) - set(properties))
+        if unknown:
+            return (
+                f"{spec.name} got unknown parameter(s) {', '.join(unknown)}; "
+                f"its parameters are {', '.join(properties) or 'none'}."
+            )
+    for name, arg in value.items():
+        declared = properties.get(name)
+        expected = declared.get("type") if isinstance(declared, dict) else None
+        if isinstance(expected, str) and not _json_type_matches(expected, arg):
+            return (
+                f"{spec.name}: parameter {name!r} must be {_article(expected)}, "
+                f"got {_json_type_name(arg)}."
+            )
+    return value
+
+
+def _json_type_matches(expected: str, value: object) -> bool:
+    if expected in ("string", "boolean", "integer", "number"):
+        return _has_type(expected, value)  # type: ignore[arg-type]  # one of ParamType
+    if expected == "array":
+        return isinstance(value, list)
+    if expected == "object":
+        return isinstance(value, dict)
+    if expected == "null":
+        return value is None
+    return True
 
 
 def _check_object(spec: ToolSpec, value: dict[str, Any]) -> dict[str, Any] | str:

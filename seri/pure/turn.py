@@ -44,13 +44,11 @@ from seri.pure.result_cap import cap_result, needs_cap
 from seri.pure.rules import GlobRule, rules_fired_by
 from seri.pure.shrink import elided_payload, plan_shrink, with_elided
 from seri.pure.tokens import estimate_tokens, history_estimate, message_chars, should_compact
-from seri.pure.tool_specs import parse_arguments
+from seri.pure.tool_specs import ToolSpec, find_spec, parse_arguments
 from seri.pure.window import Window
 
 EndStatus = Literal["done", "max_turns", "error", "interrupted", "overflow", "length"]
 
-# Tools whose "path" argument names a file the permission rules judge.
-PATH_TOOLS = frozenset({"read_file", "write_file", "edit", "grep"})
 INTERRUPTED_RESULT = "interrupted by user: the tool call did not finish"
 NOT_RUN_RESULT = "not run: the turn was interrupted before this call"
 
@@ -66,7 +64,8 @@ class TaskSetup:
     elide_bytes: int
     policy: Policy
     interactive: bool
-    tool_names: tuple[str, ...]
+    # The tools offered, as records (built-in ones and those of MCP servers that are up).
+    tools: tuple[ToolSpec, ...]
     glob_rules: tuple[GlobRule, ...] = ()
     # Characters of the tool definitions every turn request carries (they fill the window too).
     tool_chars: int = 0
@@ -76,6 +75,10 @@ class TaskSetup:
     max_tokens: int | None = None
     # The answer budget requests go out with, as this run has it so far (see OutputBudget).
     budget: OutputBudget = attrs.field(factory=OutputBudget)
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        return tuple(spec.name for spec in self.tools)
 
     def window(self, token_scale: float = 0.0) -> Window:
         """The window as this task starts, with the scale learned so far (0: none yet)."""
@@ -565,13 +568,14 @@ def _one_call(loop: _Loop, call: ToolCall, reply: ModelReply, seen_ids: set[str]
         rejection = f"not run: {reply.unrunnable_reason or 'the call arrived incomplete'}"
     elif call.id in seen_ids:
         rejection = f"not run: duplicate tool call id {call.id}"
-    elif call.name not in setup.tool_names:
+    spec = find_spec(setup.tools, call.name)
+    if not rejection and spec is None:
         rejection = (
             f"not run: unknown tool '{call.name}'; the tools are {', '.join(setup.tool_names)}"
         )
     arguments: dict[str, Any] = {}
     if not rejection:
-        parsed = parse_arguments(call)
+        parsed = parse_arguments(call, spec)
         if isinstance(parsed, str):
             rejection = f"not run: {parsed}"
         else:
@@ -579,9 +583,10 @@ def _one_call(loop: _Loop, call: ToolCall, reply: ModelReply, seen_ids: set[str]
     if rejection:
         yield Record(events.ToolResult(id=call.id, ok=False, error=rejection))
         return ToolRun(rejection, is_error=True)
+    assert spec is not None
     where = ResolvedPath(None, None)
-    raw_path = arguments.get("path")
-    if call.name in PATH_TOOLS and isinstance(raw_path, str):
+    raw_path = arguments.get(spec.path_args[0]) if spec.path_args else None
+    if isinstance(raw_path, str):
         where = yield from perform(ResolvePath(raw_path))
         if where.refused:
             yield Record(
@@ -594,6 +599,7 @@ def _one_call(loop: _Loop, call: ToolCall, reply: ModelReply, seen_ids: set[str]
         arguments,
         project_relative_path=where.relative,
         resolved_path=where.absolute,
+        spec=spec,
     )
     if decision.action == "deny" or (decision.action == "ask" and not setup.interactive):
         reason = decision.reason
@@ -613,6 +619,7 @@ def _one_call(loop: _Loop, call: ToolCall, reply: ModelReply, seen_ids: set[str]
             arguments,
             relative_path=where.relative,
             absolute_path=where.absolute,
+            spec=spec,
         )
         answer = yield from perform(
             AskPerson(call, decision.reason, arguments, where.relative, offered)

@@ -23,7 +23,7 @@ from seri.pure.records import Message
 from seri.pure.redaction import Redactor
 from seri.pure.rules import GlobRule
 from seri.pure.settings import Settings, configured_max_tokens
-from seri.pure.tool_specs import TOOL_NAMES, tool_definition_chars
+from seri.pure.tool_specs import SPECS, ToolSpec, tool_definition_chars
 from seri.pure.turn import (
     CompactEnd,
     Conversation,
@@ -39,8 +39,9 @@ from seri.runtime.run_events import RunEvents
 
 T = TypeVar("T")
 
-# The tools a chat offers its model: every built-in one, in the order of their definitions.
-PARENT_TOOLS = TOOL_NAMES
+# The tools a chat offers its model: every built-in one, in the order of their definitions
+# (then the tools of its MCP servers that are up).
+PARENT_TOOLS: tuple[ToolSpec, ...] = SPECS
 
 
 class Role(enum.Enum):
@@ -91,7 +92,8 @@ def build_agent(
     redactor: Redactor,
     spill_dir: Path | None,
     tools: ToolPort | None = None,
-    offered: tuple[str, ...] = (),
+    offered: tuple[ToolSpec, ...] = (),
+    deferred: bool = False,
     person: Person | None = None,
     policy: Policy | None = None,
     glob_rules: tuple[GlobRule, ...] = (),
@@ -102,10 +104,12 @@ def build_agent(
 ) -> Agent:
     """An agent for ``role``.
 
-    ``offered`` are the tools the model may call (none for a compaction); ``caller`` is a
-    model caller to reuse (a chat keeps one across tasks, for its wire cache and its usage),
-    else one is made for ``offered``. ``max_turns`` defaults by role: the subagent's own
-    budget, one for a compaction (which takes no turn).
+    ``offered`` are the tools the model may call (none for a compaction), ``deferred`` whether
+    MCP tools among them go out by name and one line (``tool_search`` then among them);
+    ``caller`` is a model caller to reuse (a chat keeps one across tasks, for its wire cache
+    and its usage; it is given this task's tools), else one is made for ``offered``.
+    ``max_turns`` defaults by role: the subagent's own budget, one for a compaction (which
+    takes no turn).
     """
     if role is Role.COMPACTION:
         offered, tools, interactive = (), NoTools(), False
@@ -125,16 +129,19 @@ def build_agent(
         elide_bytes=settings.elide_bytes,
         policy=Policy() if policy is None else policy,
         interactive=interactive,
-        tool_names=offered,
+        tools=offered,
         glob_rules=glob_rules,
-        tool_chars=tool_definition_chars(counted),
+        tool_chars=tool_definition_chars(counted, deferred),
         project=project,
         max_tokens=configured_max_tokens(settings),
         budget=OutputBudget.of(settings.sampling) if budget is None else budget,
     )
     own_caller = None
     if caller is None:
-        caller = own_caller = ModelCaller(settings, api_key, events, offered)
+        caller = own_caller = ModelCaller(settings, api_key, events, offered, deferred=deferred)
+    elif role is not Role.COMPACTION and isinstance(caller, ModelCaller):
+        # (A test may lend a fake ModelPort, which builds no request.)
+        caller.offer(offered, deferred)
     interpreter = Interpreter(
         model=caller,
         tools=NoTools() if tools is None else tools,

@@ -96,10 +96,10 @@ def estimate(chat: ChatSession) -> int:
     """What the next request would hold, as the compaction trigger counts it: the history,
     the frozen prompt and the tool definitions (or the last bill, if larger)."""
     from seri.pure.tool_specs import tool_definition_chars
-    from seri.runtime.agent import PARENT_TOOLS
 
     conversation = chat.conversation
-    overhead = len(chat.startup.prompt.text) + tool_definition_chars(PARENT_TOOLS)
+    offered, deferred = chat.offered_tools()
+    overhead = len(chat.startup.prompt.text) + tool_definition_chars(offered, deferred)
     return history_estimate(conversation.last_input_tokens, conversation.total_chars + overhead)
 
 
@@ -169,6 +169,21 @@ def show_permissions(chat: ChatSession) -> int | None:
         lines.append("otherwise: read_file, glob and grep run, everything else asks")
     lines.append("protected paths (.git, the profile, shell rc files, ~/.ssh) are never written")
     chat.view.screen.say("\n".join(lines))
+    return None
+
+
+def show_mcp(chat: ChatSession) -> int | None:
+    """/mcp: this chat's MCP servers, their state and how many tools each offers now."""
+    lines = []
+    if chat.mcp is not None:
+        for status in chat.mcp.statuses():
+            line = f"{status.name:<16} {status.state:<10} {status.tools} tools"
+            lines.append(f"{line}  {status.message}" if status.message else line)
+    lines.extend(
+        f"{name:<16} {'not approved':<10} (seri mcp approve {name}, then start seri again)"
+        for name in chat.mcp_unapproved
+    )
+    chat.view.screen.say("\n".join(lines) if lines else "No MCP servers in this chat.")
     return None
 
 

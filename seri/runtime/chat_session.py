@@ -35,6 +35,7 @@ from seri.pure.rules import fired_rule_names
 from seri.pure.settings import DEFAULT_CONTEXT_WINDOW, Settings
 from seri.pure.terminal_text import neutralise
 from seri.pure.tokens import messages_chars
+from seri.pure.tool_specs import TOOL_SEARCH, ToolSpec, should_defer
 from seri.pure.turn import Conversation, TaskEnd, conversation_of
 from seri.runtime.agent import PARENT_TOOLS, Agent, Role, build_agent
 from seri.runtime.chat_options import KEY_VARIABLES, ChatOptions, api_key_from
@@ -51,6 +52,8 @@ LEASE_COMMAND = "seri chat"
 
 if TYPE_CHECKING:
     from seri.io.sandbox import Sandbox
+    from seri.pure.mcp_config import McpServerConfig
+    from seri.runtime.mcp_tools import McpTools
 
 
 def build_policy(
@@ -128,6 +131,11 @@ class ChatSession:
         self.session_rules: tuple[str, ...] = ()
         self.last_task_turns = 0
         self.view = ChatView(screen or Screen(), interactive=self.interactive)
+        # MCP servers start now, in the background, while the person types; the project's
+        # servers not approved are named (for /mcp).
+        self.mcp_unapproved: tuple[str, ...] = ()
+        self._mcp_to_ask: tuple[McpServerConfig, ...] = ()
+        self.mcp = self._start_mcp()
         # One writer per session: the lease on the session this chat writes (see leases).
         self.lease = lease
         if session_id:
@@ -195,6 +203,56 @@ class ChatSession:
         if session_id and not chat.interactive and not options.fork:
             print(f"seri: resumed session {session_id}", file=sys.stderr)
         return chat
+
+    def _start_mcp(self) -> McpTools | None:
+        """Start the MCP servers that may start (the person's, and the project's approved
+        ones); what was not started, and why, goes into the notes."""
+        settings = self.settings
+        if not settings.mcp_servers and not os.path.exists(Path(self.project) / ".mcp.json"):
+            return None  # (seri.pure.mcp_startup.PROJECT_FILE: not imported without servers)
+        from seri.runtime.mcp_tools import McpTools, start_plan
+
+        plan = start_plan(self.store, settings, Path(self.project))
+        self.notes += plan.notices(will_ask=self.interactive)
+        self.mcp_unapproved = tuple(server.name for server in plan.unapproved)
+        self._mcp_to_ask = plan.unapproved if self.interactive else ()
+        if not plan.start and not self._mcp_to_ask:
+            return None
+        return McpTools.start(plan, Path(self.project), (self.api_key,))
+
+    def _ask_about_servers(self) -> None:
+        """On a terminal, before the first task: whether to start each project server not
+        approved here; a yes is remembered for this project (as `seri mcp approve` does) and
+        starts the server now, so the task can use it."""
+        waiting, self._mcp_to_ask = self._mcp_to_ask, ()
+        read = self.view.read_line
+        if not waiting or read is None or self.mcp is None:
+            return
+        from seri.runtime.mcp_review import remember_approved, what_it_runs
+
+        chosen = []
+        for server in waiting:
+            self.view.notice(
+                f"This project's .mcp.json names MCP server {server.name!r}, which runs: "
+                f"{what_it_runs(server)}"
+            )
+            answer = read("  start it, now and in later chats here? [y/N] ")
+            if answer.strip().lower() in ("y", "yes"):
+                chosen.append(server)
+        if chosen:
+            remember_approved(self.store, Path(self.project), chosen)
+            self.mcp.add(tuple(chosen))
+            started = {server.name for server in chosen}
+            self.mcp_unapproved = tuple(n for n in self.mcp_unapproved if n not in started)
+
+    def offered_tools(self) -> tuple[tuple[ToolSpec, ...], bool]:
+        """The tools a task offers now (built-in, then those of MCP servers up), and whether
+        MCP tools go out by name only (then with tool_search)."""
+        if self.mcp is None:
+            return PARENT_TOOLS, False
+        found = self.mcp.specs()
+        deferred = should_defer(found, self.settings.mcp_tool_search_threshold)
+        return (*PARENT_TOOLS, *found, *((TOOL_SEARCH,) if deferred else ())), deferred
 
     def show_notes(self) -> None:
         """The warnings of opening, once."""
@@ -336,7 +394,7 @@ class ChatSession:
                 self.settings,
                 self.api_key,
                 self.events,
-                PARENT_TOOLS,
+                self.offered_tools()[0],
                 on_text=view.model_text if self.interactive else None,
                 on_reasoning=view.model_reasoning if self.interactive else None,
             )
@@ -374,6 +432,12 @@ class ChatSession:
         assert self.events is not None
         assert self.log is not None
         window = self._window()
+        if self.mcp is not None:
+            from seri.runtime.mcp_tools import say
+
+            say(self.mcp.wait_first(self.settings.mcp_startup_wait))
+            say(self.mcp.notices())
+        offered, deferred = self.offered_tools()
         tools = ToolHost(
             project=Path(self.project),
             profile=self.profile,
@@ -388,6 +452,7 @@ class ChatSession:
             sandbox=self.sandbox,
             child_env=self.child_env,
             start_subagent=run_subagent,
+            mcp=self.mcp,
         )
         return build_agent(
             Role.CHAT,
@@ -401,7 +466,8 @@ class ChatSession:
             redactor=self.redactor,
             spill_dir=self.profile.root / SPILL_DIR,
             tools=tools,
-            offered=PARENT_TOOLS,
+            offered=offered,
+            deferred=deferred,
             person=self._person(tools),
             policy=self.policy,
             glob_rules=self.startup.glob_rules,
@@ -425,6 +491,7 @@ class ChatSession:
         self.session_rules = tuple(dict.fromkeys((*self.session_rules, *rules)))
 
     def run_task(self, text: str) -> TaskEnd:
+        self._ask_about_servers()
         self._ensure_session()
         self._refresh_if_changed()
         self._store_repairs()
@@ -541,6 +608,8 @@ class ChatSession:
         finally:
             if self.events is not None:
                 self.events.finish()
+            if self.mcp is not None:
+                self.mcp.close()
             self.sandbox.close()
             self._release()
 

@@ -8,6 +8,7 @@ are written; the answer goes out as data, as before.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -32,6 +33,7 @@ from seri.pure.tool_lines import (
     parsed_arguments,
     tool_line,
 )
+from seri.pure.tool_specs import shown_as
 from seri.pure.usage_totals import UsageTotals
 
 # Asks the person one line at the terminal (the interactive loop provides it).
@@ -136,14 +138,14 @@ class ChatView:
                 "interrupted", call.name, arguments, detail="interrupted", width=width
             )
         elif run.is_error:
-            detail = exit_detail(run.text) if call.name == "bash" else run.text
+            detail = exit_detail(run.text) if shown_as(call.name) == "command" else run.text
             spans = tool_line("error", call.name, arguments, detail=detail or run.text, width=width)
         else:
             changes = None
             if change is not None and change[1] is not None:
                 changes = line_changes(change[0], change[1])
             spans = tool_line("ok", call.name, arguments, changes=changes, width=width)
-        if call.name == "bash":
+        if shown_as(call.name) == "command":
             spans += output_tail(run.text, width=width)
         self.screen.say_spans(spans)
 
@@ -234,23 +236,27 @@ def _nothing(_: tuple[str, ...]) -> None:
 def approval_spans(effect: AskPerson, read_file: FileReader) -> list[Span]:
     """The call as a person must see it to decide: the diff, the whole command."""
     call, arguments = effect.call, effect.arguments
-    subject = "" if call.name == "bash" else f"  {call_subject(arguments)}"
+    shown = shown_as(call.name)
+    subject = "" if shown == "command" else f"  {call_subject(arguments)}"
     spans: list[Span] = [("warning", "? "), ("tool", call.name), ("", f"{subject}\n")]
     body: list[Span] = []
-    if call.name in ("write_file", "edit") and effect.path is not None:
+    if shown == "diff" and effect.path is not None:
         before = read_file(effect.path)
         after = _after(call.name, arguments, before)
         if isinstance(after, str):
             body = diff_spans(effect.path, before, after)
         else:
             body = [("error", f"{after[1]}\n")]
-    elif call.name == "bash":
+    elif shown == "command":
         command = str(arguments.get("command", "")).rstrip("\n")
         body = [("dim", "$ "), ("bold", command + "\n")]
-    elif call.name == "task":
+    elif shown == "task":
         body = [("", f"{arguments.get('description', '')}: {arguments.get('prompt', '')}\n")]
-    elif call.name == "remember":
+    elif shown == "memory":
         body = [("", f"{arguments.get('scope', 'project')}: {arguments.get('text', '')}\n")]
+    elif arguments:
+        # A server's tool: every argument, as the server will get them.
+        body = [("", json.dumps(dict(arguments), ensure_ascii=False, indent=1) + "\n")]
     spans += indented(body)
     spans.append(("notice", f"  {effect.reason}\n"))
     return spans

@@ -40,13 +40,11 @@ from seri.pure.effects import (
 from seri.pure.recap import recap_from_dict, recap_to_dict
 from seri.pure.records import Message
 from seri.pure.redaction import Redactor
+from seri.pure.tool_specs import spec_of
 from seri.runtime.ports import ModelPort, Person, RecorderPort, SessionPort, ToolPort
 
 A = TypeVar("A")
 T = TypeVar("T")
-
-# Tools whose "path" names a file whose change a person is shown (+N −M).
-_SHOWN_CHANGES = ("write_file", "edit")
 
 
 class Interpreter:
@@ -139,7 +137,9 @@ class Interpreter:
         if not person.shows_tools:
             return self._tool_result(effect)
         call, arguments = effect.call, effect.arguments
-        path = arguments.get("path") if call.name in _SHOWN_CHANGES else None
+        # A checkpointed tool's file: a person is shown its change (+N −M).
+        spec = spec_of(call.name)
+        path = arguments.get(spec.path_args[0]) if spec and spec.checkpointed else None
         before = self.tools.current_text(path) if isinstance(path, str) else None
         person.tool_started(call, arguments)
         run = self._tool_result(effect)

@@ -20,6 +20,7 @@ from seri.pure.output_budget import OutputBudget
 from seri.pure.records import Message
 from seri.pure.settings import Settings
 from seri.pure.terminal_text import neutralise
+from seri.pure.tool_specs import ToolSpec
 from seri.pure.turn import cut_answer
 from seri.pure.usage_totals import UsageTotals
 from seri.runtime.ports import RecorderPort
@@ -79,15 +80,17 @@ class ModelCaller:
         settings: Settings,
         api_key: str,
         events: RecorderPort,
-        tool_names: tuple[str, ...],
+        tools: tuple[ToolSpec, ...],
         *,
+        deferred: bool = False,
         on_text: Callable[[str], None] | None = None,
         on_reasoning: Callable[[str], None] | None = None,
     ) -> None:
         self.settings = settings
         self.api_key = api_key
         self.events = events
-        self.tool_names = tool_names
+        self.tools = tools
+        self.deferred = deferred
         self.on_text = on_text
         self.on_reasoning = on_reasoning
         self._client: Any = None
@@ -97,6 +100,10 @@ class ModelCaller:
 
         self._wire = WireCache(reasoning_content=wants_reasoning_content(settings.model))
         self._system: Message | None = None
+
+    def offer(self, tools: tuple[ToolSpec, ...], deferred: bool) -> None:
+        """The tools turn requests carry from now on (a chat's MCP tools change between tasks)."""
+        self.tools, self.deferred = tools, deferred
 
     def client(self) -> Any:
         if self._client is None:
@@ -136,7 +143,7 @@ class ModelCaller:
         return f"{message} ({where})"
 
     def body(self, effect: CallModel) -> dict[str, Any]:
-        from seri.pure.tool_specs import select_tools
+        from seri.pure.tool_specs import definitions
         from seri.pure.wire import build_request
 
         messages = effect.messages
@@ -144,7 +151,7 @@ class ModelCaller:
         if effect.purpose == "turn":
             if effect.system_prompt:
                 messages = (Message(role="system", text=effect.system_prompt), *messages)
-            tools = select_tools(self.tool_names)
+            tools = definitions(self.tools, self.deferred)
         sampling = self.settings.sampling
         if effect.max_tokens is not None:
             # The loop lowered the answer budget (see seri.pure.output_budget).

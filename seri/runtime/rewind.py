@@ -15,6 +15,7 @@ from seri.io.files import atomic_write, directory_identity, project_root, remove
 from seri.io.store import Store
 from seri.pure.errors import EXIT_UNFINISHED, EXIT_USAGE, SeriError
 from seri.pure.terminal_text import neutralise
+from seri.pure.tool_specs import CHECKPOINTED
 from seri.runtime.running import whole_number
 
 if TYPE_CHECKING:
@@ -108,7 +109,7 @@ def file_history_gone(store: Store, session_id: str, seq: int) -> bool:
     if checkpoints.has_checkpoints(store, session_id):
         return False
     return any(
-        message.tool_name in ("write_file", "edit") and not message.is_error
+        message.tool_name in CHECKPOINTED and not message.is_error
         for message in conversations.tool_results_from(store, session_id, seq)
     )
 

@@ -165,6 +165,12 @@ def _permissions(chat: ChatSession, _: str) -> LineOutcome:
     return show_permissions(chat)
 
 
+def _mcp(chat: ChatSession, _: str) -> LineOutcome:
+    from seri.runtime.chat_info import show_mcp
+
+    return show_mcp(chat)
+
+
 def _last(chat: ChatSession, rest: str) -> LineOutcome:
     from seri.runtime.chat_info import show_last
 
@@ -247,6 +253,9 @@ COMMANDS: tuple[SlashCommand, ...] = (
         "/permissions",
         (("/permissions", "the rules in force and where each comes from"),),
         _permissions,
+    ),
+    SlashCommand(
+        "/mcp", (("/mcp", "this chat's MCP servers: state and tools (see seri mcp)"),), _mcp
     ),
     SlashCommand(
         "/last",

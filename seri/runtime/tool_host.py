@@ -34,23 +34,32 @@ from seri.io.files import resolve_in_project as confine
 from seri.io.tools import ToolContext, run_tool, snapshot_file, spill_file
 from seri.pure.effects import ResolvedPath, ToolRun
 from seri.pure.events import Check, Checkpoint, Denial, Edit, MemoryStaged
+from seri.pure.mcp_names import PREFIX as MCP_PREFIX
 from seri.pure.permission_policy import PROTECTED_RULE, Policy
 from seri.pure.permissions import decide
 from seri.pure.records import ToolCall
 from seri.pure.redaction import Redactor
 from seri.pure.settings import Settings
 from seri.pure.tool_outcome import ToolOutcome
-from seri.pure.tool_specs import FILE_CAP_BYTES, READ_ONLY
+from seri.pure.tool_specs import (
+    FILE_CAP_BYTES,
+    READ_ONLY,
+    SPECS,
+    ToolSpec,
+    find_spec,
+    search_tools,
+    spec_of,
+)
 
 if TYPE_CHECKING:
     from seri.io.prompt_files import StartupFiles
     from seri.io.sandbox import Sandbox
+    from seri.runtime.mcp_tools import McpTools
     from seri.runtime.profile import Profile
     from seri.runtime.run_events import RunEvents
 
 # The `task` tool's child agent: (the parent's host, description, prompt) -> its result.
 SubagentRunner = Callable[["ToolHost", str, str], ToolRun]
-WRITING_TOOLS = frozenset({"write_file", "edit"})
 CHECK_TIMEOUT = 300
 CHECK_OUTPUT_CHARS = 4000
 # The largest file whose change is shown to a person (a diff, +N −M).
@@ -76,6 +85,7 @@ class ToolHost:
         sandbox: Sandbox | None = None,
         child_env: Mapping[str, str] | None = None,
         start_subagent: SubagentRunner | None = None,
+        mcp: McpTools | None = None,
     ) -> None:
         self.project = project_root(project)
         self.profile = profile
@@ -99,6 +109,8 @@ class ToolHost:
         self.child_env = child_env
         # What the `task` tool runs: a child agent (given by whoever builds a parent's host).
         self.start_subagent = start_subagent
+        # The session's MCP servers (None: it has none): their tools run there.
+        self.mcp = mcp
         self.context = ToolContext(
             project=self.project,
             protected=default_protected(Path(os.path.realpath(profile.root))),
@@ -112,11 +124,13 @@ class ToolHost:
     def _read_denied(self, rel: str) -> bool:
         """Whether a rule denies reading this file (read_file or grep): grep's walk skips it."""
         absolute = str(self.project / rel)
-        for tool in ("read_file", "grep"):
+        for spec in SPECS:
+            if spec.access != "read" or not spec.path_args:
+                continue
             decision = decide(
                 self.policy,
-                tool,
-                {"path": rel},
+                spec.name,
+                {spec.path_args[0]: rel},
                 project_relative_path=rel,
                 resolved_path=absolute,
             )
@@ -159,20 +173,38 @@ class ToolHost:
             os.close(fd)
         return data.decode("utf-8", "replace")
 
+    def spec(self, name: str) -> ToolSpec | None:
+        """The record of the tool called ``name``: built in, or one of a running MCP server."""
+        found = spec_of(name)
+        if found is None and self.mcp is not None:
+            found = find_spec(self.mcp.specs(), name)
+        return found
+
     def run(
         self, call: ToolCall, arguments: Mapping[str, Any], max_chars: int | None = None
     ) -> ToolRun:
+        spec = self.spec(call.name)
+        runner = spec.runner if spec is not None else ""
+        if spec is None and self.mcp is not None and call.name.startswith(MCP_PREFIX):
+            runner = "mcp"  # offered when the task began; its server is gone since
         try:
-            if call.name == "task":
-                return self._subagent(arguments)
-            if call.name == "remember":
-                return self._remember(arguments)
-            if call.name == "bash":
-                refused = self._protected_shell_write(call, arguments)
-                if refused:
-                    return ToolRun(refused, is_error=True)
+            match runner:
+                case "subagent":
+                    return self._subagent(arguments)
+                case "memory":
+                    return self._remember(arguments)
+                case "tool_search":
+                    found = self.mcp.specs() if self.mcp is not None else ()
+                    return ToolRun(search_tools(found, str(arguments.get("query", ""))))
+                case "mcp" if self.mcp is not None:
+                    return self.mcp.run(call.name, arguments, max_chars)
+                case "shell":
+                    refused = self._protected_shell_write(call, arguments)
+                    if refused:
+                        return ToolRun(refused, is_error=True)
+            checkpointed = spec is not None and spec.checkpointed
             taken: _Taken | None = None
-            if call.name in WRITING_TOOLS:
+            if checkpointed:
                 kept = self._checkpoint(call.name, str(arguments.get("path", "")))
                 if isinstance(kept, str):
                     return ToolRun(kept, is_error=True)
@@ -183,7 +215,7 @@ class ToolHost:
             return ToolRun("", is_error=True, interrupted=True)
         touched = _touched(result)
         text = result.text
-        if call.name in WRITING_TOOLS:
+        if checkpointed:
             details = result.details_dict()
             self.events.record(Edit(tool=call.name, details=tuple(details.items())))
             self._after_write(result, taken, touched)
@@ -346,19 +378,22 @@ class ToolHost:
             child_env=self.child_env,
         )
 
-    def child_tools(self) -> tuple[str, ...]:
-        """Read-only tools, plus those the parent's policy allows; never `task`.
+    def child_tools(self) -> tuple[ToolSpec, ...]:
+        """Read-only tools, plus the writing and running ones the parent's policy allows;
+        never `task` or `remember` (seri's own tools), nor the parent's MCP servers.
 
         A tool allowed only for some paths or commands (``write_file(src/**)``) is offered
         too: the child runs under the same policy with no one to ask, so every call outside
         what the rules allow is denied.
         """
-        allowed = [
-            name
-            for name in ("write_file", "edit", "bash")
-            if any(rule.tool in (name, "*") for rule in self.policy.allow)
-        ]
-        return (*READ_ONLY, *allowed)
+        reading = tuple(spec for spec in SPECS if spec.name in READ_ONLY)
+        allowed = tuple(
+            spec
+            for spec in SPECS
+            if spec.access in ("write", "exec")
+            and any(rule.tool in (spec.name, "*") for rule in self.policy.allow)
+        )
+        return (*reading, *allowed)
 
     def _subagent(self, arguments: Mapping[str, Any]) -> ToolRun:
         if self.depth >= 1 or self.start_subagent is None:

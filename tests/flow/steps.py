@@ -13,6 +13,7 @@ from typing import Any
 from seri.pure.effects import CallModel, Persist, Record, Reply, Say, UpdateCounters
 from seri.pure.permission_policy import Policy, parse_policy
 from seri.pure.records import Message, ToolCall, Usage
+from seri.pure.tool_specs import select_specs
 from seri.pure.turn import Conversation, TaskSetup
 
 BOOKKEEPING = (Persist, Record, Say, UpdateCounters)
@@ -95,7 +96,7 @@ def setup(
         elide_bytes=4_096,
         policy=parse_policy({}) if policy is None else policy,
         interactive=interactive,
-        tool_names=tools,
+        tools=select_specs(tools),
         **more,
     )
 

@@ -19,6 +19,7 @@ from seri.io.recorder import Recorder
 from seri.pure.events import Event, Header, TurnEnd
 from seri.pure.redaction import Redactor
 from seri.pure.settings import Settings
+from seri.pure.tool_specs import select_specs
 from seri.pure.turn import Conversation
 from seri.runtime.agent import Role, build_agent
 from seri.runtime.run_events import RunEvents
@@ -91,7 +92,7 @@ def run_watched(
         redactor=Redactor.of([SECRET]),
         spill_dir=None,
         tools=FakeTools(),
-        offered=("read_file",),
+        offered=select_specs(("read_file",)),
         caller=model,  # type: ignore[arg-type]  # a fake ModelPort in the caller's place
     )
     end = agent.run_task(Conversation(()), "read a.txt")

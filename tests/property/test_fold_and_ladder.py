@@ -274,7 +274,7 @@ def on_demand_setup(tokens: int, project: str = "") -> TaskSetup:
         elide_bytes=4_096,
         policy=Policy(),
         interactive=False,
-        tool_names=(),
+        tools=(),
         tool_chars=4_700,
         project=project,
     )

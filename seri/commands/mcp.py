@@ -1,0 +1,60 @@
+"""MCP servers: list them with their state and tools, approve a project's servers.
+
+Usage:
+  seri mcp list [--json]
+  seri mcp approve [<server>...]
+  seri mcp revoke [<server>...]
+  seri mcp (-h | --help)
+
+Options:
+  --json     One JSON object a line: name, state, source, transport, runs, approved, tools,
+             message (and, for a server that was started: era, protocol_version,
+             server_name, server_version, startup_seconds, withheld_env).
+  -h --help  Show this help.
+
+Servers come from `mcpServers` in config.json (yours: they always start) and in the
+project's .mcp.json (Claude Code's file and shape). A project's servers start only once
+approved for that project: a cloned repository must not run programs unasked. `approve`
+with no name approves every server of .mcp.json as it is now (an interactive `seri chat`
+also asks, before its first task); the approval is remembered in seri.db for the server's
+command and arguments (or URL), so a changed entry needs a new approval. `revoke`
+withdraws approvals (all of the project's when none is named).
+
+`list` starts the servers that may start, waits up to 30 s for each, shows its state and
+tools (named mcp__<server>__<tool>, as the model sees them), and stops them again; a
+project server not approved is shown as "not approved" and is not run.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from seri.pure.errors import EXIT_OK
+from seri.runtime.profile import current_project, open_profile
+from seri.runtime.running import parse_usage
+
+
+def run(argv: list[str]) -> int:
+    options = parse_usage(__doc__ or "", argv)
+    from seri.runtime import mcp_review
+    from seri.runtime.chat_options import KEY_VARIABLES
+    from seri.runtime.running import load_settings_warned
+
+    profile = open_profile()
+    project = Path(current_project())
+    if options["list"]:
+        settings = load_settings_warned(profile.root)
+        mcp_review.list_servers(
+            profile.store,
+            settings,
+            project,
+            tuple(os.environ[k] for k in KEY_VARIABLES if os.environ.get(k)),
+            as_json=options["--json"],
+        )
+        return EXIT_OK
+    decide = mcp_review.approve if options["approve"] else mcp_review.revoke
+    for line in decide(profile.store, project, options["<server>"]):
+        print(line, file=sys.stderr)
+    return EXIT_OK

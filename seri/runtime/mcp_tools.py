@@ -1,0 +1,172 @@
+"""A chat's MCP servers as tools: read the configuration, start the servers that may start in
+the background, hand their tools to each task as records, run calls, and say what happened.
+
+The hub (``seri.io.mcp_hub``) is imported only when there is a server to start: a chat
+without servers never loads it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from seri.pure.effects import ToolRun
+from seri.pure.mcp_config import (
+    McpConfigProblem,
+    McpServerConfig,
+    McpServerSet,
+    servers_from_document,
+)
+from seri.pure.mcp_startup import PROJECT_FILE, StartPlan, plan_start
+from seri.pure.terminal_text import neutralise
+from seri.pure.tool_specs import ToolSpec, mcp_spec
+
+if TYPE_CHECKING:
+    from seri.io.mcp_hub import McpHub, McpServerStatus
+    from seri.io.store import Store
+    from seri.pure.settings import Settings
+
+__all__ = ["PROJECT_FILE", "McpTools", "say", "start_plan"]
+
+
+def project_servers(project: Path, env: Mapping[str, str]) -> McpServerSet:
+    """The servers of ``project``'s ``.mcp.json`` (none when it has no such file)."""
+    path = project / PROJECT_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return McpServerSet()
+    except (OSError, UnicodeDecodeError) as exc:
+        return _unusable(path, f"the file cannot be read ({exc})")
+    try:
+        document = json.loads(text)
+    except ValueError as exc:
+        return _unusable(path, f"the file is not JSON ({exc}); no server of it starts")
+    return servers_from_document(document, env, str(path))
+
+
+def _unusable(path: Path, why: str) -> McpServerSet:
+    return McpServerSet(problems=(McpConfigProblem("*", str(path), why),))
+
+
+def expansion_env(project: Path) -> dict[str, str]:
+    """The variables ``${VAR}`` in a server entry may name: the environment, and
+    CLAUDE_PROJECT_DIR as Claude Code sets it (files written for it use it)."""
+    return {**os.environ, "CLAUDE_PROJECT_DIR": str(project)}
+
+
+def start_plan(store: Store, settings: Settings, project: Path) -> StartPlan:
+    from seri.io.mcp_approvals import approved_identities
+
+    env = expansion_env(project)
+    config_file = "config.json"
+    user = servers_from_document({"mcpServers": dict(settings.mcp_servers)}, env, config_file)
+    found = project_servers(project, env)
+    approved = approved_identities(store, str(project)) if found.servers else {}
+    return plan_start(user, found, approved)
+
+
+class McpTools:
+    """The running servers of one chat. Every method is safe to call at any time.
+
+    Servers approved during the chat (asked before its first task) start in a hub of their
+    own beside the first one; a name is never in two hubs (names are unique across them).
+    """
+
+    def __init__(self, project: Path, known_secrets: tuple[str, ...]) -> None:
+        self.project = project
+        self.known_secrets = known_secrets
+        self.hubs: list[McpHub] = []
+        self._waited: set[int] = set()
+
+    @classmethod
+    def start(cls, plan: StartPlan, project: Path, known_secrets: tuple[str, ...]) -> McpTools:
+        tools = cls(project, known_secrets)
+        tools.add(plan.start)
+        return tools
+
+    def add(self, configs: tuple[McpServerConfig, ...]) -> None:
+        """Start these servers too, in the background."""
+        from seri.io.mcp_hub import McpHub
+
+        if not configs:
+            return
+        hub = McpHub(
+            configs,
+            parent_env=os.environ,
+            project_dir=self.project,
+            known_secrets=self.known_secrets,
+        )
+        hub.start()
+        self.hubs.append(hub)
+
+    def wait_first(self, bound: float) -> tuple[str, ...]:
+        """Before the first model call (and the first after servers were added): wait for
+        them up to ``bound`` seconds, once; the notices for servers that failed or are still
+        starting (the call goes without them; a late one joins at a later task)."""
+        lines: list[str] = []
+        for hub in self.hubs:
+            if id(hub) in self._waited:
+                continue
+            self._waited.add(id(hub))
+            statuses = hub.wait_ready(bound)
+            lines.extend(line for status in statuses if (line := _start_notice(status, bound)))
+        return tuple(lines)
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        """The records of every tool of every server up now."""
+        return tuple(
+            mcp_spec(entry.name, entry.server, entry.tool)
+            for hub in self.hubs
+            for entry in hub.tools()
+        )
+
+    def notices(self) -> tuple[str, ...]:
+        """What happened to the servers since last asked (late, restarted, gone)."""
+        return tuple(f"seri: {event.message}" for hub in self.hubs for event in hub.events())
+
+    def run(self, name: str, arguments: Mapping[str, Any], max_chars: int | None) -> ToolRun:
+        hub = next(
+            (h for h in self.hubs if any(entry.name == name for entry in h.tools())),
+            self.hubs[0] if self.hubs else None,
+        )
+        if hub is None:
+            return ToolRun(f"there is no MCP tool {name!r}; use another tool", is_error=True)
+        cancel = threading.Event()
+        try:
+            outcome = hub.call(name, arguments, cancel=cancel, cap_chars=max_chars)
+        except KeyboardInterrupt:
+            cancel.set()
+            return ToolRun("", is_error=True, interrupted=True)
+        # A server that died on this call was restarted, or is gone: say so now, not at the
+        # next task (a -p run has no next task).
+        say(self.notices())
+        return ToolRun(outcome.text, is_error=outcome.is_error)
+
+    def statuses(self) -> tuple[McpServerStatus, ...]:
+        return tuple(status for hub in self.hubs for status in hub.statuses())
+
+    def close(self) -> None:
+        for hub in self.hubs:
+            hub.close()
+
+
+def _start_notice(status: McpServerStatus, bound: float) -> str:
+    if status.state == "starting":
+        return (
+            f"seri: MCP server {status.name!r} is still starting after {bound:g} s; "
+            "going without its tools for now (they join when it is ready)"
+        )
+    if status.state == "failed":
+        return f"seri: MCP server {status.name!r} did not start: {status.message}"
+    return ""
+
+
+def say(lines: tuple[str, ...]) -> None:
+    for line in lines:
+        print(neutralise(line), file=sys.stderr)

@@ -1,0 +1,179 @@
+"""MCP tools as records: permissions by name and glob, the read-only default, argument checks
+against a server's schema, what the window is charged, tool_search, and which servers start."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from seri.pure.mcp_config import McpServerConfig, McpServerSet
+from seri.pure.mcp_startup import plan_start
+from seri.pure.mcp_tools import McpTool
+from seri.pure.permission_policy import PolicyError, parse_policy, parse_rule
+from seri.pure.permissions import decide
+from seri.pure.records import ToolCall
+from seri.pure.tool_specs import (
+    SPECS,
+    TOOL_SEARCH,
+    ToolSpec,
+    mcp_spec,
+    parse_arguments,
+    search_tools,
+    should_defer,
+    tool_definition_chars,
+)
+
+SCHEMA = json.dumps(
+    {
+        "type": "object",
+        "properties": {"repo_path": {"type": "string"}, "max_count": {"type": "integer"}},
+        "required": ["repo_path"],
+        "additionalProperties": False,
+    }
+)
+LOG = mcp_spec(
+    "mcp__git__git_log",
+    "git",
+    McpTool("git_log", "Show the commit log.", input_schema=SCHEMA, read_only=True),
+)
+COMMIT = mcp_spec(
+    "mcp__git__git_commit", "git", McpTool("git_commit", "Record changes.", input_schema=SCHEMA)
+)
+NAMES = st.from_regex(r"[A-Za-z0-9_-]{1,12}", fullmatch=True)
+
+
+def verdict(
+    rules: dict[str, list[str]], spec: ToolSpec, args: dict[str, object] | None = None
+) -> str:
+    policy = parse_policy(rules)
+    return decide(policy, spec.name, args or {"repo_path": "."}, spec=spec).action
+
+
+def test_a_read_only_tool_is_allowed_like_read_file_and_others_ask() -> None:
+    assert verdict({}, LOG) == "allow"
+    assert verdict({}, COMMIT) == "ask"
+    assert verdict({"deny": ["mcp__git__git_log"]}, LOG) == "deny"
+    assert verdict({"ask": ["mcp__git__*"]}, LOG) == "ask"
+
+
+@pytest.mark.parametrize(
+    "rule", ["mcp__git__*", "mcp__git", "mcp__git__git_commit", "*", "mcp__*__git_c*"]
+)
+def test_rules_name_mcp_tools_by_name_glob_and_server(rule: str) -> None:
+    assert verdict({"allow": [rule]}, COMMIT) == "allow"
+
+
+@pytest.mark.parametrize("rule", ["mcp__gi", "mcp__git__git_log", "mcp__other__*", "bash"])
+def test_rules_for_other_tools_or_servers_do_not_match(rule: str) -> None:
+    assert verdict({"allow": [rule]}, COMMIT) == "ask"
+
+
+def test_an_mcp_rule_takes_no_pattern_and_must_be_a_valid_glob() -> None:
+    with pytest.raises(PolicyError, match="by name only"):
+        parse_rule("mcp__git__git_commit(foo)")
+    with pytest.raises(PolicyError, match="mcp__git__\\["):
+        parse_rule("mcp__git__[")
+    assert parse_rule("mcp__Git__Log").tool == "mcp__Git__Log"  # case kept: names are exact
+
+
+def test_a_name_that_is_no_tool_offered_is_denied() -> None:
+    assert decide(parse_policy({"allow": ["*"]}), "mcp__git__git_log", {}).action == "deny"
+
+
+@given(server=NAMES, tool=NAMES, other=NAMES)
+def test_a_server_rule_covers_exactly_that_servers_tools(
+    server: str, tool: str, other: str
+) -> None:
+    spec = mcp_spec(f"mcp__{server}__{tool}", server, McpTool(tool))
+    assert verdict({"deny": [f"mcp__{server}"]}, spec, {}) == "deny"
+    expected = "deny" if other == server else "ask"
+    assert verdict({"deny": [f"mcp__{other}"]}, spec, {}) == expected
+
+
+def test_arguments_are_checked_against_the_servers_schema() -> None:
+    def parsed(arguments: object) -> object:
+        return parse_arguments(ToolCall("c", LOG.name, json.dumps(arguments)), LOG)
+
+    assert parsed({"repo_path": ".", "max_count": 3}) == {"repo_path": ".", "max_count": 3}
+    assert parsed({}) == "mcp__git__git_log is missing required parameter(s): repo_path."
+    assert "must be an integer, got a string" in str(parsed({"repo_path": ".", "max_count": "3"}))
+    assert "unknown parameter(s) colour" in str(parsed({"repo_path": ".", "colour": 1}))
+    assert "must be a JSON object" in str(parse_arguments(ToolCall("c", LOG.name, "[1]"), LOG))
+
+
+@given(
+    arguments=st.dictionaries(st.text(max_size=8), st.integers() | st.text(max_size=8), max_size=4)
+)
+def test_any_object_is_either_accepted_whole_or_refused_with_a_sentence(
+    arguments: dict[str, object],
+) -> None:
+    got = parse_arguments(ToolCall("c", COMMIT.name, json.dumps(arguments)), COMMIT)
+    assert got == arguments or (isinstance(got, str) and got.startswith("mcp__git__git_commit"))
+
+
+def test_tool_definitions_are_charged_to_the_window_and_deferring_charges_less() -> None:
+    builtin = tool_definition_chars(SPECS)
+    whole = tool_definition_chars((*SPECS, LOG, COMMIT))
+    brief = tool_definition_chars((*SPECS, LOG, COMMIT, TOOL_SEARCH), deferred=True)
+    assert whole > builtin + len(SCHEMA)
+    deferred_mcp = brief - builtin - tool_definition_chars((TOOL_SEARCH,))
+    assert 0 < deferred_mcp < whole - builtin
+
+
+@pytest.mark.parametrize(
+    ("threshold", "count", "deferred"),
+    [(-1, 500, False), (0, 1, True), (0, 0, False), (40, 40, False), (40, 41, True)],
+)
+def test_deferring_starts_above_the_threshold(threshold: int, count: int, deferred: bool) -> None:
+    tools = (*SPECS, *(mcp_spec(f"mcp__s__t{i}", "s", McpTool(f"t{i}")) for i in range(count)))
+    assert should_defer(tools, threshold) is deferred
+
+
+def test_tool_search_finds_by_name_or_by_words_and_says_when_nothing_matches() -> None:
+    tools = (*SPECS, LOG, COMMIT)
+    by_name = json.loads(search_tools(tools, "mcp__git__git_commit"))
+    assert [found["name"] for found in by_name] == ["mcp__git__git_commit"]
+    assert by_name[0]["parameters"]["required"] == ["repo_path"]
+    by_words = json.loads(search_tools(tools, "commit log"))
+    assert {found["name"] for found in by_words} == {"mcp__git__git_log", "mcp__git__git_commit"}
+    assert search_tools(tools, "weather").startswith("No tool matches 'weather'")
+    # Built-in tools are never "found": they always go out whole.
+    assert search_tools(tools, "read_file").startswith("No tool matches")
+
+
+def server(name: str, command: str = "srv", source: str = "") -> McpServerConfig:
+    return McpServerConfig(name=name, transport="stdio", command=command, source=source)
+
+
+def test_the_persons_servers_start_a_projects_wait_for_approval_of_what_they_run() -> None:
+    user = McpServerSet((server("mine"),))
+    project = McpServerSet((server("git", "uvx"), server("fs", "npx")))
+    approved = {"git": server("git", "uvx").identity(), "fs": server("fs", "evil").identity()}
+    plan = plan_start(user, project, approved)
+    assert [s.name for s in plan.start] == ["mine", "git"]
+    assert [s.name for s in plan.unapproved] == ["fs"]
+    [notice] = plan.notices()
+    assert "'fs'" in notice and "seri mcp approve fs" in notice
+
+
+@given(
+    user=st.lists(NAMES, max_size=4, unique=True),
+    project=st.lists(NAMES, max_size=4, unique=True),
+    approved=st.lists(NAMES, max_size=4, unique=True),
+)
+def test_every_server_starts_or_waits_and_a_project_one_starts_only_when_approved(
+    user: list[str], project: list[str], approved: list[str]
+) -> None:
+    plan = plan_start(
+        McpServerSet(tuple(server(n) for n in user)),
+        McpServerSet(tuple(server(n, "p") for n in project)),
+        {n: server(n, "p").identity() for n in approved},
+    )
+    started = [s.name for s in plan.start]
+    waiting = [s.name for s in plan.unapproved]
+    assert sorted(started + waiting) == sorted(set(user) | set(project))
+    for name in project:
+        assert (name in started) == (name in approved)
