@@ -202,10 +202,11 @@ class ToolHost:
                     refused = self._protected_shell_write(call, arguments)
                     if refused:
                         return ToolRun(refused, is_error=True)
-            checkpointed = spec is not None and spec.checkpointed
+            checkpointed = spec is not None and spec.checkpointed and bool(spec.path_args)
             taken: _Taken | None = None
             if checkpointed:
-                kept = self._checkpoint(call.name, str(arguments.get("path", "")))
+                assert spec is not None
+                kept = self._checkpoint(call.name, str(arguments.get(spec.path_args[0], "")))
                 if isinstance(kept, str):
                     return ToolRun(kept, is_error=True)
                 taken = kept
