@@ -1,8 +1,10 @@
 """Issue 15's start-up and listing figures: `python -m scripts.bench.scripting`.
 
-- `seri chat -p` from spawn to the first byte of its first request (and of its model
-  request) at a loopback server: a TCP relay in front of the scripted fake notes when each
-  connection's first byte arrives.
+- `seri chat -p` (and `--output-format stream-json`) from spawn to the first byte of its
+  first request (and of its model request) at a loopback server: a TCP relay in front of the
+  scripted fake notes when each connection's first byte arrives; with the process's CPU time.
+- simonw/llm's `llm -m fake hi` to its first request byte at the same fake, for comparison
+  (installed into .cache/bench/llm-venv by scripts/bench/peers.py).
 - `seri sessions list` with 1,000 sessions (its target: 50 ms).
 - `seri sessions show` (JSON and human) of 100,000 messages beside `sqlite3 -json` reading
   the same rows (target: within 2x).
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import shutil
 import socket
 import statistics
@@ -86,14 +89,19 @@ def median_ms(values: list[float]) -> str:
     return f"{statistics.median(values) * 1000:.1f} ms"
 
 
-def first_request(root: Path, *, window_known: bool) -> tuple[list[float], list[float]]:
-    home = root / ("home-known" if window_known else "home-lookup")
+def first_request(
+    root: Path, *, window_known: bool, extra: tuple[str, ...] = ()
+) -> tuple[list[float], list[float], list[float]]:
+    """`seri chat -p hi [extra]`: spawn to the first request byte, to the model request's
+    first byte, and the process's CPU time (user + system: what a loaded machine does not
+    inflate the way it inflates wall time)."""
+    home = root / f"home-{'known' if window_known else 'lookup'}{'-'.join(('', *extra))}"
     project = root / "project"
     project.mkdir(exist_ok=True)
     home.mkdir()
     if window_known:
         (home / "config.json").write_text('{"context_window": 200000}')
-    any_byte, model_byte = [], []
+    any_byte, model_byte, cpu = [], [], []
     with FakeModel([{"text": "ok", "repeat": RUNS + 1}]) as fake:
         relay = Relay(int(fake.base_url.split(":")[2].split("/")[0]))
         env = seri_env(
@@ -104,31 +112,88 @@ def first_request(root: Path, *, window_known: bool) -> tuple[list[float], list[
         )
         for run in range(RUNS + 1):
             relay.arrivals.clear()
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
             done = subprocess.run(
-                [SERI, "chat", "-p", "hi"], env=env, cwd=project, capture_output=True, check=False
+                [SERI, "chat", "-p", "hi", *extra],
+                env=env,
+                cwd=project,
+                capture_output=True,
+                check=False,
             )
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
             assert done.returncode == 0, done.stderr
             if run == 0:
                 continue
             any_byte.append(relay.arrivals[0][0] - start)
             posts = [at for at, line in relay.arrivals if line.startswith(b"POST")]
             model_byte.append(posts[0] - start)
+            cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
         relay.listener.close()
-    return any_byte, model_byte
+    return any_byte, model_byte, cpu
+
+
+def llm_first_request(root: Path) -> tuple[list[float], list[float]] | str:
+    """simonw/llm (`llm -m fake hi`, an OpenAI-compatible model pointed at the same loopback
+    fake) to its request's first byte, and its CPU time; or why it could not be measured."""
+    from scripts.bench.peers import LLM_VENV, install_llm
+
+    problem = install_llm()
+    if problem:
+        return problem
+    user_path = root / "llm-user"
+    user_path.mkdir()
+    first, cpu = [], []
+    with FakeModel([{"text": "ok", "repeat": RUNS + 1}]) as fake:
+        relay = Relay(int(fake.base_url.split(":")[2].split("/")[0]))
+        (user_path / "extra-openai-models.yaml").write_text(
+            "- model_id: fake\n"
+            "  model_name: fake/model\n"
+            f"  api_base: http://127.0.0.1:{relay.port}/v1\n"
+        )
+        env = seri_env(LLM_USER_PATH=str(user_path), OPENAI_API_KEY="sk-test")
+        for run in range(RUNS + 1):
+            relay.arrivals.clear()
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            done = subprocess.run(
+                [str(LLM_VENV / "bin" / "llm"), "-m", "fake", "--key", "sk-test", "hi"],
+                env=env,
+                cwd=root,
+                capture_output=True,
+                check=False,
+            )
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if done.returncode != 0 or not relay.arrivals:
+                return f"llm failed: {done.stderr.decode(errors='replace')[-300:]}"
+            if run == 0:
+                continue
+            first.append(relay.arrivals[0][0] - start)
+            cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+        relay.listener.close()
+    return first, cpu
 
 
 def main() -> int:
     root = Path(tempfile.mkdtemp(prefix="seri-bench-scripting-"))
     lines = ["# Scripting figures (issue 15)", "", f"Medians of {RUNS} runs after a warm-up.", ""]
     try:
-        for known in (False, True):
-            any_byte, model_byte = first_request(root, window_known=known)
+        for known, extra in ((False, ()), (True, ()), (True, ("--output-format", "stream-json"))):
+            any_byte, model_byte, cpu = first_request(root, window_known=known, extra=extra)
             what = "context_window in config" if known else "window looked up (GET /models)"
+            flags = f" {' '.join(extra)}" if extra else ""
             lines.append(
-                f"- `seri chat -p` to the first request byte, {what}: "
+                f"- `seri chat -p{flags}` to the first request byte, {what}: "
                 f"{median_ms(any_byte)}; to the model request: {median_ms(model_byte)}"
-                " (target 120 ms)"
+                f" (target 120 ms); CPU {median_ms(cpu)}"
+            )
+        measured = llm_first_request(root)
+        if isinstance(measured, str):
+            lines.append(f"- `llm -m fake hi` (simonw/llm): not measured: {measured}")
+        else:
+            lines.append(
+                f"- `llm -m fake hi` (simonw/llm, an OpenAI-compatible model at the same fake) to "
+                f"its request's first byte: {median_ms(measured[0])}; CPU {median_ms(measured[1])}"
             )
         version = [_timed([SERI, "--version"], seri_env(), str(root)) for _ in range(RUNS)]
         lines.append(f"- `seri --version`: {median_ms(version)}")

@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import textwrap
+from typing import TYPE_CHECKING, Any
 
 from seri.pure.errors import SeriError
+from seri.pure.run_result import OUTPUT_FORMATS
 from seri.runtime.profile import current_project, open_profile
 from seri.runtime.running import parse_usage, positive_number
 from seri.runtime.slash import command_lines
+
+if TYPE_CHECKING:
+    from seri.runtime.chat_options import ChatOptions
+    from seri.runtime.chat_session import ChatSession
+    from seri.runtime.ports import EventObserver
 
 _USAGE = """Work on a task with a model.
 
 Usage:
   seri chat [--continue | --resume ID] [--fork] [--model M] [--max-turns N] [--allow RULE]...
-            [-p PROMPT]
+            [--max-budget-usd X] [-p PROMPT [--output-format FORMAT]]
   seri chat (-h | --help)
 
 Options:
@@ -22,6 +30,11 @@ Options:
                               and exit (0 done, 1 not finished). `-p -` reads the task from
                               the whole of stdin. Tools that need approval are denied unless
                               the policy (or --allow) allows them.
+  --output-format FORMAT      With -p: `text` (the answer), `json` (one result record) or
+                              `stream-json` (the run's events as JSON Lines while it works,
+                              then the result record) [default: text].
+  --max-budget-usd X          Start no model call once the run's reported cost has reached
+                              X USD (else config `max_budget_usd`): status budget, exit 1.
   --continue                  Open the most recent session of this project directory.
   --resume ID                 Open a given session (a unique prefix of its id is enough);
                               on a terminal, --resume alone offers the recent ones.
@@ -44,6 +57,19 @@ the task (not the program), Ctrl-D to leave. Enter sends; Alt-Enter (or a line e
 a backslash) starts a new line; a paste stays one message. With stdin not a terminal and
 no -p, each line is read as if typed, so a session can be scripted:
 printf '/compact\\n' | seri chat --resume ID
+
+With --output-format json or stream-json, stdout holds JSON only and its last line is
+always the result record, whatever ended the run (Ctrl-C and SIGTERM too): type "result",
+session, run, status (done, max_turns, budget, length, overflow, error, interrupted),
+exit_status (the status seri exits with: 0, 1, 2, 130 for Ctrl-C, 143 for SIGTERM), turns,
+usage, cost, cached_share (every call of the run, subagents' and the summarizer's
+included), duration_ms, answer, error. The events are those of `seri trajectory export`
+(README: Trajectory export schema).
+
+A cost budget needs a provider that reports what each call cost (OpenRouter does): seri
+cannot know that before the first call answers, so a budget with a provider that reports
+none ends the run after its first call, with status error (exit 1), instead of running
+on unbounded.
 
 An answer cut at the output limit (finish_reason length) is not finished: exit 1, its cut
 tool calls dropped. When only the output budget is too big (or a 402 names what the credit
@@ -71,20 +97,22 @@ def run(argv: list[str]) -> int:
 
         argv = with_chosen_session(argv, missing_id, open_profile())
     options = parse_usage(__doc__ or "", argv)
-    from seri.runtime.chat_options import ChatOptions
+    if options["--prompt"] is not None:
+        _load_http_client_meanwhile()
+    output_format = options["--output-format"] or "text"
+    if output_format not in OUTPUT_FORMATS:
+        raise SeriError(f"--output-format must be text, json or stream-json, not {output_format!r}")
+    if output_format != "text" and options["--prompt"] is None:
+        raise SeriError(f"--output-format {output_format} is for a -p run: add -p PROMPT")
+    if output_format != "text":
+        from seri.runtime.headless import run_headless
 
-    max_turns = options["--max-turns"]
-    chat_options = ChatOptions(
-        continue_last=bool(options["--continue"]),
-        resume=options["--resume"] or "",
-        model=options["--model"] or "",
-        max_turns=positive_number(max_turns, "--max-turns") if max_turns else None,
-        allow=tuple(options["--allow"]),
-        prompt=options["--prompt"],
-        fork=bool(options["--fork"]),
-    )
-    if chat_options.fork and not (chat_options.continue_last or chat_options.resume):
-        raise SeriError("--fork copies a session: give it with --resume ID or --continue")
+        return run_headless(
+            output_format,
+            lambda observers: _open_chat(options, observers),
+            lambda: _prompt_text(options["--prompt"]),
+        )
+    chat_options = _chat_options(options)
     profile = open_profile()
     if chat_options.prompt is None and sys.stdin.isatty():
         from seri.runtime.repl import interactive
@@ -96,10 +124,62 @@ def run(argv: list[str]) -> int:
     chat = ChatSession.open(profile, current_project(), chat_options)
     try:
         if chat_options.prompt is not None:
-            text = sys.stdin.read() if chat_options.prompt == "-" else chat_options.prompt
+            text = _prompt_text(chat_options.prompt)
             if not text.strip():
                 raise SeriError("the prompt is empty; give a task with -p TEXT or on stdin")
             return chat.one_shot(text)
         return scripted(chat)
     finally:
         chat.close()
+
+
+def _load_http_client_meanwhile() -> None:
+    """Import the HTTP client on a thread of its own: a -p run needs it for its first
+    request, and it loads while the main thread waits on the disk (the store's first
+    transactions, the prompt files) instead of after. seri has no import cycle (a test
+    keeps it so), so the two threads' module locks cannot deadlock."""
+    import threading
+
+    def load() -> None:
+        with contextlib.suppress(Exception):  # the main thread imports it again, and says why
+            import httpx  # noqa: F401
+
+            import seri.io.provider  # noqa: F401
+
+    threading.Thread(target=load, name="seri-import", daemon=True).start()
+
+
+def _chat_options(options: dict[str, Any]) -> ChatOptions:
+    from seri.pure.settings import budget_usd
+    from seri.runtime.chat_options import ChatOptions
+
+    max_turns = options["--max-turns"]
+    budget = options["--max-budget-usd"]
+    chat_options = ChatOptions(
+        continue_last=bool(options["--continue"]),
+        resume=options["--resume"] or "",
+        model=options["--model"] or "",
+        max_turns=positive_number(max_turns, "--max-turns") if max_turns else None,
+        allow=tuple(options["--allow"]),
+        prompt=options["--prompt"],
+        fork=bool(options["--fork"]),
+        output_format=options["--output-format"] or "text",
+        max_budget_usd=None if budget is None else budget_usd(budget, "--max-budget-usd"),
+    )
+    if chat_options.fork and not (chat_options.continue_last or chat_options.resume):
+        raise SeriError("--fork copies a session: give it with --resume ID or --continue")
+    return chat_options
+
+
+def _open_chat(options: dict[str, Any], observers: tuple[EventObserver, ...]) -> ChatSession:
+    """The chat of a -p run whose output is JSON (see seri.runtime.headless)."""
+    from seri.runtime.chat_session import ChatSession
+
+    chat_options = _chat_options(options)
+    profile = open_profile()
+    return ChatSession.open(profile, current_project(), chat_options, observers=observers)
+
+
+def _prompt_text(prompt: str) -> str:
+    """-p's task: its text, or the whole of stdin for `-p -`."""
+    return sys.stdin.read() if prompt == "-" else prompt

@@ -59,18 +59,13 @@ def run(argv: list[str]) -> int:
         finally:
             job.close()
     try:
-        why_not = None
-        for _attempt in range(ATTEMPTS):
-            why_not = job.attempt(options["--focus"] or "")
-            if why_not is None:
-                print(f"Compacted session {job.session_id}.", file=sys.stderr)
-                return EXIT_OK
-            if why_not.reason is Why.NO_CUT:
-                print(why_not.detail)
-                return EXIT_OK
-            if why_not.reason is not Why.SESSION_CHANGED:
-                break
-        assert why_not is not None
+        why_not = job.attempts(options["--focus"] or "", ATTEMPTS)
+        if why_not is None:
+            print(f"Compacted session {job.session_id}.", file=sys.stderr)
+            return EXIT_OK
+        if why_not.reason is Why.NO_CUT:
+            print(why_not.detail)
+            return EXIT_OK
         raise TaskUnfinished(f"compaction of {job.session_id} failed: {why_not.detail}")
     finally:
         job.close()

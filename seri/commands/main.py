@@ -9,6 +9,7 @@ Commands:
   chat        work on a task with a model: interactive, scripted stdin, or -p PROMPT
   sessions    list, show, search, export, rename, delete sessions; import older files
   compact     compact a stored session from the shell
+  handoff     start a new session from another's recap and pins
   pin         pin notes to a session: carried verbatim in every recap
   rewind      list a session's turns, or restore its conversation and files
   trajectory  export run recordings (JSON Lines, OTLP, ATIF), toggle recording, prune
@@ -19,7 +20,7 @@ Commands:
 Run `seri COMMAND --help` for a command's options.
 
 Exit status: 0 done, 1 the task did not finish (turn budget spent, turn failed),
-2 usage or input error, 130 interrupted.
+2 usage or input error, 130 interrupted (143 SIGTERM with -p --output-format json).
 
 Environment: SERI_HOME (profile root, default ~/.seri), SERI_BASE_URL, SERI_MODEL,
 OPENROUTER_API_KEY or SERI_API_KEY, SERI_TRAJECTORY (on/off), SERI_DEBUG=1 (tracebacks).
@@ -38,6 +39,7 @@ COMMANDS = {
     "chat": "seri.commands.chat",
     "sessions": "seri.commands.sessions",
     "compact": "seri.commands.compact",
+    "handoff": "seri.commands.handoff",
     "pin": "seri.commands.pin",
     "rewind": "seri.commands.rewind",
     "trajectory": "seri.commands.trajectory",

@@ -61,6 +61,7 @@ class Recorder:
         self._started_at = 0.0
         self._header = ""
         self._pending: list[tuple[str, str, float, str, str]] = []
+        self._run_unwritten = False
 
     def start(self, header: Header, now: float) -> None:
         if not self.enabled:
@@ -68,8 +69,9 @@ class Recorder:
         body = _body(header.export())
         self._header = _dumps(elide_large(self.redactor.value(body), self.elide_bytes))
         self._started_at = now
-        with self.store.write() as conn:
-            self._upsert_run(conn, now)
+        # The run's row goes in with the next write (the task's first message, or the end of
+        # the run): a transaction of its own would cost an fsync before the first request.
+        self._run_unwritten = True
         self.started = True
 
     def _upsert_run(self, conn: apsw.Connection, last_at: float) -> None:
@@ -94,7 +96,11 @@ class Recorder:
         self._pending.append((self.run_id, self.session_id, stamp, event.type, _dumps(value)))
 
     def flush_into(self, conn: apsw.Connection) -> None:
-        """Write buffered events inside the caller's transaction."""
+        """Write buffered events (and the run's row, when not yet written) inside the
+        caller's transaction."""
+        if self._run_unwritten and self.started:
+            self._upsert_run(conn, self._started_at)
+            self._run_unwritten = False
         if self._pending:
             self._upsert_run(conn, max(event[2] for event in self._pending))
             conn.executemany(
@@ -104,6 +110,6 @@ class Recorder:
             self._pending.clear()
 
     def flush(self) -> None:
-        if self._pending:
+        if self._pending or (self._run_unwritten and self.started):
             with self.store.write() as conn:
                 self.flush_into(conn)

@@ -14,11 +14,11 @@ compound command that needed approval.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 import attrs
 
+from seri.pure.lazy_pattern import LazyPattern
 from seri.pure.permission_policy import Policy, with_allowed
 from seri.pure.permissions import decide
 from seri.pure.shell_split import split_command
@@ -74,9 +74,9 @@ _TWO_WORDS = {
     "npx": (),
 }
 # A word that can go into a rule as it is (no glob characters, no quoting needed) ...
-_PLAIN = re.compile(r"[^\s*?\[\]{}\\()]+")
+_PLAIN = LazyPattern(r"[^\s*?\[\]{}\\()]+")
 # ... and one that names a subcommand rather than an option or a file.
-_SUBWORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_:@+-]*")
+_SUBWORD = LazyPattern(r"[A-Za-z0-9_][A-Za-z0-9_:@+-]*")
 
 
 @attrs.frozen

@@ -368,6 +368,8 @@ class _Builder:
         self.spans = spans
         self.context = context
         self.children: list[dict[str, Any]] = []
+        # Subagents without a step of their own, whose calls were counted here instead.
+        self.unshown: set[str] = set()
         self.embedded: set[str] = set()
 
     # -- the timeline --------------------------------------------------------------------
@@ -595,6 +597,7 @@ class _Builder:
                 self.subagents,
             )
             if document is None:
+                self._count_unshown(child_id)
                 return
             self.embedded.add(child_id)
             self.children.append(document)
@@ -604,6 +607,16 @@ class _Builder:
         result["subagent_trajectory_ref"] = [
             {"trajectory_id": child_id, "session_id": self.context.session_id}
         ]
+
+    def _count_unshown(self, child_id: str) -> None:
+        """A subagent with no step to show is not embedded; the calls billed inside its span
+        (a summarizer's, say) still count in this run's totals, once."""
+        if child_id in self.unshown:
+            return
+        self.unshown.add(child_id)
+        for event in self.spans.get(child_id, ()):
+            if event.type in ("model_call", "summary_call"):
+                self.totals.add(_json_object(event.body).get("usage"))
 
     def _folded(self, kind: str, body: dict[str, Any]) -> None:
         if kind == "summary_call":

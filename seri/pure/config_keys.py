@@ -22,6 +22,7 @@ KNOWN_KEYS: KnownKeys = {
     "context_window": None,
     "max_turns": None,
     "subagent_max_turns": None,
+    "max_budget_usd": None,
     "compaction": {"keep_tokens": None, "elide_bytes": None},
     "sampling": None,
     "provider": None,

@@ -25,6 +25,7 @@ from seri.pure.events import Event
 from seri.pure.provider_failure import OverflowNumbers, ProviderFailure
 from seri.pure.recap import Recap
 from seri.pure.records import Message, ToolCall, Usage
+from seri.pure.usage_totals import UsageTotals
 
 Purpose = Literal["turn", "summary"]
 A = TypeVar("A")
@@ -190,6 +191,13 @@ class Record(Request[None]):
 
 
 @attrs.frozen
+class CountSpending(Request[UsageTotals]):
+    """What the run's model calls have used so far: every call of this run of seri (its
+    tasks', the summarizer's, its subagents'). Answered with ``UsageTotals``; asked only when
+    the run has a cost budget."""
+
+
+@attrs.frozen
 class Say(Request[None]):
     """Tell the person something (a warning, a notice) on stderr. Answered with None."""
 
@@ -257,6 +265,7 @@ Effect = (
     | RunTool
     | Persist
     | Record
+    | CountSpending
     | Say
     | UpdateCounters
     | ApplyCompaction
@@ -265,7 +274,7 @@ Effect = (
 )
 
 # Every answer an effect can get: what a flow's generator is sent.
-Reply = ModelReply | ModelFailed | Answer | ResolvedPath | ToolRun | str | bool | None
+Reply = ModelReply | ModelFailed | Answer | ResolvedPath | ToolRun | UsageTotals | str | bool | None
 # A flow of effects that ends with a ``T``.
 Flow = Generator[Effect, Reply, T]
 EFFECT_TYPES: tuple[type, ...] = typing.get_args(Effect)

@@ -487,7 +487,9 @@ class TurnEnd(Event):
 
     type: ClassVar[str] = "turn_end"
 
-    status: str = field("`done`, `max_turns`, `interrupted`, `overflow`, `error` or `length`")
+    status: str = field(
+        "`done`, `max_turns`, `budget`, `interrupted`, `overflow`, `error` or `length`"
+    )
     turns: int = field("the model turns used")
     error: str | Absent = field("what went wrong", optional=True)
 

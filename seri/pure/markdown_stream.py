@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import re
 
+from seri.pure.lazy_pattern import LazyPattern
 from seri.pure.terminal_style import Span
 
 # Line starts that may still turn out to be a block marker, given more characters.
-_UNDECIDED = re.compile(r"[ \t]*(?:#{1,6}|[-*+]|\d{1,9}\.?|>|`{1,2}|~{1,2})?")
-_HEADING = re.compile(r"([ \t]*)(#{1,6})[ \t]")
-_BULLET = re.compile(r"([ \t]*)([-*+])[ \t]")
-_NUMBER = re.compile(r"([ \t]*)(\d{1,9}\.)[ \t]")
-_QUOTE = re.compile(r"([ \t]*)>[ \t]?")
-_FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})")
+_UNDECIDED = LazyPattern(r"[ \t]*(?:#{1,6}|[-*+]|\d{1,9}\.?|>|`{1,2}|~{1,2})?")
+_HEADING = LazyPattern(r"([ \t]*)(#{1,6})[ \t]")
+_BULLET = LazyPattern(r"([ \t]*)([-*+])[ \t]")
+_NUMBER = LazyPattern(r"([ \t]*)(\d{1,9}\.)[ \t]")
+_QUOTE = LazyPattern(r"([ \t]*)>[ \t]?")
+_FENCE = LazyPattern(r"[ \t]*(`{3,}|~{3,})")
 _RULE_WIDTH = 24
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
+from seri.pure.lazy_pattern import LazyPattern
 from seri.pure.provider_failure import OverflowNumbers
 
 # Machine-readable codes (``code``, ``type``, ``error_type``, an availability ``excluded_by``)
@@ -99,12 +100,12 @@ OVERFLOW_WORDINGS: tuple[str, ...] = (
     r"middle-out",
     r"context-compression plugin",
 )
-_OVERFLOW_TEXTS = re.compile("|".join(OVERFLOW_WORDINGS), re.IGNORECASE | re.DOTALL)
+_OVERFLOW_TEXTS = LazyPattern("|".join(OVERFLOW_WORDINGS), re.IGNORECASE | re.DOTALL)
 
 # Rate limits that talk about tokens ("Request too large for gpt-4 ... on tokens per min",
 # capture groq-413-tpm-lookalike), and OpenAI's cap on one string's length, look like
 # overflows but compacting does not cure them.
-NOT_OVERFLOW_TEXTS = re.compile(
+NOT_OVERFLOW_TEXTS = LazyPattern(
     r"rate[ _-]?limit|tokens per min|\bTPM\b|requests per min|string_above_max_length",
     re.IGNORECASE,
 )
@@ -129,16 +130,16 @@ def says_overflow(texts: Iterable[str], markers: frozenset[str], status: int | N
 
 
 # "maximum context length is 131072": the window, for a form that states only the split.
-_LIMIT = re.compile(r"(?:maximum )?context length (?:is|of) (\d+)", re.IGNORECASE)
+_LIMIT = LazyPattern(r"(?:maximum )?context length (?:is|of) (\d+)", re.IGNORECASE)
 
 # Forms that state the window and the split between input and output, wherever they arrive.
 # The names: "limit" the window, "requested" the total asked for, "text" and "tool" the input,
 # "output" the output budget. A form without a "limit" group borrows it from _LIMIT.
-NUMBER_PATTERNS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
+NUMBER_PATTERNS: tuple[tuple[LazyPattern, tuple[str, ...]], ...] = (
     # OpenRouter: "(148000 of text input, 2211 in the output)" or with ", 380 of tool input"
     # (captures openrouter-of-text-input, openrouter-of-tool-input).
     (
-        re.compile(
+        LazyPattern(
             r"(?:requested (?:about )?(\d+) tokens )?\((\d+) of text input(?:, (\d+) of tool "
             r"input)?, (\d+) in the output\)",
             re.IGNORECASE,
@@ -148,11 +149,11 @@ NUMBER_PATTERNS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     # Anthropic direct and via Bedrock/OpenRouter: "input length and `max_tokens` exceed context
     # limit: 149674 + 64000 > 204658" (captures bedrock-via-openrouter-a-plus-b,
     # anthropic-a-plus-b).
-    (re.compile(r"(\d+) \+ (\d+) > (\d+)"), ("text", "output", "limit")),
+    (LazyPattern(r"(\d+) \+ (\d+) > (\d+)"), ("text", "output", "limit")),
     # OpenAI, vLLM, DeepSeek: "you requested 9100 tokens (8100 in the messages, 1000 in the
     # completion)" (capture openai-context-length-exceeded).
     (
-        re.compile(
+        LazyPattern(
             r"requested (\d+) tokens \((\d+) in the messages, (\d+) in the completion\)",
             re.IGNORECASE,
         ),
@@ -162,7 +163,7 @@ NUMBER_PATTERNS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     # context length is 4096 tokens and your request has 2104 input tokens" (capture
     # vllm-max-tokens-too-large).
     (
-        re.compile(
+        LazyPattern(
             r"is too large: (\d+)\. This model's maximum context length is (\d+) tokens and "
             r"your request has (\d+) input tokens",
             re.IGNORECASE,
@@ -172,7 +173,7 @@ NUMBER_PATTERNS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     # vLLM: "you requested 4093 output tokens and your prompt contains at least 61444 input
     # tokens" (capture vllm-requested-output-tokens).
     (
-        re.compile(
+        LazyPattern(
             r"requested (\d+) output tokens and your prompt contains (?:at least )?(\d+) input",
             re.IGNORECASE,
         ),
@@ -181,7 +182,7 @@ NUMBER_PATTERNS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     # vLLM current: "maximum context length is 32768 tokens. However, your request has 40000
     # input tokens" (§1.6), and OpenAI's older "your messages resulted in N tokens".
     (
-        re.compile(
+        LazyPattern(
             r"maximum context length is (\d+) tokens.*?(?:messages resulted in|request has) "
             r"(\d+) (?:input )?tokens",
             re.IGNORECASE | re.DOTALL,
@@ -190,11 +191,11 @@ NUMBER_PATTERNS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     ),
     # Anthropic: "prompt is too long: 213462 tokens > 200000 maximum" (capture
     # anthropic-prompt-too-long-via-openrouter).
-    (re.compile(r"prompt is too long: (\d+) tokens > (\d+)", re.IGNORECASE), ("text", "limit")),
+    (LazyPattern(r"prompt is too long: (\d+) tokens > (\d+)", re.IGNORECASE), ("text", "limit")),
     # llama.cpp: "request (932 tokens) exceeds the available context size (512 tokens)"
     # (capture llamacpp-exceed-context-size).
     (
-        re.compile(
+        LazyPattern(
             r"request \((\d+) tokens\) exceeds the available context size \((\d+) tokens\)",
             re.IGNORECASE,
         ),
@@ -202,7 +203,7 @@ NUMBER_PATTERNS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     ),
     # Gemini: capture gemini-input-token-count.
     (
-        re.compile(
+        LazyPattern(
             r"input token count \((\d+)\) exceeds the maximum number of tokens allowed \((\d+)\)",
             re.IGNORECASE,
         ),
@@ -211,16 +212,16 @@ NUMBER_PATTERNS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     # Kimi / Moonshot: "exceeded model token limit: 262144 (requested: 269030)" (capture
     # kimi-exceeded-model-token-limit).
     (
-        re.compile(r"model token limit: (\d+) \(requested: (\d+)\)", re.IGNORECASE),
+        LazyPattern(r"model token limit: (\d+) \(requested: (\d+)\)", re.IGNORECASE),
         ("limit", "requested"),
     ),
     # LM Studio: "Cannot truncate prompt with n_keep (14169) >= n_ctx (4096)" (capture
     # lmstudio-cannot-truncate).
-    (re.compile(r"n_keep \((\d+)\) >= n_ctx \((\d+)\)", re.IGNORECASE), ("text", "limit")),
+    (LazyPattern(r"n_keep \((\d+)\) >= n_ctx \((\d+)\)", re.IGNORECASE), ("text", "limit")),
     # Poolside / Baseten: "Input length 140000 exceeds the maximum allowed input length of
     # 131072 tokens." (capture poolside-maximum-allowed-input-length).
     (
-        re.compile(
+        LazyPattern(
             r"input length (\d+) exceeds (?:the )?maximum allowed input length of (\d+)",
             re.IGNORECASE,
         ),
@@ -229,7 +230,7 @@ NUMBER_PATTERNS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     # Together: "The input (X tokens) is longer than the model's context length (Y tokens)"
     # (capture together-longer-than-context).
     (
-        re.compile(
+        LazyPattern(
             r"input \((\d+) tokens\) is longer than the model'?s context length \((\d+)",
             re.IGNORECASE,
         ),
@@ -238,21 +239,23 @@ NUMBER_PATTERNS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     # xAI: "maximum prompt length is 131072 but the request contains 537812 tokens" (capture
     # xai-maximum-prompt-length).
     (
-        re.compile(r"maximum prompt length is (\d+) but the request contains (\d+)", re.IGNORECASE),
+        LazyPattern(
+            r"maximum prompt length is (\d+) but the request contains (\d+)", re.IGNORECASE
+        ),
         ("limit", "text"),
     ),
     # GitHub Copilot: capture copilot-prompt-token-count.
     (
-        re.compile(r"prompt token count of (\d+) exceeds the limit of (\d+)", re.IGNORECASE),
+        LazyPattern(r"prompt token count of (\d+) exceeds the limit of (\d+)", re.IGNORECASE),
         ("text", "limit"),
     ),
     # DashScope: "Range of input length should be [1, 983616]" (capture
     # dashscope-range-of-input-length).
-    (re.compile(r"range of input length should be \[\d+, (\d+)\]", re.IGNORECASE), ("limit",)),
+    (LazyPattern(r"range of input length should be \[\d+, (\d+)\]", re.IGNORECASE), ("limit",)),
     # Moonshot: "model max length exceeded, max length:8192" (capture moonshot-model-max-length).
-    (re.compile(r"max length exceeded, max length:\s*(\d+)", re.IGNORECASE), ("limit",)),
+    (LazyPattern(r"max length exceeded, max length:\s*(\d+)", re.IGNORECASE), ("limit",)),
     # Any other "maximum context length is N" (OpenAI, OpenRouter): the window alone.
-    (re.compile(r"maximum context length is (\d+)", re.IGNORECASE), ("limit",)),
+    (LazyPattern(r"maximum context length is (\d+)", re.IGNORECASE), ("limit",)),
 )
 
 

@@ -18,6 +18,7 @@ from email.utils import parsedate_to_datetime
 import attrs
 
 from seri.pure import json_text
+from seri.pure.lazy_pattern import LazyPattern
 from seri.pure.overflow_table import overflow_numbers, overflow_numbers_in_fields, says_overflow
 from seri.pure.provider_failure import FailureKind, OverflowNumbers, ProviderFailure
 from seri.pure.retry_plan import approximate_duration
@@ -34,7 +35,7 @@ _DETAIL_LIMIT = 2000
 
 # Anything shaped like a bearer token or an ``sk-`` key, whoever's it is: a provider that echoes
 # "Incorrect API key provided: sk-..." must not get the key into a terminal or a transcript.
-_KEYLIKE = re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}|(?i:bearer)\s+[A-Za-z0-9_\-.~+/=]{6,}")
+_KEYLIKE = LazyPattern(r"\bsk-[A-Za-z0-9_\-]{6,}|(?i:bearer)\s+[A-Za-z0-9_\-.~+/=]{6,}")
 
 
 def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
@@ -274,11 +275,11 @@ def _utc(stamp: float) -> str:
 
 # A 429 that is a spent quota: waiting a few seconds cannot help, so it is not retried.
 _QUOTA_MARKERS = frozenset({"insufficient_quota", "openrouter_free_tier_daily"})
-_QUOTA_TEXTS = re.compile(
+_QUOTA_TEXTS = LazyPattern(
     r"free-models-per-day|exceeded your current quota|per-day|daily (?:limit|quota)",
     re.IGNORECASE,
 )
-_AFFORDABLE = re.compile(r"can only afford (\d+)", re.IGNORECASE)
+_AFFORDABLE = LazyPattern(r"can only afford (\d+)", re.IGNORECASE)
 
 
 def _quota_message(

@@ -23,6 +23,8 @@ from typing import Any
 
 import attrs
 
+from seri.pure.lazy_pattern import LazyPattern
+
 # Spellings of each field, after _key() has folded case and dropped everything but letters and
 # digits. "notes" is the answer's own bucket for extra text; the path headings are there because
 # models like to list files, which the recap takes from the tool calls instead, so such lists
@@ -52,10 +54,10 @@ _NOTE_HEADINGS = frozenset({"read", "modified", "files", "readfiles", "modifiedf
 _BARE_HEADINGS = frozenset({"goal", "progress", "blockers", "nextsteps", "notes"})
 _EMPTY_ITEMS = frozenset({"none", "nothing", "na", "nil", "noneyet"})
 
-_LEAD = re.compile(r"^\s*(?:>\s*)*(?P<hashes>#{1,6})?\s*(?P<bullet>[-*+•]\s+|\d{1,3}[.)]\s+)?")
-_BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
-_FENCE = re.compile(r"^\s*(```|~~~)[\w+-]*\s*$")
-_WORDY = re.compile(r"\w")
+_LEAD = LazyPattern(r"^\s*(?:>\s*)*(?P<hashes>#{1,6})?\s*(?P<bullet>[-*+•]\s+|\d{1,3}[.)]\s+)?")
+_BULLET = LazyPattern(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
+_FENCE = LazyPattern(r"^\s*(```|~~~)[\w+-]*\s*$")
+_WORDY = LazyPattern(r"\w")
 
 
 @attrs.frozen

@@ -45,6 +45,8 @@ class Settings:
     context_window: int | None = None
     max_turns: int = DEFAULT_MAX_TURNS
     subagent_max_turns: int = DEFAULT_SUBAGENT_MAX_TURNS
+    # The run's cost budget in USD (--max-budget-usd wins): None, no budget.
+    max_budget_usd: float | None = None
     keep_tokens: int = DEFAULT_KEEP_TOKENS
     elide_bytes: int = DEFAULT_ELIDE_BYTES
     sampling: Mapping[str, Any] = _EMPTY
@@ -77,6 +79,25 @@ def configured_max_tokens(settings: Settings) -> int | None:
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
     return None
+
+
+def budget_usd(text: str, name: str) -> float:
+    """A cost budget in USD from the command line: a finite amount above zero."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ConfigError(f"{name} must be an amount in USD above 0, e.g. 0.50, not {text!r}")
+    return value
+
+
+def _budget(name: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"config.json: {name!r} must be an amount in USD, not {value!r}")
+    return budget_usd(repr(value), f"config.json: {name!r}")
 
 
 def parse_trajectory_env(value: str) -> bool | None:
@@ -214,6 +235,7 @@ def parse_settings(config: Mapping[str, Any], env: Mapping[str, str]) -> Setting
         subagent_max_turns=_positive_int(
             "subagent_max_turns", config.get("subagent_max_turns", DEFAULT_SUBAGENT_MAX_TURNS)
         ),
+        max_budget_usd=_budget("max_budget_usd", config.get("max_budget_usd")),
         keep_tokens=_positive_int(
             "compaction.keep_tokens", compaction.get("keep_tokens", DEFAULT_KEEP_TOKENS)
         ),

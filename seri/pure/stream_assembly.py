@@ -11,13 +11,13 @@ tool call whose arguments were cut off must never run: it would act on half an i
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
 from seri.pure import json_text
+from seri.pure.lazy_pattern import LazyPattern
 from seri.pure.provider_errors import classify_stream_error, malformed_response, stream_interrupted
 from seri.pure.provider_failure import ProviderFailure, to_exception
 from seri.pure.records import Message, ToolCall, Usage
@@ -77,8 +77,8 @@ class _CallParts:
     arguments: list[str] = attrs.field(factory=list)
 
 
-_HIGH_SURROGATE = re.compile("[\ud800-\udbff]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_HIGH_SURROGATE = LazyPattern("[\ud800-\udbff]")
+_SURROGATE = LazyPattern("[\ud800-\udfff]")
 
 
 def whole_characters(text: str) -> str:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from seri.pure.lazy_pattern import LazyPattern
+
 # C0 controls (but tab and newline) and DEL become their Unicode control pictures
 # (ESC shows as ␛); a carriage return is dropped: it only ever moves the cursor back over
 # text already shown (a CRLF file loses nothing, its newline stays).
@@ -27,12 +29,12 @@ _TABLE.update({code: f"\\x{code:02x}" for code in range(0x80, 0xA0)})
 _BIDI = (*range(0x202A, 0x202F), *range(0x2066, 0x206A))
 _TABLE.update({code: f"<U+{code:04X}>" for code in _BIDI})
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = LazyPattern("[\ud800-\udfff]")
 
 
 # Any character that neutralise would change: most text has none, and searching for one
 # is many times faster than translating (a 1,000-row table has 7,000 cells).
-_UNSAFE = re.compile(
+_UNSAFE = LazyPattern(
     "[" + "".join(re.escape(chr(code)) for code in sorted(_TABLE)) + "\ud800-\udfff]"
 )
 

@@ -16,9 +16,11 @@ import attrs
 from seri.pure import events
 from seri.pure.approval import always_rules
 from seri.pure.compaction import CHANGED, Compacted, NotCompacted, Why, compact
+from seri.pure.cost_budget import budget_stop
 from seri.pure.effects import (
     AskPerson,
     CallModel,
+    CountSpending,
     Flow,
     ModelFailed,
     ModelReply,
@@ -47,7 +49,7 @@ from seri.pure.tokens import estimate_tokens, history_estimate, message_chars, s
 from seri.pure.tool_specs import ToolSpec, find_spec, parse_arguments
 from seri.pure.window import Window
 
-EndStatus = Literal["done", "max_turns", "error", "interrupted", "overflow", "length"]
+EndStatus = Literal["done", "max_turns", "budget", "error", "interrupted", "overflow", "length"]
 
 INTERRUPTED_RESULT = "interrupted by user: the tool call did not finish"
 NOT_RUN_RESULT = "not run: the turn was interrupted before this call"
@@ -75,6 +77,9 @@ class TaskSetup:
     max_tokens: int | None = None
     # The answer budget requests go out with, as this run has it so far (see OutputBudget).
     budget: OutputBudget = attrs.field(factory=OutputBudget)
+    # The run's cost budget in USD (--max-budget-usd; None: none): no call starts once the
+    # run's reported cost has reached it (see seri.pure.cost_budget).
+    max_budget_usd: float | None = None
 
     @property
     def tool_names(self) -> tuple[str, ...]:
@@ -417,6 +422,9 @@ def run_task(
             )
             yield Record(events.TurnEnd(status="max_turns", turns=loop.turns))
             return loop.end("max_turns", detail=message)
+        stopped = yield from _within_cost_budget(loop)
+        if stopped is not None:
+            return stopped
         reply = yield from _model_call(loop)
         if isinstance(reply, TaskEnd):
             return reply
@@ -441,6 +449,20 @@ def run_task(
         if interrupted:
             yield Record(events.TurnEnd(status="interrupted", turns=loop.turns))
             return loop.end("interrupted", detail="interrupted by user", by_user=True)
+
+
+def _within_cost_budget(loop: _Loop) -> Flow[TaskEnd | None]:
+    """None when the next call may start; else the task's end (budget spent, or a provider
+    that reports no cost while a budget is set)."""
+    limit = loop.setup.max_budget_usd
+    if limit is None:
+        return None
+    spent = yield from perform(CountSpending())
+    stop = budget_stop(limit, spent)
+    if stop is None:
+        return None
+    yield Record(events.TurnEnd(status=stop.status, turns=loop.turns, error=stop.detail))
+    return loop.end(stop.status, detail=stop.detail)
 
 
 def _model_call(loop: _Loop) -> Flow[ModelReply | TaskEnd]:

@@ -13,8 +13,10 @@ from collections.abc import Sequence
 
 import attrs
 
-_OPTION = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*)(?:[ =](<[^>]+>|[A-Z][A-Z_]*)\b)?")
-_ALTERNATIVES = re.compile(r"[\[(]\s*([^\[\]()]*\|[^\[\]()]*)[\])]")
+from seri.pure.lazy_pattern import LazyPattern
+
+_OPTION = LazyPattern(r"(?<![\w-])(--?[A-Za-z][\w-]*)(?:[ =](<[^>]+>|[A-Z][A-Z_]*)\b)?")
+_ALTERNATIVES = LazyPattern(r"[\[(]\s*([^\[\]()]*\|[^\[\]()]*)[\])]")
 _HELP = frozenset({"-h", "--help", "--version"})
 
 

@@ -21,6 +21,7 @@ from seri.pure.records import Usage
 class UsageTotals:
     calls: int = 0
     reported: int = 0  # calls whose provider said what they used
+    priced: int = 0  # calls whose provider said what they cost
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
@@ -38,6 +39,7 @@ class UsageTotals:
         return cls(
             calls=1,
             reported=1,
+            priced=int(usage.cost is not None or usage.upstream_cost is not None),
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             cached_tokens=usage.cached_tokens,
@@ -53,22 +55,26 @@ class UsageTotals:
         see ``events.usage_record``); anything unreadable in it counts as nothing."""
         if not isinstance(recorded, Mapping) or recorded.get("reported") is False:
             return cls(calls=1)
+        cost = money(recorded.get("cost"))
+        upstream_cost = money(recorded.get("upstream_cost"))
         return cls(
             calls=1,
             reported=1,
+            priced=int(cost is not None or upstream_cost is not None),
             input_tokens=count(recorded.get("input_tokens")),
             output_tokens=count(recorded.get("output_tokens")),
             cached_tokens=count(recorded.get("cached_tokens")),
             cache_write_tokens=count(recorded.get("cache_write_tokens")),
             reasoning_tokens=count(recorded.get("reasoning_tokens")),
-            cost=money(recorded.get("cost")),
-            upstream_cost=money(recorded.get("upstream_cost")),
+            cost=cost,
+            upstream_cost=upstream_cost,
         )
 
     def plus(self, other: UsageTotals) -> UsageTotals:
         return UsageTotals(
             calls=self.calls + other.calls,
             reported=self.reported + other.reported,
+            priced=self.priced + other.priced,
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             cached_tokens=self.cached_tokens + other.cached_tokens,

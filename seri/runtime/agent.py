@@ -34,7 +34,7 @@ from seri.pure.turn import (
 )
 from seri.runtime.interpreter import Interpreter
 from seri.runtime.model_caller import ModelCaller
-from seri.runtime.ports import Nobody, NoTools, Person, SessionPort, ToolPort
+from seri.runtime.ports import Nobody, NoTools, Person, SessionPort, SpendingPort, ToolPort
 from seri.runtime.run_events import RunEvents
 
 T = TypeVar("T")
@@ -101,6 +101,7 @@ def build_agent(
     max_turns: int | None = None,
     caller: ModelCaller | None = None,
     budget: OutputBudget | None = None,
+    spending: SpendingPort | None = None,
 ) -> Agent:
     """An agent for ``role``.
 
@@ -109,7 +110,8 @@ def build_agent(
     ``caller`` is a model caller to reuse (a chat keeps one across tasks, for its wire cache
     and its usage; it is given this task's tools), else one is made for ``offered``.
     ``max_turns`` defaults by role: the subagent's own budget, one for a compaction (which
-    takes no turn).
+    takes no turn). ``spending`` is the run's usage so far: with it, a chat or a subagent
+    keeps to ``settings.max_budget_usd``.
     """
     if role is Role.COMPACTION:
         offered, tools, interactive = (), NoTools(), False
@@ -135,6 +137,7 @@ def build_agent(
         project=project,
         max_tokens=configured_max_tokens(settings),
         budget=OutputBudget.of(settings.sampling) if budget is None else budget,
+        max_budget_usd=None if spending is None else settings.max_budget_usd,
     )
     own_caller = None
     if caller is None:
@@ -150,5 +153,6 @@ def build_agent(
         person=Nobody() if person is None else person,
         redactor=redactor,
         spill_dir=spill_dir,
+        spending=spending,
     )
     return Agent(role, setup, interpreter, own_caller)

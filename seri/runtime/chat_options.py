@@ -21,6 +21,11 @@ class ChatOptions:
     allow: tuple[str, ...] = ()
     prompt: str | None = None
     fork: bool = False
+    # -p's output: text (the answer), json (the result record) or stream-json (events, then
+    # the result record).
+    output_format: str = "text"
+    # --max-budget-usd (None: config.json's max_budget_usd, if any).
+    max_budget_usd: float | None = None
 
 
 def api_key_from(env: Mapping[str, str]) -> str:

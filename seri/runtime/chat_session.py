@@ -44,11 +44,13 @@ from seri.runtime.model_caller import ModelCaller
 from seri.runtime.ports import EventObserver
 from seri.runtime.profile import Profile
 from seri.runtime.run_events import RunEvents
+from seri.runtime.run_output import RunTally
 from seri.runtime.subagent import run_subagent
 from seri.runtime.tool_host import ToolHost
 from seri.runtime.window_lookup import WindowLookup
 
 LEASE_COMMAND = "seri chat"
+
 
 if TYPE_CHECKING:
     from seri.io.sandbox import Sandbox
@@ -114,7 +116,10 @@ class ChatSession:
         self.conversation = Conversation(())
         # This run's events (None until the session exists), and who watches them live.
         self.events: RunEvents | None = None
-        self.observers = tuple(observers)
+        # Every model call of this run added up (subagents' too): the cost budget's figure,
+        # and the result record's usage; it watches the run like any observer.
+        self.tally = RunTally()
+        self.observers = (self.tally, *observers)
         self._repairs: tuple[Message, ...] = ()
         self._prompt_stored = False
         self.context_window: int | None = settings.context_window
@@ -127,6 +132,8 @@ class ChatSession:
         self._window_lookup: WindowLookup | None = None
         # Where the window in use came from ("server", "default") until it is recorded.
         self._window_source = ""
+        # The prompt files' hashes stored with the session (as its last run froze them).
+        self._frozen_hashes: dict[str, str] = {}
         # Allow rules a person added with "always" during this run (see /permissions).
         self.session_rules: tuple[str, ...] = ()
         self.last_task_turns = 0
@@ -140,6 +147,7 @@ class ChatSession:
         self.lease = lease
         if session_id:
             self._load()
+            self._note_prompt_drift()
         self.view.had_recap = self.conversation.recap is not None
 
     # -- opening -------------------------------------------------------------------------------
@@ -166,6 +174,8 @@ class ChatSession:
             settings = load_settings_warned(profile.root)
             if options.model:
                 settings = attrs.evolve(settings, model=options.model)
+        if options.max_budget_usd is not None:
+            settings = attrs.evolve(settings, max_budget_usd=options.max_budget_usd)
         api_key = api_key_from(os.environ)
         session_id = ""
         if options.resume:
@@ -198,6 +208,10 @@ class ChatSession:
             if lease is not None:
                 lease.close()
             raise
+        if options.prompt is not None:
+            # A -p run asks for the window (when config.json sets none) while it opens the
+            # session, not after: GET /models goes out beside the store's first writes.
+            chat.start_window_lookup()
         if show_notes:
             chat.show_notes()
         if session_id and not chat.interactive and not options.fork:
@@ -290,8 +304,19 @@ class ChatSession:
             pins=list_pins(self.store, self.session_id),
         )
         self.log = self._log(state.revision)
+        self._frozen_hashes = state.prompt_hashes
         if state.max_turns and not self.options.max_turns:
             self.max_turns = state.max_turns
+
+    def _note_prompt_drift(self) -> None:
+        """On resume: name the prompt files (AGENTS.md, rules, memory) that changed since the
+        session's prompt was last frozen (shown with the opening's other notes)."""
+        from seri.pure.prompt_drift import drift_note, prompt_changes
+
+        changes = prompt_changes(self._frozen_hashes, dict(self.startup.prompt.hashes))
+        note = drift_note(self.session_id, changes)
+        if note:
+            self.notes += (note,)
 
     def _log(self, revision: int) -> SessionLog:
         return SessionLog(self.store, self.session_id, revision, pending=self._flush_recordings)
@@ -453,6 +478,7 @@ class ChatSession:
             child_env=self.child_env,
             start_subagent=run_subagent,
             mcp=self.mcp,
+            spending=self.tally,
         )
         return build_agent(
             Role.CHAT,
@@ -475,6 +501,7 @@ class ChatSession:
             max_turns=self.max_turns,
             caller=self._model(),
             budget=self.budget,
+            spending=self.tally,
         )
 
     def _person(self, tools: ToolHost) -> ChatView:

@@ -21,6 +21,7 @@ from seri.pure.effects import (
     ApplyCompaction,
     AskPerson,
     CallModel,
+    CountSpending,
     Effect,
     Flow,
     ModelFailed,
@@ -41,7 +42,15 @@ from seri.pure.recap import recap_from_dict, recap_to_dict
 from seri.pure.records import Message
 from seri.pure.redaction import Redactor
 from seri.pure.tool_specs import spec_of
-from seri.runtime.ports import ModelPort, Person, RecorderPort, SessionPort, ToolPort
+from seri.pure.usage_totals import UsageTotals
+from seri.runtime.ports import (
+    ModelPort,
+    Person,
+    RecorderPort,
+    SessionPort,
+    SpendingPort,
+    ToolPort,
+)
 
 A = TypeVar("A")
 T = TypeVar("T")
@@ -60,6 +69,7 @@ class Interpreter:
         person: Person,
         redactor: Redactor,
         spill_dir: Path | None = None,
+        spending: SpendingPort | None = None,
     ) -> None:
         self.model = model
         self.tools = tools
@@ -69,6 +79,8 @@ class Interpreter:
         self.redactor = redactor
         # Where whole texts too long for the window are kept (None: nowhere).
         self.spill_dir = spill_dir
+        # The run's usage so far, for a cost budget (None: this agent has no budget).
+        self.spending = spending
 
     def run(self, loop: Flow[T]) -> T:
         try:
@@ -99,6 +111,9 @@ class Interpreter:
             case Record():
                 self._record(effect)
                 return _answer(effect, None)
+            case CountSpending():
+                spent = UsageTotals() if self.spending is None else self.spending.totals()
+                return _answer(effect, spent)
             case Say():
                 self.person.notice(f"seri: {effect.text}")
                 return _answer(effect, None)

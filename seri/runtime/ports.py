@@ -27,6 +27,7 @@ from seri.pure.effects import (
 )
 from seri.pure.events import Event, Header
 from seri.pure.records import Message, ToolCall
+from seri.pure.usage_totals import UsageTotals
 
 
 class ModelPort(Protocol):
@@ -71,6 +72,13 @@ class RecorderPort(Protocol):
     def record(self, event: Event) -> None: ...
 
     def flush(self) -> None: ...
+
+
+class SpendingPort(Protocol):
+    """What the run's model calls have used so far (every call of the run, subagents'
+    included): the figure a cost budget is held to."""
+
+    def totals(self) -> UsageTotals: ...
 
 
 class Person(Protocol):

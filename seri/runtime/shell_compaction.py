@@ -93,6 +93,18 @@ class ShellCompaction:
         self.budget = end.budget
         return end.not_compacted
 
+    def attempts(self, focus: str, tries: int = 2) -> NotCompacted | None:
+        """Compact, reading the session again when it changed meanwhile (up to ``tries``
+        attempts); None when done, else why not (``Why.NO_CUT``: nothing to compact)."""
+        from seri.pure.compaction import Why
+
+        why_not = None
+        for _attempt in range(tries):
+            why_not = self.attempt(focus)
+            if why_not is None or why_not.reason is not Why.SESSION_CHANGED:
+                break
+        return why_not
+
     def read(self) -> tuple[SessionState, Conversation]:
         """The session's state and conversation, from one point in time (the revision is what
         the swap checks)."""

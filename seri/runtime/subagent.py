@@ -67,6 +67,7 @@ def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
         offered=child_host.child_tools(),
         policy=host.policy,
         glob_rules=glob_rules,
+        spending=host.spending,
     )
     try:
         end = agent.run_task(Conversation(()), prompt)

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from seri.io.prompt_files import StartupFiles
     from seri.io.sandbox import Sandbox
     from seri.runtime.mcp_tools import McpTools
+    from seri.runtime.ports import SpendingPort
     from seri.runtime.profile import Profile
     from seri.runtime.run_events import RunEvents
 
@@ -86,6 +87,7 @@ class ToolHost:
         child_env: Mapping[str, str] | None = None,
         start_subagent: SubagentRunner | None = None,
         mcp: McpTools | None = None,
+        spending: SpendingPort | None = None,
     ) -> None:
         self.project = project_root(project)
         self.profile = profile
@@ -111,6 +113,8 @@ class ToolHost:
         self.start_subagent = start_subagent
         # The session's MCP servers (None: it has none): their tools run there.
         self.mcp = mcp
+        # The run's usage so far: a subagent keeps to the run's cost budget too.
+        self.spending = spending
         self.context = ToolContext(
             project=self.project,
             protected=default_protected(Path(os.path.realpath(profile.root))),
@@ -377,6 +381,7 @@ class ToolHost:
             checkpoint_session=self.checkpoint_session,
             sandbox=self.sandbox,
             child_env=self.child_env,
+            spending=self.spending,
         )
 
     def child_tools(self) -> tuple[ToolSpec, ...]:

@@ -1,0 +1,64 @@
+"""``seri handoff``: a new session that starts where another left off, from its recap.
+
+The source is copied (``fork_session``: its row, messages, checkpoints and pins, under a
+new id that records where it came from) and the copy, not the source, is compacted down to
+its recap, its pins and the newest turn a compaction must keep. The source is only read
+(no lease, no write), so it stays byte for byte as it was, even while a chat runs it. A
+copy that could not be compacted is deleted again: a handoff either happens whole or not.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import uuid
+from typing import TYPE_CHECKING
+
+import attrs
+
+from seri.io import conversations, session_delete
+from seri.pure.compaction import Why
+from seri.pure.errors import SeriError, TaskUnfinished
+from seri.runtime.profile import Profile
+
+if TYPE_CHECKING:
+    from seri.runtime.shell_compaction import ShellCompaction
+
+# The copy keeps as little of the source's tail as a compaction allows: the newest turn.
+HANDOFF_KEEP_TOKENS = 1
+ATTEMPTS = 2
+
+
+def hand_off(profile: Profile, raw_id: str, focus: str) -> str:
+    """The new session's id, seeded from ``raw_id``'s recap and pins."""
+    from seri.runtime.shell_compaction import ShellCompaction as Compaction
+
+    store = profile.store
+    source = conversations.resolve_session_id(store, raw_id)
+    if not conversations.load_messages(store, source):
+        raise SeriError(f"session {source} has no messages: there is nothing to hand off")
+    target = uuid.uuid4().hex
+    with store.write() as conn:
+        conversations.fork_session(conn, source, target, time.time())
+    try:
+        # Held (as `seri compact` holds it) until its compaction is written.
+        job = Compaction.open(profile, target, quiet=True)
+        job.settings = attrs.evolve(job.settings, keep_tokens=HANDOFF_KEEP_TOKENS)
+        try:
+            _compact(job, focus)
+        finally:
+            job.close()
+    except BaseException:
+        session_delete.delete_sessions(store, [target])
+        raise
+    print(f"seri: handed session {source} off to {target}", file=sys.stderr)
+    return target
+
+
+def _compact(job: ShellCompaction, focus: str) -> None:
+    why_not = job.attempts(focus, ATTEMPTS)
+    # No safe cut: the source is too short to compact, and is carried whole.
+    if why_not is not None and why_not.reason is not Why.NO_CUT:
+        raise TaskUnfinished(
+            f"the handoff's compaction failed, nothing was created: {why_not.detail}"
+        )

@@ -1,0 +1,128 @@
+"""``seri chat -p … --output-format json|stream-json``: one task, and always one result record.
+
+Whatever ends the run (the answer, a budget, a failure before or during the task, Ctrl-C or
+SIGTERM), the last line on stdout is the ``result`` record (``seri.pure.run_result``), and
+the process exits with the status that record names. Everything for people goes to stderr.
+Once the task is over, further SIGINT/SIGTERM are held off until the record is written.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import TYPE_CHECKING
+
+from seri.pure.errors import SeriError
+from seri.pure.run_result import RunEnding, RunResult, ending_of_task, failed, interrupted
+from seri.pure.terminal_text import neutralise
+from seri.pure.usage_totals import UsageTotals
+from seri.runtime.run_output import EventStream, JsonLines
+
+if TYPE_CHECKING:
+    from seri.runtime.chat_session import ChatSession
+    from seri.runtime.ports import EventObserver
+
+OpenChat = Callable[[tuple["EventObserver", ...]], "ChatSession"]
+
+
+class Signals:
+    """SIGTERM ends the run as Ctrl-C does (KeyboardInterrupt where it is), and which of the
+    two came is remembered for the exit status."""
+
+    def __init__(self) -> None:
+        self.caught = 0
+
+    def _interrupt(self, signum: int, frame: FrameType | None) -> None:
+        self.caught = signum
+        raise KeyboardInterrupt
+
+    @contextmanager
+    def as_interrupts(self) -> Iterator[None]:
+        previous = {
+            signum: signal.signal(signum, self._interrupt)
+            for signum in (signal.SIGINT, signal.SIGTERM)
+        }
+        try:
+            yield
+        finally:
+            # From here on the result must get out whole: later signals are held off.
+            for signum in previous:
+                signal.signal(signum, signal.SIG_IGN)
+
+
+def run_headless(output_format: str, open_chat: OpenChat, prompt: Callable[[], str]) -> int:
+    """Run one task; write its result record (after its events, for stream-json)."""
+    began = time.monotonic()
+    lines = JsonLines()
+    signals = Signals()
+    chat: ChatSession | None = None
+
+    observers: tuple[EventObserver, ...] = ()
+    if output_format == "stream-json":
+        observers = (EventStream(lines),)
+    ending: RunEnding
+    with signals.as_interrupts():
+        try:
+            chat = open_chat(observers)
+            end = chat.run_task(_task_text(prompt))
+            chat.report(end, print_answer=False)
+            ending = ending_of_task(
+                end.status,
+                end.answer,
+                end.detail,
+                end.turns,
+                by_user=end.by_user,
+                signal_number=signals.caught,
+            )
+        except KeyboardInterrupt:
+            print("seri: interrupted", file=sys.stderr)
+            ending = interrupted(chat.last_task_turns if chat else 0, signals.caught)
+        except Exception as exc:  # noqa: BLE001 - every failure still ends in a result record
+            ending = _failure(exc)
+    ending = _closed(chat, ending)
+    result = RunResult(
+        ending,
+        usage=chat.tally.totals() if chat is not None else UsageTotals(),
+        duration=time.monotonic() - began,
+        at=time.time(),
+        session=(chat.session_id or None) if chat is not None else None,
+        run=chat.events.run_id if chat is not None and chat.events is not None else None,
+    )
+    lines.put(result.export())
+    lines.close()
+    return ending.exit_status
+
+
+def _task_text(prompt: Callable[[], str]) -> str:
+    text = prompt()
+    if not text.strip():
+        raise SeriError("the prompt is empty; give a task with -p TEXT or on stdin")
+    return text
+
+
+def _failure(exc: BaseException) -> RunEnding:
+    from seri.runtime.running import describe_failure
+
+    described = describe_failure(exc)
+    if described is None:
+        described = (f"internal error: {type(exc).__name__}: {exc}", 1)
+    message, code = described
+    print(neutralise(f"seri: {message}"), file=sys.stderr)
+    return failed(message, code)
+
+
+def _closed(chat: ChatSession | None, ending: RunEnding) -> RunEnding:
+    """Close the chat (its last events, the lease); a failure to close a run that had
+    otherwise ended well is the run's failure."""
+    if chat is None:
+        return ending
+    try:
+        chat.close()
+    except Exception as exc:  # noqa: BLE001 - reported in the record like any failure
+        failure = _failure(exc)
+        return failure if ending.status == "done" else ending
+    return ending
