@@ -103,9 +103,13 @@ bench: install
 
 # The real-session compaction matrix (it also runs in `make test`) as a table:
 # bench-results/compaction-matrix.md; and the fold's benchmark: bench-results/fold.md.
-# What OTLP export costs per event and at start-up: bench-results/otlp.md.
+# What OTLP export costs per event and at start-up: bench-results/otlp.md; in a whole
+# seri chat -p (start-up A/B against main, a collector that hangs): bench-results/otlp-chat.md;
+# and how long the official SDK's exporter holds a process up (printed).
 bench-otlp: install
 	$(PY) -m scripts.bench.otlp
+	$(PY) -m scripts.bench.otlp_chat
+	$(PY) -m scripts.bench.otlp_sdk_exit
 
 compaction-matrix: install
 	$(PY) -m scripts.bench.compaction_matrix

@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -201,3 +202,31 @@ class OtlpReceiver:
     def __exit__(self, *exc: object) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+class BlackHole:
+    """A collector that hangs: the connection is made (the kernel's backlog takes it) and the
+    request sent, but nothing ever reads it or answers."""
+
+    def __init__(self) -> None:
+        self._socket = socket.create_server(("127.0.0.1", 0), backlog=64)
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self._socket.getsockname()[1]}"
+
+    def close(self) -> None:
+        self._socket.close()
+
+    def __enter__(self) -> BlackHole:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def refused_endpoint() -> str:
+    """A loopback port nothing listens on (bound, then let go)."""
+    with socket.create_server(("127.0.0.1", 0)) as probe:
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}"

@@ -28,7 +28,15 @@ SESSION_KEYS = [
     "parent",
 ]
 # The listing adds the recorded usage of each session.
-LIST_KEYS = [*SESSION_KEYS, "calls", "input_tokens", "output_tokens", "cached_tokens", "cost"]
+LIST_KEYS = [
+    *SESSION_KEYS,
+    "calls",
+    "input_tokens",
+    "output_tokens",
+    "cached_tokens",
+    "cost",
+    "tags",
+]
 T0 = 1_780_000_000.0  # 2026-05-28T20:26:40Z
 
 
@@ -134,6 +142,7 @@ def test_list_json_has_stable_keys_in_a_stable_order(
         "output_tokens": 0,
         "cached_tokens": 0,
         "cost": None,
+        "tags": {},
     }
     only_here = _json_lines(run_seri("sessions", "list", "--json").stdout)
     assert [line["id"] for line in only_here] == ["abc222", "abd333", "abc111"]

@@ -21,6 +21,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,7 @@ IMPORT_RUNS = 11
 STARTUP_RUNS = 30
 
 
-class _Sink(BaseHTTPRequestHandler):
+class Sink(BaseHTTPRequestHandler):
     """A collector that takes everything and answers 200 at once."""
 
     def log_message(self, *args: Any) -> None:
@@ -141,7 +142,7 @@ def per_event(events: int) -> dict[str, Any]:
 
     records = _records(events)
     header = synthetic_header("s" * 32, "r" * 32, "anthropic/claude-sonnet-4.5")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Sink)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Sink)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     results: dict[str, Any] = {"events": len(records)}
     for protocol in ("http/protobuf", "http/json"):
@@ -199,6 +200,70 @@ def per_event(events: int) -> dict[str, Any]:
             "mean_us": mean * 1e6,
         }
         store.connection.close()
+    return results
+
+
+def per_event_in_a_run(events: int) -> dict[str, Any]:
+    """Each event through a chat's own path (``RunEvents.record``: the recorder, then each
+    observer with the event redacted), without and with the live export as an observer."""
+    from seri.io.conversations import create_session
+    from seri.io.recorder import Recorder
+    from seri.io.store import open_store
+    from seri.pure.otlp_settings import otlp_settings
+    from seri.pure.redaction import Redactor
+    from seri.runtime.otlp_live import LiveExport, OtlpObserver
+    from seri.runtime.run_events import RunEvents
+
+    records = _records(events)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Sink)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    env = {"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{server.server_address[1]}"}
+    settings = otlp_settings(env, None, "0.1.0")
+    assert settings is not None
+    redactor = Redactor.of(("sk-or-v1-" + "0" * 40,))
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as home:
+        store = open_store(Path(home))
+        for label, exported in (("export off", False), ("export on", True), ("export off", False)):
+            session = uuid.uuid4().hex
+            create_session(
+                store,
+                session_id=session,
+                project="/p",
+                now=0.0,
+                model="m",
+                system_prompt="",
+                prompt_hashes={},
+            )
+            observer = OtlpObserver(LiveExport(settings, redactor, log)) if exported else None
+            # The header's time, each event's, the end's.
+            times = iter([records[0][1] - 1] + [at for _, at in records] + [records[-1][1]])
+            run = RunEvents(
+                Recorder(store, session, redactor, enabled=True),
+                (observer,) if observer else (),
+                clock=times.__next__,
+            )
+            run.start(synthetic_header(session, run.run_id, "anthropic/claude-sonnet-4.5"))
+            took: list[float] = []
+            cpu_start = time.process_time()
+            for event, _ in records:
+                started = time.perf_counter()
+                run.record(event)
+                took.append(time.perf_counter() - started)
+                if len(took) % 1000 == 0:
+                    run.flush()  # as the chat does with each conversation write
+            run.finish()
+            if observer:
+                observer.close(timeout=30)
+            cpu = time.process_time() - cpu_start
+            median, p99, mean = _stat(took)
+            row = {"median_us": median * 1e6, "p99_us": p99 * 1e6, "mean_us": mean * 1e6}
+            row["cpu_us_per_event"] = cpu / len(records) * 1e6
+            # Twice without export (before and after): the better is the baseline.
+            if label not in results or row["mean_us"] < results[label]["mean_us"]:
+                results[label] = row
+        store.connection.close()
+    server.shutdown()
     return results
 
 
@@ -298,6 +363,8 @@ def main() -> None:
     args = parser.parse_args()
     log("per event")
     cost = per_event(args.events)
+    log("per event, through a chat's RunEvents")
+    in_run = per_event_in_a_run(args.events)
     log("imports")
     loaded = imports()
     log("start-up, A/B against the merge base")
@@ -321,6 +388,25 @@ def main() -> None:
     lines.append(
         f"| for scale: Recorder.record (redact, elide, JSON) | {row['median_us']:.1f} µs | "
         f"{row['p99_us']:.1f} µs | {row['mean_us']:.1f} µs | |"
+    )
+    lines += [
+        "",
+        "The same events through a chat's own path (`RunEvents.record`: recorded, and handed "
+        "redacted to each observer), recording on:",
+        "",
+        "| per event | median | p99 | mean | process CPU (incl. sender) |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for name, row in in_run.items():
+        lines.append(
+            f"| {name} | {row['median_us']:.1f} µs | {row['p99_us']:.1f} µs | "
+            f"{row['mean_us']:.1f} µs | {row['cpu_us_per_event']:.1f} µs |"
+        )
+    off, on = in_run["export off"], in_run["export on"]
+    lines.append(
+        f"| **export's share** | {on['median_us'] - off['median_us']:+.1f} µs | | "
+        f"{on['mean_us'] - off['mean_us']:+.1f} µs | "
+        f"{on['cpu_us_per_event'] - off['cpu_us_per_event']:+.1f} µs |"
     )
     lines += ["", "| import | median |", "| --- | --- |"]
     lines += [f"| {name} | {ms:.1f} ms |" for name, ms in loaded.items()]

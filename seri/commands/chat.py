@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import textwrap
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,7 @@ _USAGE = """Work on a task with a model.
 
 Usage:
   seri chat [--continue | --resume ID] [--fork] [--model M] [--max-turns N] [--allow RULE]...
-            [--max-budget-usd X] [-p PROMPT [--output-format FORMAT]]
+            [--max-budget-usd X] [--tag KEY=VALUE]... [-p PROMPT [--output-format FORMAT]]
   seri chat (-h | --help)
 
 Options:
@@ -44,6 +45,9 @@ Options:
   --model M                   The model id (else SERI_MODEL, else config.json `model`).
   --max-turns N               Cap the model turns of each task (else config `max_turns`, 500).
   --allow RULE                Allow a tool for this run: `write_file`, `bash(git status*)`...
+  --tag KEY=VALUE             Label this run (repeatable), over SERI_RUN_TAGS=K=V,K=V: kept
+                              with the session, its recording and every exported span
+                              (attribute seri.tag.KEY), so a fleet's runs can be grouped.
   -h --help                   Show this help.
 
 A session is written by one seri at a time: a second --continue or --resume of a session
@@ -75,6 +79,8 @@ An answer cut at the output limit (finish_reason length) is not finished: exit 1
 tool calls dropped. When only the output budget is too big (or a 402 names what the credit
 can pay for), max_tokens is lowered and the call retried once. A spent quota is not retried.
 At the end of a run, the share of input read from the prompt cache is printed.
+With OTEL_EXPORTER_OTLP_ENDPOINT (or config.json telemetry.otlp) set, the run is sent live
+as OpenTelemetry traces and metrics; a collector that is down costs one warning line.
 
 Slash commands:
 @SLASH@
@@ -151,7 +157,7 @@ def _load_http_client_meanwhile() -> None:
 
 def _chat_options(options: dict[str, Any]) -> ChatOptions:
     from seri.pure.settings import budget_usd
-    from seri.runtime.chat_options import ChatOptions
+    from seri.runtime.chat_options import ChatOptions, tags_asked
 
     max_turns = options["--max-turns"]
     budget = options["--max-budget-usd"]
@@ -165,6 +171,7 @@ def _chat_options(options: dict[str, Any]) -> ChatOptions:
         fork=bool(options["--fork"]),
         output_format=options["--output-format"] or "text",
         max_budget_usd=None if budget is None else budget_usd(budget, "--max-budget-usd"),
+        tags=tags_asked(os.environ, options["--tag"]),
     )
     if chat_options.fork and not (chat_options.continue_last or chat_options.resume):
         raise SeriError("--fork copies a session: give it with --resume ID or --continue")

@@ -23,7 +23,9 @@ Exit status: 0 done, 1 the task did not finish (turn budget spent, turn failed),
 2 usage or input error, 130 interrupted (143 SIGTERM with -p --output-format json).
 
 Environment: SERI_HOME (profile root, default ~/.seri), SERI_BASE_URL, SERI_MODEL,
-OPENROUTER_API_KEY or SERI_API_KEY, SERI_TRAJECTORY (on/off), SERI_DEBUG=1 (tracebacks).
+OPENROUTER_API_KEY or SERI_API_KEY, SERI_TRAJECTORY (on/off), SERI_RUN_TAGS (K=V,K=V),
+SERI_DEBUG=1 (tracebacks). With OTEL_EXPORTER_OTLP_ENDPOINT set, seri chat sends
+OpenTelemetry traces and metrics live (README: OpenTelemetry).
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ Usage:
 Options:
   --json           JSON Lines on stdout, one object a line (list: type, id, project,
                    created, updated, model, messages, title, parent, calls, input_tokens,
-                   output_tokens, cached_tokens, cost; search: type "match", session, seq,
-                   role, kind, created, title, parent, snippet, score).
+                   output_tokens, cached_tokens, cost, tags; search: type "match", session,
+                   seq, role, kind, created, title, parent, snippet, score).
   --all            Sessions of every project, not just the current directory's.
   --limit N        At most N lines. `list` shows a screenful on a terminal and every
                    session when its output is piped; `search` shows the best 20.
@@ -170,7 +170,7 @@ def _screen_rows() -> int:
 
 def listing_to_dict(row: Sequence[Any]) -> dict[str, Any]:
     """A listing row (``session_index.listing_rows``) as the JSON object scripts rely on."""
-    calls, input_tokens, output_tokens, cached, cost, costed = row[8:14]
+    calls, input_tokens, output_tokens, cached, cost, costed, tags = row[8:15]
     return {
         **row_to_dict(row[:8]),
         "calls": calls,
@@ -179,6 +179,8 @@ def listing_to_dict(row: Sequence[Any]) -> dict[str, Any]:
         "cached_tokens": cached,
         # None when no recorded call reported a cost.
         "cost": round(cost, 6) if costed else None,
+        # The run tags (SERI_RUN_TAGS, --tag) of its runs: {} when none.
+        "tags": json.loads(tags),
     }
 
 
@@ -213,6 +215,8 @@ def _print_human(session: Session, head: dict[str, Any], store: Any, session_id:
         fields.append(("subagents", ", ".join(head["children"])))
     if head.get("forked_from"):
         fields.append(("forked", f"from {head['forked_from']} (seri chat --fork)"))
+    if head["tags"]:
+        fields.append(("tags", " ".join(f"{key}={value}" for key, value in head["tags"].items())))
     out.write("".join(f"{name:<10} {neutralise(value)}\n" for name, value in fields))
     if head["compactions"]:
         out.write("\ncompactions:\n")

@@ -85,6 +85,11 @@ def create_session(
                 project_identity,
             ),
         )
+        if parent_id:
+            # A subagent's session carries the tags of the session it works for.
+            from seri.io.session_tags import copy_tags  # (kept out of `seri sessions`' start)
+
+            copy_tags(conn, parent_id, session_id)
     return Session(session_id, project, now, now, model, "", 0, parent_id)
 
 
@@ -182,8 +187,8 @@ _FORKED_COLUMNS = (
 
 
 def fork_session(conn: apsw.Connection, source_id: str, fork_id: str, now: float) -> None:
-    """Copy a session (its row, messages, file checkpoints and pins) under a new id, inside
-    the caller's transaction; the copy records where it came from."""
+    """Copy a session (its row, messages, file checkpoints, pins and tags) under a new id,
+    inside the caller's transaction; the copy records where it came from."""
     conn.execute(
         f"INSERT INTO sessions(id, created, updated, forked_from, {_FORKED_COLUMNS})"  # noqa: S608
         f" SELECT ?, ?, ?, id, {_FORKED_COLUMNS} FROM sessions WHERE id = ?",
@@ -205,6 +210,9 @@ def fork_session(conn: apsw.Connection, source_id: str, fork_id: str, now: float
         " WHERE session_id = ? ORDER BY id",
         (fork_id, source_id),
     )
+    from seri.io.session_tags import copy_tags
+
+    copy_tags(conn, source_id, fork_id)
 
 
 def record_usage(store: Store, session_id: str, input_tokens: int) -> None:

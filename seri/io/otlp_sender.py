@@ -194,7 +194,13 @@ class BackgroundSender:
         self._thread.join(timeout)
         if self._thread.is_alive():
             with self._lock:
-                self._say_once(f"the collector did not take the last spans within {timeout:g} s")
+                shown = next(
+                    (target.shown for target in self._targets.values() if target is not None),
+                    "the collector",
+                )
+                self._say_once(
+                    f"{shown} did not take the last telemetry within {timeout:g} s; it is dropped"
+                )
                 self._dropped += len(self._spans) + self._in_flight
                 self._spans.clear()
 

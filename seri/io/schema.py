@@ -302,6 +302,19 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY(project, server)
     ) WITHOUT ROWID;
     """,
+    # 7 (issue 18's; it follows main's last): run tags (SERI_RUN_TAGS, `seri chat --tag
+    # KEY=VALUE`), the labels a fleet gives its runs, kept with the session they ran on (one
+    # value per key: a later run's wins), so a fleet's sessions can be found and grouped by
+    # them. Each run's header keeps its own.
+    """
+    CREATE TABLE session_tags(
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY(session_id, key)
+    ) WITHOUT ROWID;
+    CREATE INDEX session_tags_by_tag ON session_tags(key, value);
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -26,17 +26,25 @@ def session_rows(store: Store, project: str | None, *, limit: int | None = None)
     return list(store.connection.execute(sql, params))
 
 
-# The listing's columns: the session's, then its recorded usage (zeros when none).
+# The run tags of the session ``s`` as one JSON object (``{}`` when none), keys in order.
+TAGS_OBJECT = (
+    "(SELECT coalesce(json_group_object(t.key, t.value), '{}')"
+    " FROM (SELECT key, value FROM session_tags WHERE session_id = s.id ORDER BY key) AS t)"
+)
+# The listing's columns: the session's, then its recorded usage (zeros when none), then its
+# run tags.
 LISTING_COLUMNS = (
     "s.id, s.project, s.created, s.updated, s.model, s.title, s.message_count, s.parent_id,"
     " coalesce(u.calls, 0), coalesce(u.input_tokens, 0), coalesce(u.output_tokens, 0),"
-    " coalesce(u.cached_tokens, 0), coalesce(u.cost, 0), coalesce(u.costed_calls, 0)"
+    " coalesce(u.cached_tokens, 0), coalesce(u.cost, 0), coalesce(u.costed_calls, 0),"
+    f" {TAGS_OBJECT}"
 )
 
 
 def listing_rows(store: Store, project: str | None, *, limit: int | None = None) -> list[Any]:
     """Newest first, as session rows (see ``session_rows``) followed by calls, input, output
-    and cached tokens, cost and the number of calls that reported a cost."""
+    and cached tokens, cost, the number of calls that reported a cost, and the run tags (a
+    JSON object)."""
     where = "s.parent_id IS NULL" + (" AND s.project = ?" if project is not None else "")
     params: tuple[Any, ...] = (project,) if project is not None else ()
     sql = (

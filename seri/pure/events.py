@@ -156,6 +156,11 @@ class Header(Event):
     check_command: str | Absent | None = field("the check run after every write", optional=True)
     interactive: bool | Absent = field("whether a person could be asked", optional=True)
     sandbox: str | Absent = field("`bubblewrap`, `landlock` or `none`", optional=True)
+    tags: Mapping[str, str] | Absent = field(
+        "the run's tags (`SERI_RUN_TAGS`, `--tag KEY=VALUE`): KEY → VALUE; a chat's header "
+        "always has them (`{}` when none)",
+        optional=True,
+    )
 
     @classmethod
     def of(

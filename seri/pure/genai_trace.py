@@ -59,6 +59,8 @@ from seri.pure.otlp_model import (
     SpanEvent,
     nanos,
 )
+from seri.pure.redaction import Redactor
+from seri.pure.run_tags import tag_attributes, tags_from_header
 from seri.pure.usage_totals import UsageTotals
 
 AgentRole = Literal["pending", "task", "standalone", "subagent"]
@@ -104,6 +106,8 @@ class RunContext:
     interactive: bool = False
     requests: Attributes = ()
     context_window: int | None = None
+    # The run's tags (SERI_RUN_TAGS, --tag) as ``seri.tag.KEY`` attributes: on every span.
+    tags: Attributes = ()
 
 
 @attrs.frozen
@@ -224,7 +228,7 @@ class _Step:
         at = nanos(record.at) if math.isfinite(record.at) else self.mark
         if record.type == "header":
             self.close_run()
-            self.run = _run_context(record)
+            self.run = _run_context(record, self.content.redactor)
             self.mark = nanos(_started(record))
             return
         if self.run is None or self.run.run != record.run:
@@ -335,12 +339,20 @@ class _Step:
         span = (
             self.agent_span(scope, end) if isinstance(scope, AgentScope) else tool_span(scope, end)
         )
-        self.spans.append(span)
+        self.emit(span)
         if self.stack:
             parent = self.stack[-1]
             self.stack[-1] = attrs.evolve(parent, last_ns=max(parent.last_ns, end))
             if isinstance(scope, AgentScope):
                 self.add_totals(scope.totals)
+
+    def emit(self, span: Span) -> None:
+        """A finished span, with its run's tags (every span carries them, so a backend can
+        group or filter any span by them without walking up to its root)."""
+        tags = self.current_run().tags
+        if tags:
+            span = attrs.evolve(span, attributes=(*span.attributes, *tags))
+        self.spans.append(span)
 
     def add_totals(self, totals: UsageTotals) -> None:
         """A subagent's usage counts toward the agent that started it."""
@@ -491,7 +503,7 @@ class _Step:
             status_message=message,
         )
         self.during_call.clear()
-        self.spans.append(span)
+        self.emit(span)
         self.stack[index] = attrs.evolve(
             scope,
             totals=scope.totals.plus(usage),
@@ -823,8 +835,11 @@ def _started(record: TrajectoryRecord) -> float:
     return record.at if started is None else started
 
 
-def _run_context(header: TrajectoryRecord) -> RunContext:
+def _run_context(header: TrajectoryRecord, redactor: Redactor) -> RunContext:
     data = header.data
+    # Redacted as the recorder redacts the stored header, so a live export and a later one
+    # from the store agree.
+    tags = tuple((key, redactor.text(value)) for key, value in tags_from_header(data.get("tags")))
     model = data.get("model")
     version = data.get("seri_version")
     window = data.get("context_window")
@@ -837,6 +852,7 @@ def _run_context(header: TrajectoryRecord) -> RunContext:
         interactive=data.get("interactive") is True,
         requests=request_attributes(data),
         context_window=window if isinstance(window, int) and not isinstance(window, bool) else None,
+        tags=tag_attributes(tags),
     )
 
 

@@ -70,6 +70,9 @@ class Settings:
     base_url_source: str = "seri's default"
     # Unknown keys in config.json, each with the closest known key: shown, not fatal.
     warnings: tuple[str, ...] = ()
+    # config.json's `telemetry.otlp` as written (None when absent): whether it asks for live
+    # OpenTelemetry export is decided by seri.pure.otlp_settings, only when something asks.
+    telemetry_otlp: Any = None
 
 
 def configured_max_tokens(settings: Settings) -> int | None:
@@ -260,4 +263,11 @@ def parse_settings(config: Mapping[str, Any], env: Mapping[str, str]) -> Setting
             "mcp.tool_search_threshold",
             mcp.get("tool_search_threshold", DEFAULT_MCP_TOOL_SEARCH_THRESHOLD),
         ),
+        telemetry_otlp=_otlp_section(config.get("telemetry")),
     )
+
+
+def _otlp_section(telemetry: Any) -> Any:
+    """``telemetry.otlp`` as written, read-only when it is an object (None when absent)."""
+    section = telemetry.get("otlp") if isinstance(telemetry, dict) else None
+    return MappingProxyType(dict(section)) if isinstance(section, dict) else section

@@ -10,6 +10,8 @@ import attrs
 from seri.pure.errors import SeriError
 
 KEY_VARIABLES = ("OPENROUTER_API_KEY", "SERI_API_KEY")
+# The run tags' variable (seri.pure.run_tags.TAGS_VARIABLE, spelt here to keep that unloaded).
+TAGS_VARIABLE = "SERI_RUN_TAGS"
 
 
 @attrs.frozen
@@ -26,6 +28,18 @@ class ChatOptions:
     output_format: str = "text"
     # --max-budget-usd (None: config.json's max_budget_usd, if any).
     max_budget_usd: float | None = None
+    # The run's tags (seri.pure.run_tags), sorted by key.
+    tags: tuple[tuple[str, str], ...] = ()
+
+
+def tags_asked(env: Mapping[str, str], flags: list[str]) -> tuple[tuple[str, str], ...]:
+    """The run's tags from SERI_RUN_TAGS and each ``--tag`` (a BadTag names a bad one); the
+    parser is loaded only when there are tags to read."""
+    if not flags and not env.get(TAGS_VARIABLE, "").strip():
+        return ()
+    from seri.pure.run_tags import run_tags
+
+    return run_tags(env.get(TAGS_VARIABLE, ""), flags)
 
 
 def api_key_from(env: Mapping[str, str]) -> str:

@@ -46,6 +46,7 @@ from seri.runtime.profile import Profile
 from seri.runtime.run_events import RunEvents
 from seri.runtime.run_output import RunTally
 from seri.runtime.subagent import run_subagent
+from seri.runtime.telemetry import live_observers
 from seri.runtime.tool_host import ToolHost
 from seri.runtime.window_lookup import WindowLookup
 
@@ -117,9 +118,14 @@ class ChatSession:
         # This run's events (None until the session exists), and who watches them live.
         self.events: RunEvents | None = None
         # Every model call of this run added up (subagents' too): the cost budget's figure,
-        # and the result record's usage; it watches the run like any observer.
+        # and the result record's usage; it watches the run like any observer. Live OpenTelemetry export,
+        # when an endpoint is named, watches the runs too.
         self.tally = RunTally()
-        self.observers = (self.tally, *observers)
+        self.observers = (
+            self.tally,
+            *observers,
+            *live_observers(os.environ, settings, self.redactor),
+        )
         self._repairs: tuple[Message, ...] = ()
         self._prompt_stored = False
         self.context_window: int | None = settings.context_window
@@ -345,7 +351,8 @@ class ChatSession:
             self._load()
 
     def _ensure_session(self, *, for_task: bool = True) -> None:
-        if not self.session_id:
+        created = not self.session_id
+        if created:
             self.session_id = uuid.uuid4().hex
             me = leases.this_process(LEASE_COMMAND)
             with self.store.write() as conn:
@@ -359,6 +366,7 @@ class ChatSession:
                     prompt_hashes=dict(self.startup.prompt.hashes),
                     project_identity=directory_identity(Path(self.project)),
                 )
+                self._store_tags(conn)
                 leases.take_in(conn, self.session_id, me)
             self.lease = leases.Lease(self.store, self.session_id, me)
             self.log = self._log(0)
@@ -372,7 +380,17 @@ class ChatSession:
             self.log.store_prompt(prompt.text, dict(prompt.hashes), self.settings.model)
             self._prompt_stored = True
         if self.events is None:
+            if self.options.tags and not created:
+                with self.store.write() as conn:
+                    self._store_tags(conn)
             self._start_recording()
+
+    def _store_tags(self, conn: Any) -> None:
+        """This run's tags onto the session (the tag store is loaded only when there are)."""
+        if self.options.tags:
+            from seri.io.session_tags import tag_session
+
+            tag_session(conn, self.session_id, self.options.tags)
 
     def _start_recording(self) -> None:
         from seri.runtime.trajectory_start import prune_at_session_start
@@ -407,6 +425,7 @@ class ChatSession:
             check_command=self.settings.check_command or None,
             interactive=self.interactive,
             sandbox=self.sandbox.kind,
+            tags=dict(self.options.tags),
         )
 
     # -- running -------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Live OTLP export: the trajectory records of a run, as they are recorded, become spans and
-metrics sent to the collector the OpenTelemetry variables (or config.json) name.
+metrics sent to the collector the OpenTelemetry variables (or config.json) name. ``seri chat``
+gets it as an event observer (``OtlpObserver``, made by ``seri.runtime.telemetry``).
 
 The interface the recording side calls (see ``LiveExport``):
 
@@ -22,6 +23,7 @@ from typing import Any
 
 from seri import __version__
 from seri.io.otlp_sender import CLOSE_SECONDS, BackgroundSender
+from seri.pure.events import Event, Header
 from seri.pure.genai_attributes import CONTENT_LIMIT, Content
 from seri.pure.genai_trace import (
     TraceOutput,
@@ -78,10 +80,15 @@ class LiveExport:
         self._ordinal += 1
         self._take(TrajectoryRecord(type_, self._session, self._run, at, data, self._ordinal))
 
-    def close(self, timeout: float = CLOSE_SECONDS) -> None:
-        """End whatever is still open and send the rest, waiting ``timeout`` s at most."""
+    def end_run(self) -> None:
+        """The run ended: whatever is still open ends now and goes to the sender (which goes
+        on, for a next run of the same process, until ``close``)."""
         self._state, output = trace_end(self._state)
         self._hand_over(output)
+
+    def close(self, timeout: float = CLOSE_SECONDS) -> None:
+        """End whatever is still open and send the rest, waiting ``timeout`` s at most."""
+        self.end_run()
         self._sender.close(timeout)
 
     @property
@@ -115,3 +122,29 @@ def live_export(
     for line in settings.warnings:
         warn(line)
     return LiveExport(settings, redactor, warn)
+
+
+class OtlpObserver:
+    """The live export as an event observer (``seri.runtime.ports.EventObserver``): each run's
+    header and events, as the recorder gets them, become spans on the export's thread.
+
+    The header names the session and the run (``header.session``, ``header.run``), so the
+    spans' ids are the ones a later ``seri trajectory export --format otlp`` of the stored
+    run gives. Nothing here waits for the network; ``close`` (at the process's end) waits
+    for the last batch a bounded time.
+    """
+
+    def __init__(self, export: LiveExport) -> None:
+        self.export = export
+
+    def started(self, header: Header, at: float) -> None:
+        self.export.start(header.session, header.run, header.export(), at)
+
+    def observe(self, event: Event, at: float) -> None:
+        self.export.record(event.type, event.export(), at)
+
+    def finished(self, at: float) -> None:
+        self.export.end_run()
+
+    def close(self, timeout: float = CLOSE_SECONDS) -> None:
+        self.export.close(timeout)

@@ -58,6 +58,7 @@ def export(profile: Profile, raw_id: str, format_name: str) -> int:
 def session_head(store: Any, session_id: str) -> tuple[Any, dict[str, Any]]:
     """The session's state and its header object (the first line of `show --json`)."""
     from seri.io import conversations
+    from seri.io.session_tags import session_tags
 
     state = conversations.load_state(store, session_id)
     ledger = conversations.compaction_ledger(store, session_id)
@@ -68,6 +69,7 @@ def session_head(store: Any, session_id: str) -> tuple[Any, dict[str, Any]]:
     head["children"] = [child.id for child in children]
     if state.forked_from:
         head["forked_from"] = state.forked_from
+    head["tags"] = session_tags(store, session_id)
     return state, head
 
 

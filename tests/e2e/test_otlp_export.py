@@ -28,7 +28,7 @@ HEADER_SECRET = "tok-" + "5ecret" * 4  # an OTLP header value: sent, never writt
 CONTENT = "the-content-marker-42"
 
 
-def _script() -> list[dict[str, Any]]:
+def task_script() -> list[dict[str, Any]]:
     """A task with a subagent, a written file, a denied command, a retry and a final answer."""
     return [
         {"tool_calls": [call("t1", "task", description="look", prompt="count files")]},
@@ -46,7 +46,7 @@ def _script() -> list[dict[str, Any]]:
 
 
 def _run_task(run_seri: RunSeri, script: list[dict[str, Any]] | None = None) -> str:
-    with FakeModel(script or _script()) as fake:
+    with FakeModel(script or task_script()) as fake:
         result = run_seri(
             "chat", "--allow", "task", "--allow", "write_file", "-p", "do it", env=chat_env(fake)
         )
@@ -90,7 +90,7 @@ def _by_name(spans: list[Any]) -> dict[str, list[Any]]:
     return found
 
 
-def _check_parenting(spans: list[Any]) -> None:
+def check_parenting(spans: list[Any]) -> None:
     by_id = {span.span_id: span for span in spans}
     assert len(by_id) == len(spans)
     roots = Counter(span.trace_id for span in spans if not span.parent_span_id)
@@ -117,7 +117,7 @@ def test_a_task_lands_as_one_trace_in_the_genai_shape(run_seri: RunSeri, seri_ho
     assert "sent 1 trace (11 spans)" in result.stderr
     received = receiver.received
     spans = received.spans()
-    _check_parenting(spans)
+    check_parenting(spans)
     assert {span.trace_id for span in spans} == {spans[0].trace_id}
     names = Counter(span.name for span in spans)
     assert names == {
@@ -267,7 +267,7 @@ def test_without_an_endpoint_the_export_is_otlp_json_lines_on_stdout(run_seri: R
     traces = parse_json_traces(lines[0])
     spans = [s for rs in traces.resource_spans for ss in rs.scope_spans for s in ss.spans]
     assert len(spans) == 11
-    _check_parenting(spans)
+    check_parenting(spans)
     metrics = parse_json_metrics(lines[1])
     names = {
         m.name for rm in metrics.resource_metrics for sm in rm.scope_metrics for m in sm.metrics
@@ -316,9 +316,11 @@ def test_bad_otlp_settings_are_a_usage_error(run_seri: RunSeri) -> None:
     assert result.stderr.startswith("seri: OTEL_EXPORTER_OTLP_PROTOCOL is 'grpc'")
 
 
-def run_concurrently(seri_home: Path, project: Path, runs: int = 8) -> None:
+def run_concurrently(
+    seri_home: Path, project: Path, runs: int = 8, extra: dict[str, str] | None = None
+) -> None:
     """``runs`` `seri chat -p` at once on one profile, each against its own loopback model:
-    one glob call, then an answer."""
+    one glob call, then an answer (``extra``: more environment for each)."""
     fakes = [
         FakeModel(
             [
@@ -339,7 +341,8 @@ def run_concurrently(seri_home: Path, project: Path, runs: int = 8) -> None:
                 [SERI, "chat", "-p", f"task {n}"],
                 cwd=project,
                 env=seri_env(
-                    seri_home, {"SERI_BASE_URL": fake.base_url, "OPENROUTER_API_KEY": KEY}
+                    seri_home,
+                    {"SERI_BASE_URL": fake.base_url, "OPENROUTER_API_KEY": KEY, **(extra or {})},
                 ),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -372,8 +375,13 @@ def test_eight_concurrent_runs_land_as_eight_traces(
     with OtlpReceiver() as receiver:
         result = _export(run_seri, receiver)
     assert result.returncode == 0, result.stderr
-    spans = receiver.received.spans()
-    _check_parenting(spans)
+    check_concurrent_traces(receiver.received.spans(), calls)
+
+
+def check_concurrent_traces(spans: list[Any], calls: dict[str, list[dict[str, Any]]]) -> None:
+    """The spans of ``run_concurrently``'s eight runs: eight traces, parented, each with the
+    totals of its session's recorded calls (``calls``, by session)."""
+    check_parenting(spans)
     roots = [span for span in spans if not span.parent_span_id]
     assert len(roots) == 8
     assert len({span.trace_id for span in spans}) == 8

@@ -256,6 +256,14 @@ def _between(draw: Any) -> list[tuple[str, dict[str, Any]]]:
     return []
 
 
+# Run tags as a header holds them (seri.pure.run_tags): well-formed keys, any short values.
+RUN_TAG_MAPS = st.dictionaries(
+    st.from_regex(r"[A-Za-z][A-Za-z0-9_.\-]{0,8}", fullmatch=True),
+    st.text(st.characters(categories=("L", "N", "P")), min_size=1, max_size=12),
+    max_size=4,
+)
+
+
 @st.composite
 def recorded_runs(draw: Any) -> list[TrajectoryRecord]:
     """One or two runs as seri records them, with times, maybe cut short."""
@@ -273,6 +281,8 @@ def recorded_runs(draw: Any) -> list[TrajectoryRecord]:
             "interactive": draw(st.booleans()),
             "sampling": {"temperature": 0.2},
         }
+        if draw(st.booleans()):
+            header["tags"] = draw(RUN_TAG_MAPS)
         records.append(TrajectoryRecord("header", session, run, clock, header, 0))
         steps: list[tuple[str, dict[str, Any]]] = []
         if draw(st.booleans()):
