@@ -118,8 +118,8 @@ class ChatSession:
         # This run's events (None until the session exists), and who watches them live.
         self.events: RunEvents | None = None
         # Every model call of this run added up (subagents' too): the cost budget's figure,
-        # and the result record's usage; it watches the run like any observer. Live OpenTelemetry export,
-        # when an endpoint is named, watches the runs too.
+        # and the result record's usage; it watches the run like any observer. Live
+        # OpenTelemetry export, when an endpoint is named, watches the runs too.
         self.tally = RunTally()
         self.observers = (
             self.tally,
