@@ -105,22 +105,9 @@ def layer_of(module: str) -> str | None:
     return next((layer for layer in LAYERS if module.startswith(layer + ".")), None)
 
 
-# Being taken apart: the provider client returns failures as values (issue 17, item 5), after
-# which a failure no longer needs to name the stream result it interrupted.
-KNOWN_CYCLES = [
-    [
-        "seri.pure.overflow_table",
-        "seri.pure.provider_errors",
-        "seri.pure.provider_failure",
-        "seri.pure.retry_plan",
-        "seri.pure.stream_assembly",
-    ]
-]
-
-
 def test_no_module_takes_part_in_an_import_cycle() -> None:
     """Counting imports inside functions and for type checking too."""
-    assert cycles(graph()) == KNOWN_CYCLES
+    assert cycles(graph()) == []
 
 
 @pytest.mark.parametrize("layer", LAYERS)

@@ -16,7 +16,7 @@ from seri.io.provider import ProviderClient
 from seri.pure.output_budget import MIN_OUTPUT_TOKENS, OUTPUT_MARGIN, lowered_output_budget
 from seri.pure.overflow_table import overflow_numbers
 from seri.pure.provider_errors import classify_http_error, is_context_overflow
-from seri.pure.provider_failure import ProviderError, ProviderFailure
+from seri.pure.provider_failure import ProviderFailure
 from seri.pure.records import Message
 from seri.pure.server_windows import (
     window_from_listing,
@@ -36,7 +36,7 @@ def _ids(kind: str) -> list[dict[str, Any]]:
     return [c for c in CAPTURES if c["transport"] == kind]
 
 
-def _send(*steps: dict[str, Any]) -> tuple[StreamResult | ProviderError, int]:
+def _send(*steps: dict[str, Any]) -> tuple[StreamResult | ProviderFailure, int]:
     """One chat call through the real client, against a fake serving these steps' bytes; what
     came back, and how many requests it took (at most two attempts)."""
     request = build_request("fake/model", (Message(role="user", text="hi"),))
@@ -52,11 +52,7 @@ def _send(*steps: dict[str, Any]) -> tuple[StreamResult | ProviderError, int]:
             idle_timeout=5.0,
         ) as client,
     ):
-        try:
-            outcome: StreamResult | ProviderError = client.stream_chat(request)
-        except ProviderError as exc:
-            outcome = exc
-        return outcome, len(fake.requests)
+        return client.stream_chat(request), len(fake.requests)
 
 
 def _check_failure(failure: ProviderFailure, expect: dict[str, Any]) -> None:
@@ -103,11 +99,11 @@ def test_http_error_bodies(capture: dict[str, Any]) -> None:
         **({"headers": capture["headers"]} if "headers" in capture else {}),
     }
     outcome, sent = _send(step, step)
-    assert isinstance(outcome, ProviderError), outcome
-    _check_failure(outcome.failure, capture["expect"])
-    retried = outcome.failure.retryable and outcome.failure.kind != "context_overflow"
+    assert isinstance(outcome, ProviderFailure), outcome
+    _check_failure(outcome, capture["expect"])
+    retried = outcome.retryable and outcome.kind != "context_overflow"
     assert sent == (2 if retried else 1)
-    assert "sk-test-key" not in str(outcome)
+    assert "sk-test-key" not in repr(outcome)
 
 
 @pytest.mark.parametrize("capture", _ids("sse"), ids=lambda c: c["id"])
@@ -120,8 +116,8 @@ def test_streams(capture: dict[str, Any]) -> None:
         return
     assert sent == 1, "a stream that delivered something was sent again"
     if expect.get("kind"):
-        assert isinstance(outcome, ProviderError), outcome
-        _check_failure(outcome.failure, expect)
+        assert isinstance(outcome, ProviderFailure), outcome
+        _check_failure(outcome, expect)
         return
     assert isinstance(outcome, StreamResult), outcome
     message = outcome.message

@@ -33,7 +33,7 @@ from seri.pure.provider_errors import (
     stream_overdue,
     stream_stalled,
 )
-from seri.pure.provider_failure import ProviderFailure, to_exception
+from seri.pure.provider_failure import ProviderFailure
 from seri.pure.retry_plan import plan_retry
 from seri.pure.server_windows import (
     window_from_listing,
@@ -170,15 +170,15 @@ class ProviderClient:
         on_text: Callable[[str], None] | None = None,
         *,
         on_reasoning: Callable[[str], None] | None = None,
-    ) -> StreamResult:
-        """Send one chat request and return the assembled answer.
+    ) -> StreamResult | ProviderFailure:
+        """Send one chat request and return the assembled answer, or why there is none.
 
-        Raises a ``ProviderError`` subclass (``ContextOverflow``, ``RateLimited``,
-        ``InvalidApiKey``...) when no answer started: the request was refused, or retries ran
-        out. ``body`` may be the JSON already encoded (the agent loop splices cached messages
-        into it). Once an answer has started, it is returned whatever happens next; a stream that
-        was cut, stalled or carried an error event comes back with ``complete=False`` and a
-        ``failure`` (``result.raise_for_failure()`` turns that into the matching exception).
+        A ``ProviderFailure`` comes back when no answer started: the request was refused
+        (``failure.kind`` says how: ``context_overflow``, ``auth``, ``rate_limited``...), or
+        retries ran out. ``body`` may be the JSON already encoded (the agent loop splices cached
+        messages into it). Once an answer has started, a ``StreamResult`` is returned whatever
+        happens next; a stream that was cut, stalled or carried an error event comes back with
+        ``complete=False`` and its ``failure``.
         """
         attempt = 0
         while True:
@@ -194,7 +194,7 @@ class ProviderClient:
                 jitter=self._jitter(),
             )
             if not plan.retry:
-                raise to_exception(plan.failure)
+                return plan.failure
             if self._on_retry is not None:
                 self._on_retry(attempt, outcome.status, plan.delay, outcome.message)
             self._sleep(plan.delay)

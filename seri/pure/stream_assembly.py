@@ -19,7 +19,7 @@ import attrs
 from seri.pure import json_text
 from seri.pure.lazy_pattern import LazyPattern
 from seri.pure.provider_errors import classify_stream_error, malformed_response, stream_interrupted
-from seri.pure.provider_failure import ProviderFailure, to_exception
+from seri.pure.provider_failure import ProviderFailure
 from seri.pure.records import Message, ToolCall, Usage
 from seri.pure.sse import DONE, SSEDone, SSEEvent
 
@@ -61,11 +61,6 @@ class StreamResult:
     generation_id: str = ""
     # The model declined (``delta.refusal``); the same words are in ``message.text``.
     refusal: str = ""
-
-    def raise_for_failure(self) -> None:
-        """Raise the matching ``ProviderError`` (carrying this result) if the stream failed."""
-        if self.failure is not None:
-            raise to_exception(self.failure, self)
 
 
 @attrs.define

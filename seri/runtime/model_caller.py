@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from seri.pure.effects import CallModel, ModelFailed, ModelReply
 from seri.pure.events import Retry
 from seri.pure.output_budget import OutputBudget
+from seri.pure.provider_failure import ProviderFailure
 from seri.pure.records import Message
 from seri.pure.settings import Settings
 from seri.pure.terminal_text import neutralise
@@ -24,6 +25,11 @@ from seri.pure.tool_specs import ToolSpec
 from seri.pure.turn import cut_answer
 from seri.pure.usage_totals import UsageTotals
 from seri.runtime.ports import RecorderPort
+
+if TYPE_CHECKING:
+    # The client (httpx) and the assembler load on the first call: start-up does not wait.
+    from seri.io.provider import ProviderClient
+    from seri.pure.stream_assembly import StreamResult
 
 
 class WireCache:
@@ -93,7 +99,7 @@ class ModelCaller:
         self.deferred = deferred
         self.on_text = on_text
         self.on_reasoning = on_reasoning
-        self._client: Any = None
+        self._client: ProviderClient | None = None
         self.usage = UsageTotals()
         self.cache_markers_sent = 0
         from seri.pure.wire import wants_reasoning_content
@@ -105,7 +111,7 @@ class ModelCaller:
         """The tools turn requests carry from now on (a chat's MCP tools change between tasks)."""
         self.tools, self.deferred = tools, deferred
 
-    def client(self) -> Any:
+    def client(self) -> ProviderClient:
         if self._client is None:
             from seri.io.provider import ProviderClient
 
@@ -193,55 +199,62 @@ class ModelCaller:
         return self._system
 
     def call(self, effect: CallModel) -> ModelReply | ModelFailed:
-        from seri.pure.provider_failure import ProviderError
-
         on_text = self.on_text if effect.purpose == "turn" else None
         try:
-            result = self.client().stream_chat(
+            outcome = self.client().stream_chat(
                 self.encoded_body(effect), on_text, on_reasoning=self.on_reasoning
-            )
-        except ProviderError as exc:
-            # Refused before any of an answer arrived: what the provider said goes back whole,
-            # for the loop to decide whether a smaller output budget would do.
-            failure = exc.failure
-            error = str(exc)
-            if failure.kind == "connection":
-                error = self.naming_the_url(error)
-            overflow = failure.kind == "context_overflow"
-            return ModelFailed(
-                error,
-                overflow=overflow,
-                overflow_numbers=failure.overflow if overflow else None,
-                refused=failure,
             )
         except KeyboardInterrupt:
             return ModelFailed(
                 "interrupted by user while the model was answering", interrupted=True, by_user=True
             )
-        self.usage = self.usage.add(result.usage)
-        if not result.complete:
-            failure = result.failure
-            text = failure.message if failure is not None else "the answer stopped before its end"
-            kind = getattr(failure, "kind", "")
-            if kind == "context_overflow":
-                return ModelFailed(
-                    text, overflow=True, overflow_numbers=getattr(failure, "overflow", None)
-                )
+        if isinstance(outcome, ProviderFailure):
+            return self.refused(outcome)
+        self.usage = self.usage.add(outcome.usage)
+        if not outcome.complete:
+            return self.cut(outcome)
+        return ModelReply(
+            outcome.message,
+            outcome.usage,
+            outcome.finish_reason,
+            outcome.tool_calls_runnable,
+            outcome.unrunnable_reason,
+            model=outcome.model,
+            generation_id=outcome.generation_id,
+            refusal=outcome.refusal,
+        )
+
+    def refused(self, failure: ProviderFailure) -> ModelFailed:
+        """Refused before any of an answer arrived: what the provider said goes back whole,
+        for the loop to decide whether a smaller output budget would do."""
+        error = failure.message
+        if failure.kind == "connection":
+            error = self.naming_the_url(error)
+        overflow = failure.kind == "context_overflow"
+        return ModelFailed(
+            error,
+            overflow=overflow,
+            overflow_numbers=failure.overflow if overflow else None,
+            refused=failure,
+        )
+
+    @staticmethod
+    def cut(result: StreamResult) -> ModelFailed:
+        """An answer that started and stopped before its end: what arrived is kept."""
+        failure = result.failure
+        if failure is None:
             return ModelFailed(
-                text,
-                # A cut or stalled stream interrupts the turn, but nobody pressed Ctrl-C:
-                # by_user stays False (exit 1, and a subagent's parent goes on).
-                interrupted=kind in ("interrupted", "stalled"),
+                "the answer stopped before its end",
                 partial=cut_answer(result.message),
                 usage=result.usage,
             )
-        return ModelReply(
-            result.message,
-            result.usage,
-            result.finish_reason,
-            result.tool_calls_runnable,
-            result.unrunnable_reason,
-            model=result.model,
-            generation_id=result.generation_id,
-            refusal=result.refusal,
+        if failure.kind == "context_overflow":
+            return ModelFailed(failure.message, overflow=True, overflow_numbers=failure.overflow)
+        return ModelFailed(
+            failure.message,
+            # A cut or stalled stream interrupts the turn, but nobody pressed Ctrl-C:
+            # by_user stays False (exit 1, and a subagent's parent goes on).
+            interrupted=failure.kind in ("interrupted", "stalled"),
+            partial=cut_answer(result.message),
+            usage=result.usage,
         )
