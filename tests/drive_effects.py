@@ -1,4 +1,4 @@
-"""Running a pure effect generator in a test, answering each effect as the driver would."""
+"""Running a pure effect generator in a test, answering each effect as the interpreter would."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The agent loop's compaction rules, driven as the driver drives them (pure effects)."""
+"""The agent loop's compaction rules, driven as the interpreter drives them (pure effects)."""
 
 from __future__ import annotations
 

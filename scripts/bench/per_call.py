@@ -121,7 +121,7 @@ def _measure(fixtures: Fixtures, size: int, sizes: Sizes) -> None:
 
     out.setdefault("serialize", {})[size] = _per_op(serialize, builds, LOAD_RUNS)
 
-    driver = Interpreter(
+    interpreter = Interpreter(
         model=caller,
         tools=NoTools(),  # Persist never reaches the tools
         session=SessionLog(store, made.session_id, state.revision, pending=recorder.flush_into),
@@ -143,8 +143,8 @@ def _measure(fixtures: Fixtures, size: int, sizes: Sizes) -> None:
     for _ in range(STARTUP_RUNS):
         cpu_start = time.process_time()
         start = time.perf_counter()
-        driver.handle(Persist((reply,)))
-        driver.handle(Persist((result,)))
+        interpreter.handle(Persist((reply,)))
+        interpreter.handle(Persist((result,)))
         samples.append(time.perf_counter() - start)
         cpu.append(time.process_time() - cpu_start)
         start = time.perf_counter()

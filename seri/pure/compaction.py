@@ -42,7 +42,7 @@ from seri.pure.window import UNMEASURED_SCALE, Window
 
 NOT_ENOUGH_HISTORY = "Not enough history to compact."
 # Why a compaction was refused when the session changed after it was read (another process
-# appended, compacted or rewound). The driver answers with it instead of calling the summarizer
+# appended, compacted or rewound). The interpreter answers with it instead of calling the summarizer
 # when it already knows, and the swap itself answers False.
 SESSION_CHANGED = (
     "the session changed while compacting (another seri process wrote to it); nothing was replaced"
@@ -187,7 +187,7 @@ def compact(
     stored: Sequence[Message] | None = None,
     budget: OutputBudget | None = None,
 ) -> Flow[CompactionOutcome]:
-    """Compact ``history``; the driver applies the swap atomically or reports a conflict.
+    """Compact ``history``; the interpreter applies the swap atomically or reports a conflict.
 
     ``keep`` overrides the keep budget (local tokens); ``window`` is the window as known so
     far, and the outcome carries it as the summarizer calls left it. ``stored`` is the history

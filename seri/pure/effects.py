@@ -47,7 +47,7 @@ class Request(Generic[A]):
                 cls.answer_types = _classes(declared)
 
     def accept(self, answer: object) -> A:
-        """``answer`` as this effect's answer; TypeError when it is not one (a driver bug)."""
+        """``answer`` as this effect's answer; TypeError when it is not one (an interpreter bug)."""
         if not isinstance(answer, self.answer_types):
             kinds = " or ".join(t.__name__ for t in self.answer_types)
             raise TypeError(f"{type(self).__name__} is answered with {kinds}, not {answer!r}")

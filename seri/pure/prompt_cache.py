@@ -13,7 +13,7 @@ At most four breakpoints are allowed; seri uses two:
   breakpoint, and the previous call's end is two or three messages back.
 
 Only the moving marker changes between calls, and only on the message that carried it: every
-other message is encoded to the same bytes every time (the driver's per-message wire cache), so
+other message is encoded to the same bytes every time (the model caller's ``WireCache``), so
 everything before the previous call's end is byte for byte what was cached. (A second moving
 marker on the previous end would have to be dropped the call after, changing bytes the provider
 already cached.)

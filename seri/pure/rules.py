@@ -116,8 +116,8 @@ def fired_rule_names(
     """Which rules already fired, read back from the rule messages in a resumed history.
 
     A compaction can evict a rule message; the names it carried then live on in the stored
-    recap under ``RULES_FIRED_KEY`` (the driver writes them there when it applies the
-    compaction), so pass the session's stored recap too, or the rule would fire again.
+    recap under ``RULES_FIRED_KEY`` (``seri.io.session_log`` writes them there when it applies
+    the compaction), so pass the session's stored recap too, or the rule would fire again.
     """
     names = set()
     for message in history:

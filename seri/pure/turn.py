@@ -3,7 +3,7 @@
 ``run_task`` is a generator of effects (``seri.pure.effects``). It owns every
 decision: the turn budget, when to compact, what happens on overflow, which
 tool calls may run, that every tool call gets exactly one result, which rules
-fire. The driver in ``seri.io`` only carries the effects out.
+fire. The interpreter (``seri.runtime.interpreter``) only carries the effects out.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """What a person sees of a running task: the answer as it streams, one line per tool call,
 approvals, the spinner while seri waits, and notices such as a compaction.
 
-The driver tells this view what happens (``Activity``); the view decides nothing about the
-task, it only shows it. Without a terminal only notices that matter to a log (compaction)
-are written; the answer goes out as data, as before.
+The interpreter tells this view what happens (it is the ``Person`` port); the view decides
+nothing about the task, it only shows it. Without a terminal only notices that matter to a
+log (compaction) are written; the answer goes out as data, as before.
 """
 
 from __future__ import annotations

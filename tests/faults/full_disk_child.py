@@ -5,7 +5,7 @@
 A VFS registered as the default in this process (it has to be: a VFS only exists where the
 database is opened) makes the Nth write (``xWrite``) raise ``FullError``, or the Nth sync
 (``xSync``) raise ``IOError``, counted from the start of one turn's transaction. That
-transaction is the one seri's driver runs for a turn: ``Store.write()`` (BEGIN IMMEDIATE), the
+transaction is the one seri's interpreter runs for a turn: ``Store.write()`` (BEGIN IMMEDIATE), the
 messages through ``conversations.insert_messages``, the counters, and the buffered trajectory
 events through ``Recorder.flush_into``.
 
@@ -101,7 +101,7 @@ def turn(step: int) -> list[Message]:
 
 
 def write_turn(store: Any, recorder: Recorder, session: str, step: int) -> None:
-    """What the driver does for a turn's Persist, in one IMMEDIATE transaction."""
+    """What the interpreter does for a turn's Persist, in one IMMEDIATE transaction."""
     recorder.record(ModelCall(finish_reason="tool_calls", usage=None, tool_calls=1))
     with store.write() as conn:
         insert_latest(conn, session, turn(step), time.time())

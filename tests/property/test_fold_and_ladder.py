@@ -1,7 +1,7 @@
 """Properties of compaction's new mechanisms: the window's shares, the fold, the shrink ladder,
 the cut tool result and the bounded recap.
 
-The compaction generator is driven here the way the driver drives it: each effect gets the
+The compaction generator is driven here the way the interpreter drives it: each effect gets the
 answer its type asks for (a summarizer reply, True for the swap). Nothing of seri is replaced.
 """
 
@@ -164,7 +164,7 @@ def test_the_fold_sees_every_message_once_in_requests_that_fit(
 
 
 class Provider:
-    """Answers effects as the driver would, with a model that counts ``ratio`` times denser
+    """Answers effects as the interpreter would, with a model that counts ``ratio`` times denser
     than seri and refuses summarizer requests over ``limit`` tokens by its count."""
 
     def __init__(self, ratio: float, limit: int) -> None:
