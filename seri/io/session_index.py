@@ -20,6 +20,7 @@ def session_rows(store: Store, project: str | None, *, limit: int | None = None)
     """
     where = "parent_id IS NULL" + (" AND project = ?" if project is not None else "")
     params: tuple[Any, ...] = (project,) if project is not None else ()
+    # S608: constant columns and conditions; the project is bound.
     sql = f"SELECT {SESSION_COLUMNS} FROM sessions WHERE {where} ORDER BY updated DESC, id"  # noqa: S608
     if limit is not None:
         sql += f" LIMIT {int(limit)}"
