@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 
 from seri.pure.glob_match import GlobError, glob_matches
+from seri.pure.records import Message
 
 RULE_MESSAGE_PREFIX = "[rule "
 # The key, in a session's stored recap object, of the rules whose messages compaction evicted.
@@ -111,7 +112,7 @@ def rules_fired_by(
 
 
 def fired_rule_names(
-    history: Iterable[object], recap: Mapping[str, Any] | None = None
+    history: Iterable[Message], recap: Mapping[str, Any] | None = None
 ) -> frozenset[str]:
     """Which rules already fired, read back from the rule messages in a resumed history.
 
@@ -121,8 +122,8 @@ def fired_rule_names(
     """
     names = set()
     for message in history:
-        text = getattr(message, "text", "")
-        if getattr(message, "kind", "") == "rule" and text.startswith(RULE_MESSAGE_PREFIX):
+        text = message.text
+        if message.kind == "rule" and text.startswith(RULE_MESSAGE_PREFIX):
             names.add(text[len(RULE_MESSAGE_PREFIX) :].split("]", 1)[0])
     stored = (recap or {}).get(RULES_FIRED_KEY, ())
     if isinstance(stored, list | tuple):
