@@ -103,6 +103,20 @@ def test_a_redacted_event_holds_no_secret(event: events.Event) -> None:
         assert redacted == event
 
 
+def test_every_record_of_the_module_is_listed() -> None:
+    """A record left out of ``EVENT_TYPES`` would be recorded, yet missing from the schema
+    file, the README's table and the properties above."""
+    declared = {
+        value
+        for value in vars(events).values()
+        if isinstance(value, type)
+        and issubclass(value, events.Event)
+        and value is not events.Event
+        and value.__module__ == events.__name__
+    }
+    assert declared == set(events.EVENT_TYPES)
+
+
 def test_every_type_is_named_once_and_every_field_documented() -> None:
     types = [kind.type for kind in events.EVENT_TYPES]
     assert len(types) == len(set(types))
