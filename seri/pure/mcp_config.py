@@ -78,9 +78,12 @@ class McpConfigProblem:
     name: str
     source: str
     message: str
+    # The whole file or section is unusable, not one server (whose name may be anything,
+    # "*" included, so the name cannot say it).
+    whole_file: bool = False
 
     def line(self) -> str:
-        if self.name == "*":  # the whole file or section, not one server
+        if self.whole_file:
             return f"MCP servers of {self.source or 'the configuration'}: {self.message}"
         where = f" in {self.source}" if self.source else ""
         return f"MCP server {self.name!r}{where}: {self.message}"
@@ -126,7 +129,9 @@ def servers_from_document(document: object, env: Mapping[str, str], source: str)
     """The ``mcpServers`` of a parsed ``.mcp.json`` or ``config.json`` (no key: no servers)."""
     if not isinstance(document, Mapping):
         return McpServerSet(
-            problems=(McpConfigProblem("*", source, "the file must hold a JSON object"),)
+            problems=(
+                McpConfigProblem("*", source, "the file must hold a JSON object", whole_file=True),
+            )
         )
     section = document.get("mcpServers")
     if section is None:
@@ -138,7 +143,10 @@ def parse_servers(section: object, env: Mapping[str, str], source: str) -> McpSe
     """Every entry of an ``mcpServers`` object, each usable, disabled, or a problem."""
     if not isinstance(section, Mapping):
         problem = McpConfigProblem(
-            "*", source, '"mcpServers" must be an object of {name: server entry}'
+            "*",
+            source,
+            '"mcpServers" must be an object of {name: server entry}',
+            whole_file=True,
         )
         return McpServerSet(problems=(problem,))
     servers: list[McpServerConfig] = []
@@ -165,7 +173,8 @@ def combine(lower: McpServerSet, higher: McpServerSet) -> McpServerSet:
     Claude Code's precedence is project over user, so a project's ``.mcp.json`` is passed as
     ``higher`` and the user's ``config.json`` as ``lower``.
     """
-    taken = {*higher.names(), *(p.name for p in higher.problems), *higher.disabled}
+    named = (p.name for p in higher.problems if not p.whole_file)
+    taken = {*higher.names(), *named, *higher.disabled}
     return McpServerSet(
         servers=(*(s for s in lower.servers if s.name not in taken), *higher.servers),
         problems=(*(p for p in lower.problems if p.name not in taken), *higher.problems),

@@ -51,7 +51,7 @@ def project_servers(project: Path, env: Mapping[str, str]) -> McpServerSet:
 
 
 def _unusable(path: Path, why: str) -> McpServerSet:
-    return McpServerSet(problems=(McpConfigProblem("*", str(path), why),))
+    return McpServerSet(problems=(McpConfigProblem("*", str(path), why, whole_file=True),))
 
 
 def expansion_env(project: Path) -> dict[str, str]:

@@ -186,3 +186,18 @@ def test_identity_changes_with_the_command_and_not_with_env() -> None:
     assert base == identity({"command": "npx", "args": ["-y", "pkg"], "env": {"A": "1"}})
     assert base != identity({"command": "npx", "args": ["-y", "other"]})
     assert json.loads(base) == ["stdio", "npx", "-y", "pkg"]
+
+
+def test_a_server_named_star_is_a_server_and_a_broken_file_is_not_one() -> None:
+    """Found by the property above: the whole-file problem once used the name "*" to say so,
+    and a server called "*" was then reported as the whole file (and hid one across files)."""
+    starred = parse_servers({"*": None}, {}, "f")
+    assert [p.line() for p in starred.problems] == [
+        "MCP server '*' in f: the entry must be an object with a command or a url"
+    ]
+    broken = servers_from_document([], {}, "g")
+    assert [p.line() for p in broken.problems] == [
+        "MCP servers of g: the file must hold a JSON object"
+    ]
+    both = combine(starred, servers_from_document([], {}, ".mcp.json"))
+    assert len(both.problems) == 2
