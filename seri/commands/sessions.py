@@ -238,36 +238,54 @@ def _print_human(session: Session, head: dict[str, Any], store: Any, session_id:
         out.write("".join(f"  {line}\n" for line in table.split("\n")))
     out.write("\n")
     # Bodies are read as plain JSON (no records are built): what is shown needs nothing else.
+    # A body that decodes whole is used as it is; anything else goes through message_dict,
+    # which reports the damage (json.loads would give the same object for the former).
+    decode = json.JSONDecoder().raw_decode
     pending: list[str] = []
     for seq, _created, body in conversations.iter_message_bodies(store, session_id):
-        pending.append(_render_message(seq, conversations.message_dict(session_id, seq, body)))
+        try:
+            message, end = decode(body) if isinstance(body, str) else (None, -1)
+        except ValueError:
+            message, end = None, -1
+        if not isinstance(message, dict) or end != len(body):
+            message = conversations.message_dict(session_id, seq, body)
+        # Stored text may hold escape sequences (a model's answer, a file it read). One
+        # message at a time, most are plain ASCII, which neutralise checks quickest.
+        pending.append(neutralise(_render_message(seq, message)))
         if len(pending) == 1000:
-            # Stored text may hold escape sequences (a model's answer, a file it read).
-            out.write(neutralise("".join(pending)))
+            out.write("".join(pending))
             pending.clear()
-    out.write(neutralise("".join(pending)))
+    out.write("".join(pending))
 
 
 def _render_message(seq: int, message: dict[str, Any]) -> str:
     """One stored message (its JSON body, defaults left out) for people."""
-    role = message.get("role", "?")
-    kind = message.get("kind")
-    lines = [f"[{seq}] {role}" + (f" ({kind})" if kind else "")]
-    if message.get("reasoning"):
-        lines.append(_indent("(thinking) " + message["reasoning"]))
-    if message.get("text"):
-        prefix = "(error) " if message.get("is_error") else ""
-        lines.append(_indent(prefix + message["text"]))
-    lines.extend(
-        _indent(f"-> {call.get('name')}({call.get('arguments')})  [{call.get('id')}]")
-        for call in message.get("tool_calls") or ()
-    )
+    get = message.get
+    role = get("role", "?")
+    kind = get("kind")
+    head = f"[{seq}] {role} ({kind})" if kind else f"[{seq}] {role}"
     if role == "tool":
-        lines[0] += f" {message.get('tool_name', '')} [{message.get('tool_call_id', '')}]"
-    return "\n".join(lines) + "\n"
+        head += f" {get('tool_name', '')} [{get('tool_call_id', '')}]"
+    lines = [head]
+    reasoning = get("reasoning")
+    if reasoning:
+        lines.append(_indent("(thinking) " + reasoning))
+    text = get("text")
+    if text:
+        lines.append(_indent("(error) " + text if get("is_error") else text))
+    calls = get("tool_calls")
+    if calls:
+        lines.extend(
+            _indent(f"-> {call.get('name')}({call.get('arguments')})  [{call.get('id')}]")
+            for call in calls
+        )
+    lines.append("")
+    return "\n".join(lines)
 
 
 def _indent(text: str, width: int = 2000) -> str:
+    if "\n" not in text and len(text) <= width:
+        return ("    " + text).rstrip()  # one short line: what the general case gives, sooner
     shown = text if len(text) <= width else text[:width] + f"… ({len(text) - width} more chars)"
     # Lines end at "\n" only: a carriage return is not a line (the terminal text drops it).
     shown = shown.removesuffix("\n")
