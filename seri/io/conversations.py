@@ -187,8 +187,9 @@ _FORKED_COLUMNS = (
 
 
 def fork_session(conn: apsw.Connection, source_id: str, fork_id: str, now: float) -> None:
-    """Copy a session (its row, messages, file checkpoints, pins and tags) under a new id,
-    inside the caller's transaction; the copy records where it came from."""
+    """Copy a session (its row, messages, file checkpoints, pins, tags and the allow rules its
+    person said "always" to) under a new id, inside the caller's transaction; the copy
+    records where it came from."""
     conn.execute(
         f"INSERT INTO sessions(id, created, updated, forked_from, {_FORKED_COLUMNS})"  # noqa: S608
         f" SELECT ?, ?, ?, id, {_FORKED_COLUMNS} FROM sessions WHERE id = ?",
@@ -208,6 +209,11 @@ def fork_session(conn: apsw.Connection, source_id: str, fork_id: str, now: float
     conn.execute(
         "INSERT INTO pins(session_id, text, at) SELECT ?, text, at FROM pins"
         " WHERE session_id = ? ORDER BY id",
+        (fork_id, source_id),
+    )
+    conn.execute(
+        "INSERT INTO session_rules(session_id, rule, tool, subject, at)"
+        " SELECT ?, rule, tool, subject, at FROM session_rules WHERE session_id = ? ORDER BY id",
         (fork_id, source_id),
     )
     from seri.io.session_tags import copy_tags

@@ -315,6 +315,22 @@ MIGRATIONS: tuple[str, ...] = (
     ) WITHOUT ROWID;
     CREATE INDEX session_tags_by_tag ON session_tags(key, value);
     """,
+    # 8 (the follow-ups'; it follows main's last): "always" answers to an approval, kept with
+    # their session: the allow rule, the tool call that was approved (its tool and command or
+    # path, shown by /permissions as where the rule came from) and when. A --continue/--resume
+    # of the session allows what the person allowed; a fork copies them; deleting the session
+    # deletes them.
+    """
+    CREATE TABLE session_rules(
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        rule TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        subject TEXT NOT NULL DEFAULT '',
+        at REAL NOT NULL,
+        UNIQUE(session_id, rule)
+    );
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -5,6 +5,7 @@ and the slash commands that answer "where am I": /status, /cost, /permissions, /
 from __future__ import annotations
 
 import os
+import time
 from typing import TYPE_CHECKING
 
 from seri import __version__
@@ -22,11 +23,13 @@ from seri.pure.markdown_stream import render_markdown
 from seri.pure.records import Message
 from seri.pure.settings import DEFAULT_CONTEXT_WINDOW
 from seri.pure.terminal_style import Span
+from seri.pure.terminal_text import neutralise
 from seri.pure.tokens import history_estimate
 from seri.pure.tool_lines import Mark, parsed_arguments, tool_line
 from seri.pure.usage_totals import UsageTotals
 
 if TYPE_CHECKING:
+    from seri.io.session_rules import SessionRule
     from seri.runtime.chat_session import ChatSession
 
 # How long the banner waits for the provider to name the window before it goes without.
@@ -35,6 +38,8 @@ BANNER_WAIT = 0.15
 RESUME_BANNER_WAIT = 1.0
 REPLAY_USER_LINES = 6
 REPLAY_ANSWER_LINES = 30
+# How much of the command or path a session rule was given for /permissions shows.
+ORIGIN_SUBJECT_CHARS = 60
 
 
 def banner_line(chat: ChatSession, wait: float = BANNER_WAIT) -> str:
@@ -151,13 +156,13 @@ def show_cost(chat: ChatSession) -> int | None:
 
 def show_permissions(chat: ChatSession) -> int | None:
     policy = chat.policy
-    session = set(chat.session_rules)
+    session = {stored.rule: stored for stored in chat.session_rules}
     allowed = set(chat.options.allow)
     lines = []
     for verdict, rules in (("deny", policy.deny), ("ask", policy.ask), ("allow", policy.allow)):
         for rule in rules:
             if rule.text in session:
-                origin = "this session (you said always)"
+                origin = _always_origin(session[rule.text], chat.started)
             elif rule.text in allowed:
                 origin = "--allow"
             else:
@@ -185,6 +190,18 @@ def show_mcp(chat: ChatSession) -> int | None:
     )
     chat.view.screen.say("\n".join(lines) if lines else "No MCP servers in this chat.")
     return None
+
+
+def _always_origin(stored: SessionRule, run_started: float) -> str:
+    """Where a session rule came from: the call it was given for, and when when that was in
+    an earlier run of the session."""
+    subject = " ".join(stored.subject.split())
+    if len(subject) > ORIGIN_SUBJECT_CHARS:
+        subject = subject[: ORIGIN_SUBJECT_CHARS - 1] + "…"
+    origin = f"this session: you said always to {stored.tool} {subject}".rstrip()
+    if stored.at < run_started:
+        origin += time.strftime(" (%Y-%m-%d %H:%M)", time.localtime(stored.at))
+    return neutralise(origin)
 
 
 def show_last(chat: ChatSession, rest: str) -> int | None:

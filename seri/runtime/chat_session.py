@@ -20,9 +20,11 @@ from seri.io.pins import list_pins
 from seri.io.prompt_files import StartupFiles, load_startup_files
 from seri.io.recorder import Recorder
 from seri.io.session_log import SessionLog
+from seri.io.session_rules import SessionRule, add_session_rules, list_session_rules
 from seri.io.spill import SPILL_DIR
 from seri.io.terminal import Screen
 from seri.pure.compaction import NO_CUT, NotCompacted
+from seri.pure.effects import AskPerson
 from seri.pure.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNFINISHED, SeriError
 from seri.pure.events import ContextWindow, Header, ModelSwitch, RunUsage
 from seri.pure.output_budget import OutputBudget
@@ -94,6 +96,7 @@ class ChatSession:
     ) -> None:
         self.profile = profile
         self.store = profile.store
+        self.started = time.time()
         self.project = project
         self.options = options
         self.settings = settings
@@ -101,7 +104,9 @@ class ChatSession:
         self.session_id = session_id
         self.interactive = sys.stdin.isatty() and options.prompt is None
         self.redactor = Redactor.of((api_key, *secrets_from_environment(os.environ)))
-        self.policy = build_policy(settings, profile.root, options.allow, project)
+        # config.json and --allow; the session's stored "always" rules are added to it.
+        self.base_policy = build_policy(settings, profile.root, options.allow, project)
+        self.policy = self.base_policy
         self.startup: StartupFiles = load_startup_files(profile.root, Path(project))
         self.sandbox = open_sandbox(project, self.policy.protected)
         # What opening found wrong (prompt files skipped, no OS sandbox): shown by
@@ -140,8 +145,9 @@ class ChatSession:
         self._window_source = ""
         # The prompt files' hashes stored with the session (as its last run froze them).
         self._frozen_hashes: dict[str, str] = {}
-        # Allow rules a person added with "always" during this run (see /permissions).
-        self.session_rules: tuple[str, ...] = ()
+        # Allow rules a person added with "always" to this session, in this run or an
+        # earlier one (stored with the session; see /permissions).
+        self.session_rules: tuple[SessionRule, ...] = ()
         self.last_task_turns = 0
         self.view = ChatView(screen or Screen(), interactive=self.interactive)
         # MCP servers start now, in the background, while the person types; the project's
@@ -311,6 +317,7 @@ class ChatSession:
         )
         self.log = self._log(state.revision)
         self._frozen_hashes = state.prompt_hashes
+        self._apply_session_rules(list_session_rules(self.store, self.session_id))
         if state.max_turns and not self.options.max_turns:
             self.max_turns = state.max_turns
 
@@ -531,10 +538,37 @@ class ChatSession:
         view.on_always = self._allow_always
         return view
 
-    def _allow_always(self, rules: tuple[str, ...]) -> None:
-        # For the rest of this run; the task's own loop adds them for this task.
-        self.policy = with_allowed(self.policy, rules)
-        self.session_rules = tuple(dict.fromkeys((*self.session_rules, *rules)))
+    def _allow_always(self, rules: tuple[str, ...], asked: AskPerson) -> None:
+        """Keep the rules with the session (the task's own loop adds them for this task)."""
+        arguments = asked.arguments
+        subject = arguments.get("command") if asked.call.name == "bash" else asked.path
+        subject = self.redactor.text(subject if isinstance(subject, str) else "")
+        add_session_rules(
+            self.store,
+            self.session_id,
+            rules,
+            tool=asked.call.name,
+            subject=subject,
+            now=time.time(),
+        )
+        self._apply_session_rules(list_session_rules(self.store, self.session_id))
+
+    def _apply_session_rules(self, stored: tuple[SessionRule, ...]) -> None:
+        """The policy of this run: config.json and --allow, then the session's own rules.
+
+        A stored rule this seri cannot read (written by another version) is left out, said
+        once; config.json's deny and ask rules still come before any of them.
+        """
+        usable = []
+        for rule in stored:
+            try:
+                with_allowed(self.base_policy, (rule.rule,))
+            except ValueError as exc:
+                self.notes += (f"seri: warning: session rule {rule.rule!r} left out: {exc}",)
+                continue
+            usable.append(rule)
+        self.session_rules = tuple(usable)
+        self.policy = with_allowed(self.base_policy, (rule.rule for rule in usable))
 
     def run_task(self, text: str) -> TaskEnd:
         self._ask_about_servers()
@@ -637,6 +671,8 @@ class ChatSession:
         self._close_client()
         self._caller = None
         self.budget = None
+        # "always" was said to the old session: the new one starts from config.json again.
+        self._apply_session_rules(())
         return old
 
     def close(self) -> None:

@@ -59,7 +59,8 @@ class ChatView:
         self.read_line: LineReader | None = None
         # How a file reads now (for a write's diff), and who hears of an "always".
         self.read_file: FileReader = _no_file
-        self.on_always: Callable[[tuple[str, ...]], None] = _nothing
+        # Told the rules a person allowed with "always", and the call they were given for.
+        self.on_always: Callable[[tuple[str, ...], AskPerson], None] = _nothing
         self.run_usage = UsageTotals()
         self.outputs: list[ToolOutput] = []
         # Whether the session has a recap already: a compaction then updates it.
@@ -213,7 +214,7 @@ class ChatView:
         screen.say(options, "notice")
         answer = read_answer(self.read_line("  allow? [y/N] "), effect.offered)
         if answer.approved and answer.always:
-            self.on_always(answer.always)
+            self.on_always(answer.always, effect)
         return answer
 
     def notice(self, text: str) -> None:
@@ -229,7 +230,7 @@ def _no_file(_: str) -> str | None:
     return None
 
 
-def _nothing(_: tuple[str, ...]) -> None:
+def _nothing(_rules: tuple[str, ...], _call: AskPerson) -> None:
     return
 
 
