@@ -81,6 +81,8 @@ can pay for), max_tokens is lowered and the call retried once. A spent quota is 
 At the end of a run, the share of input read from the prompt cache is printed.
 With OTEL_EXPORTER_OTLP_ENDPOINT (or config.json telemetry.otlp) set, the run is sent live
 as OpenTelemetry traces and metrics; a collector that is down costs one warning line.
+A prompt too big for the model's window is refused before it is stored (exit 2): put
+it in a file.
 
 Slash commands:
 @SLASH@

@@ -221,6 +221,12 @@ def fork_session(conn: apsw.Connection, source_id: str, fork_id: str, now: float
     copy_tags(conn, source_id, fork_id)
 
 
+def discard_empty_session(store: Store, session_id: str) -> None:
+    """Delete a session that holds no message (its runs, events and lease go with it)."""
+    with store.write() as conn:
+        conn.execute("DELETE FROM sessions WHERE id = ? AND message_count = 0", (session_id,))
+
+
 def record_usage(store: Store, session_id: str, input_tokens: int) -> None:
     with store.write() as conn:
         conn.execute(

@@ -49,7 +49,10 @@ from seri.pure.tokens import estimate_tokens, history_estimate, message_chars, s
 from seri.pure.tool_specs import ToolSpec, find_spec, parse_arguments
 from seri.pure.window import Window
 
-EndStatus = Literal["done", "max_turns", "budget", "error", "interrupted", "overflow", "length"]
+# "refused": the prompt alone is too big for the window; nothing was stored.
+EndStatus = Literal[
+    "done", "max_turns", "budget", "error", "interrupted", "overflow", "length", "refused"
+]
 
 INTERRUPTED_RESULT = "interrupted by user: the tool call did not finish"
 NOT_RUN_RESULT = "not run: the turn was interrupted before this call"
@@ -412,6 +415,10 @@ def run_task(
     """Work on ``prompt`` until the model answers without tool calls, or the budget ends."""
     loop = _Loop(setup, conversation)
     loop.turns = turns_used
+    refusal = oversized_prompt(loop.window, message_chars(prompt))
+    if refusal:
+        yield Record("turn_end", {"status": "refused", "turns": loop.turns, "error": refusal})
+        return loop.end("refused", detail=refusal)
     yield from loop.cap_history()
     yield loop.add((prompt,))
     while True:
@@ -463,6 +470,35 @@ def _within_cost_budget(loop: _Loop) -> Flow[TaskEnd | None]:
         return None
     yield Record(events.TurnEnd(status=stop.status, turns=loop.turns, error=stop.detail))
     return loop.end(stop.status, detail=stop.detail)
+
+
+def prompt_limit_local(window: Window) -> int:
+    """The largest prompt a session takes, in local tokens: a third of what a request can hold
+    for the history, less one answer (the answer to the prompt before).
+
+    A cut evicts at least ``MIN_EVICTED`` (four) messages, so a history of three messages and
+    the new prompt can only be sent whole: even three prompts this size, with an answer between
+    them, fit one request, and every later task can compact them away. A larger prompt would be
+    stored and then refused by the provider on every ``--continue``.
+    """
+    room = window.request_room_local - window.local(window.answer_tokens)
+    return max(1, room // 3)
+
+
+def oversized_prompt(window: Window, prompt_chars: int) -> str:
+    """Why a prompt of ``prompt_chars`` characters is refused before it is stored, or ""."""
+    size = estimate_tokens(prompt_chars)
+    limit = prompt_limit_local(window)
+    if size <= limit:
+        return ""
+    return (
+        f"the prompt is too big for this model's window: {prompt_chars:,} characters, about "
+        f"{window.provider(size):,} tokens, and a prompt may take at most about "
+        f"{window.provider(limit):,} of the window's {window.tokens:,} tokens (a third of what "
+        "a request holds besides the system prompt, the tools and the answer); nothing was "
+        "stored. Save it to a file and ask seri to read that file, or use a model with a larger "
+        "window (context_window in config.json)"
+    )
 
 
 def _model_call(loop: _Loop) -> Flow[ModelReply | TaskEnd]:

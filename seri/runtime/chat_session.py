@@ -25,7 +25,13 @@ from seri.io.spill import SPILL_DIR
 from seri.io.terminal import Screen
 from seri.pure.compaction import NO_CUT, NotCompacted
 from seri.pure.effects import AskPerson
-from seri.pure.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNFINISHED, SeriError
+from seri.pure.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_UNFINISHED,
+    EXIT_USAGE,
+    SeriError,
+)
 from seri.pure.events import ContextWindow, Header, ModelSwitch, RunUsage
 from seri.pure.output_budget import OutputBudget
 from seri.pure.permission_policy import Policy, parse_policy, with_allowed
@@ -572,6 +578,7 @@ class ChatSession:
 
     def run_task(self, text: str) -> TaskEnd:
         self._ask_about_servers()
+        new_session = not self.session_id
         self._ensure_session()
         self._refresh_if_changed()
         self._store_repairs()
@@ -586,10 +593,26 @@ class ChatSession:
             raise
         finally:
             self.view.close()
+        if end.status == "refused" and new_session:
+            # The prompt was refused before anything of it was stored: no empty session is
+            # left behind for a later --continue to pick.
+            self._discard_new_session()
+            return end
         self.conversation = end.conversation
         self.budget = end.budget
         self.last_task_turns = end.turns
         return end
+
+    def _discard_new_session(self) -> None:
+        """Forget the session this run just created for a task that stored nothing."""
+        self.recorder = None
+        self._close_client()
+        discarded = self.session_id
+        self._release()
+        self.session_id = ""
+        self.log = None
+        self._prompt_stored = False
+        conversations.discard_empty_session(self.store, discarded)
 
     def _refresh_if_changed(self) -> None:
         """Another process (``seri compact``) may have rewritten the session meanwhile."""
@@ -610,6 +633,13 @@ class ChatSession:
             return EXIT_OK
         if end.by_user and self.interactive:
             self.view.notice("seri: cancelled (Ctrl-C); what was done so far is kept")
+        elif end.status == "refused":
+            message = neutralise(f"seri: {end.detail}")
+            if self.interactive:
+                self.view.notice(message)
+            else:
+                print(message, file=sys.stderr)
+            return EXIT_USAGE
         else:
             message = neutralise(f"seri: task not finished ({end.status}): {end.detail}")
             if self.interactive:
