@@ -62,3 +62,41 @@ def test_a_tool_keeps_within_the_windows_cap(tmp_path: Path) -> None:
     shell = run_tool("bash", {"command": "seq 1 100000"}, attrs.evolve(ctx, max_output_chars=4_000))
     assert len(shell.text) <= 4_000 + 400
     assert shell.text.startswith("1\n2\n") and "100000" in shell.text
+
+
+def test_a_spill_directory_that_is_a_symlink_opens_nothing(tmp_path: Path) -> None:
+    """review-1 N3: with $SERI_HOME/spill a symlink (to /, to $HOME), read_file read any
+    file below its target, from any project. Now nothing is read through it, and nothing is
+    written into its target."""
+    ctx, spill = contexts(tmp_path)
+    elsewhere = tmp_path / "home"
+    elsewhere.mkdir()
+    (elsewhere / "id_rsa").write_text("PRIVATE KEY")
+    # Even a file named like a spill file, in the symlink's target, is not one.
+    lookalike = elsewhere / "result-0123456789abcdef01234567.txt"
+    lookalike.write_text("not seri's")
+    spill.parent.mkdir(parents=True)
+    spill.symlink_to(elsewhere, target_is_directory=True)
+    for target in (spill / "id_rsa", lookalike, spill / lookalike.name):
+        read = run_tool("read_file", {"path": str(target)}, ctx)
+        assert read.is_error and "outside the project" in read.text, read.text
+    assert keep_text(spill, "whole text") == ""
+    shown = run_tool("bash", {"command": "seq 1 200000"}, attrs.evolve(ctx, max_output_chars=2_000))
+    assert not shown.is_error
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["id_rsa", lookalike.name]
+
+
+def test_only_seris_own_files_in_the_spill_directory_are_readable(tmp_path: Path) -> None:
+    ctx, spill = contexts(tmp_path)
+    kept = Path(keep_text(spill, "kept\n"))
+    (spill / "notes.txt").write_text("someone else's file")
+    (tmp_path / "profile" / "config.json").write_text("{}")
+    allowed = run_tool("read_file", {"path": str(kept)}, ctx)
+    assert not allowed.is_error and "kept" in allowed.text
+    # Through a symlinked parent of the spill directory: the same directory, still readable.
+    (tmp_path / "alias").symlink_to(tmp_path / "profile", target_is_directory=True)
+    via_alias = run_tool("read_file", {"path": str(tmp_path / "alias" / "spill" / kept.name)}, ctx)
+    assert not via_alias.is_error and "kept" in via_alias.text
+    for refused in (spill / "notes.txt", spill / ".." / "config.json"):
+        read = run_tool("read_file", {"path": str(refused)}, ctx)
+        assert read.is_error and "outside the project" in read.text, read.text

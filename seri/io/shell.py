@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Protocol
 
+from seri.io.spill import ready_spill_dir
 from seri.pure.output_capture import (
     HEAD_BYTES,
     SEAM_REACH,
@@ -221,8 +222,9 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 def _open_spill(spill_dir: Path | None) -> tuple[Path | None, BinaryIO | None]:
     if spill_dir is None:
         return None, None
+    if not ready_spill_dir(spill_dir):
+        return None, None
     try:
-        spill_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         path = spill_dir / f"bash-{secrets.token_hex(8)}.log"
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     except OSError:

@@ -28,7 +28,6 @@ from seri.io.files import (
     NotAFileError,
     PathRefusedError,
     atomic_write,
-    is_within,
     iter_lines,
     open_confined,
     project_root,
@@ -40,6 +39,7 @@ from seri.io.files import (
 )
 from seri.io.search import glob_files, grep_files
 from seri.io.shell import run_bash
+from seri.io.spill import spilled_file
 from seri.pure.edit_match import plan_edit
 from seri.pure.output_capture import HEAD_BYTES, TAIL_BYTES
 from seri.pure.tool_outcome import ToolOutcome, failure, outcome
@@ -91,10 +91,7 @@ def spill_file(raw: str, spill_dir: Path | None) -> Path | None:
     outside the project (a marker in a cut result points the model at them)."""
     if spill_dir is None or not raw.startswith(("/", "~")):
         return None
-    real = os.path.realpath(os.path.expanduser(raw))
-    if is_within(os.path.realpath(spill_dir), real) and os.path.isfile(real):
-        return Path(real)
-    return None
+    return spilled_file(raw, spill_dir)
 
 
 def run_tool(name: str, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
