@@ -11,6 +11,7 @@ reasoning blocks go back exactly as the provider sent them.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,6 +28,39 @@ _RESERVED = frozenset(
 # --- messages --------------------------------------------------------------------------------
 
 
+# A JSON escape of a UTF-16 surrogate half: in a call's arguments it may stand alone.
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def wire_text(text: str) -> str:
+    """``text`` as a provider can take it: a lone UTF-16 surrogate becomes U+FFFD.
+
+    The store keeps a lone surrogate as it came (escaped), but a request body carrying one,
+    raw or as a ``\\udXXX`` escape, is refused by some providers for good (Anthropic: 400
+    "no low surrogate in string"). A pair of halves becomes the one character it encodes.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def _holds_lone_surrogate(value: object) -> bool:
+    if isinstance(value, str):
+        return wire_text(value) != value
+    if isinstance(value, dict):
+        return any(_holds_lone_surrogate(k) or _holds_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_holds_lone_surrogate(item) for item in value)
+    return False
+
+
+def wire_utf8(body_json: str) -> bytes:
+    """A request body's JSON text (written with ``ensure_ascii=False``) as the bytes sent."""
+    return wire_text(body_json).encode("utf-8")
+
+
 def wire_arguments(arguments: str) -> str:
     """A call's arguments as sent back to a provider: JSON text of an object, else ``{}``.
 
@@ -37,10 +71,15 @@ def wire_arguments(arguments: str) -> str:
     """
     if arguments.startswith("{"):
         try:
-            if isinstance(json.loads(arguments), dict):
-                return arguments
+            parsed = json.loads(arguments)
         except (ValueError, RecursionError):
-            pass
+            return "{}"
+        if not isinstance(parsed, dict):
+            return "{}"
+        if _ESCAPED_SURROGATE.search(arguments) and _holds_lone_surrogate(parsed):
+            # Written back unescaped, so that wire_utf8 replaces the lone half.
+            return json.dumps(parsed, ensure_ascii=False, separators=(",", ":"))
+        return arguments
     return "{}"
 
 

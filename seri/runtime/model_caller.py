@@ -173,9 +173,12 @@ class ModelCaller:
 
     def encoded_body(self, effect: CallModel) -> bytes:
         """The same body as ``body``, with the messages spliced in from the wire cache."""
+        from seri.pure.wire import wire_utf8
+
         if effect.purpose == "summary":
             # A one-off request: caching its two messages would only evict the turn's.
-            return json.dumps(self.body(effect), separators=(",", ":")).encode("ascii")
+            whole = json.dumps(self.body(effect), ensure_ascii=False, separators=(",", ":"))
+            return wire_utf8(whole)
         head = self.body(attrs.evolve(effect, messages=(), system_prompt=""))
         head.pop("messages", None)
         messages = effect.messages
@@ -187,11 +190,7 @@ class ModelCaller:
         self.cache_markers_sent += len(marked)
         rest = json.dumps(head, ensure_ascii=False, separators=(",", ":"))
         text = '{"messages":[' + self._wire.join(messages, marked) + "]," + rest[1:]
-        try:
-            return text.encode("utf-8")
-        except UnicodeEncodeError:
-            # A lone surrogate from a tool or model: escaped JSON is still the same value.
-            return json.dumps(json.loads(text), separators=(",", ":")).encode("ascii")
+        return wire_utf8(text)
 
     def _system_message(self, prompt: str) -> Message:
         if self._system is None or self._system.text != prompt:
