@@ -80,8 +80,13 @@ def _dispatch(args: list[str]) -> int:
 
     from seri.pure.errors import EXIT_USAGE
     from seri.pure.terminal_text import neutralise
+    from seri.pure.usage_errors import undecodable_argument
     from seri.runtime.running import usage_error
 
+    undecodable = undecodable_argument(args)
+    if undecodable:
+        print(f"seri: {undecodable}", file=sys.stderr)
+        return EXIT_USAGE
     if not args:
         listed = ", ".join(COMMANDS)
         print(f"seri: a command is needed ({listed}); see seri --help", file=sys.stderr)
