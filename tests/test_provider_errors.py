@@ -531,3 +531,19 @@ def test_any_rate_limit_reset_stamp_is_survived(stamp: str, message: str) -> Non
         assert 0 < reset < 253_402_300_800  # before the year 10000
     if failure.retry_after is not None:
         assert 0 <= failure.retry_after < 253_402_300_800
+
+
+def test_the_same_internal_error_twice_in_a_row_stops_the_retries() -> None:
+    body = envelope("Failed to parse tool call arguments as JSON", 500, type="server_error")
+    first = classify_http_error(500, body)
+    assert plan_retry(first, 1, max_attempts=5, cap_seconds=60, jitter=0).retry
+    again = classify_http_error(500, body)
+    plan = plan_retry(again, 2, max_attempts=5, cap_seconds=60, jitter=0, previous=first)
+    assert not plan.retry
+    assert "the same answer to 2 attempts in a row" in plan.failure.message
+    # Another body, or another status (a gateway's 502 page is the same every time it is
+    # down for a moment), is retried as before.
+    other = classify_http_error(500, envelope("worker 7 crashed", 500))
+    assert plan_retry(other, 2, max_attempts=5, cap_seconds=60, jitter=0, previous=first).retry
+    gateway = classify_http_error(502, "<html>Bad Gateway</html>")
+    assert plan_retry(gateway, 2, max_attempts=5, cap_seconds=60, jitter=0, previous=gateway).retry

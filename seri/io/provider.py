@@ -181,6 +181,7 @@ class ProviderClient:
         ``complete=False`` and its ``failure``.
         """
         attempt = 0
+        previous: ProviderFailure | None = None
         while True:
             attempt += 1
             outcome = self._attempt(body, on_text, on_reasoning)
@@ -192,7 +193,9 @@ class ProviderClient:
                 max_attempts=self.max_attempts,
                 cap_seconds=self.retry_cap_seconds,
                 jitter=self._jitter(),
+                previous=previous,
             )
+            previous = outcome
             if not plan.retry:
                 return plan.failure
             if self._on_retry is not None:

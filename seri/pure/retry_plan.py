@@ -47,6 +47,23 @@ def approximate_duration(seconds: float) -> str:
     return f"~{round(seconds / 3600)} h"
 
 
+def repeated_internal_error(failure: ProviderFailure, previous: ProviderFailure | None) -> bool:
+    """Whether ``failure`` is the same 500 answer, body and all, as the attempt before.
+
+    A server that answers the very same request with the very same internal error twice in a
+    row is refusing the request itself (llama.cpp answers 500 to a request it cannot parse or
+    template), not failing for a moment: three more attempts would only wait for nothing.
+    """
+    return (
+        previous is not None
+        and failure.status == 500
+        and previous.status == 500
+        and bool(failure.detail)
+        and failure.detail == previous.detail
+        and failure.message == previous.message
+    )
+
+
 def plan_retry(
     failure: ProviderFailure,
     attempt: int,
@@ -54,15 +71,28 @@ def plan_retry(
     max_attempts: int,
     cap_seconds: float,
     jitter: float,
+    previous: ProviderFailure | None = None,
 ) -> RetryPlan:
-    """Whether to retry after attempt number ``attempt`` (from 1) failed with ``failure``.
+    """Whether to retry after attempt number ``attempt`` (from 1) failed with ``failure``
+    (``previous``: how the attempt before it failed, if it did).
 
     A server hint is obeyed when it is within ``cap_seconds``; beyond it, waiting inside one
     command is pointless, so the call fails at once saying roughly when to come back. Without a
-    hint the delay is ``backoff_delay``.
+    hint the delay is ``backoff_delay``. The same internal error twice in a row is not retried
+    again (``repeated_internal_error``).
     """
     if not failure.retryable:
         return RetryPlan(retry=False, delay=0.0, failure=failure)
+    if repeated_internal_error(failure, previous):
+        told = attrs.evolve(
+            failure,
+            message=(
+                f"{failure.message} (the same answer to {attempt} attempts in a row: the "
+                "server refuses this request itself, so it is not retried again)"
+            ),
+            retryable=False,
+        )
+        return RetryPlan(retry=False, delay=0.0, failure=told)
     hint = failure.retry_after
     if hint is not None and hint > cap_seconds:
         what = "rate limited" if failure.kind == "rate_limited" else "provider unavailable"

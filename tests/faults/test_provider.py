@@ -170,6 +170,44 @@ def test_P2_server_failures_are_retried(
     fault_ledger.survived("P2")
 
 
+def _capture(capture_id: str) -> dict[str, Any]:
+    captures = Path(__file__).resolve().parents[1] / "captures" / "captures.json"
+    found = json.loads(captures.read_text(encoding="utf-8"))["captures"]
+    return next(c for c in found if c["id"] == capture_id)
+
+
+def test_P2_the_same_internal_error_twice_is_not_retried_again(
+    project: Path, seri_home: Path, fault_ledger: FaultLedger
+) -> None:
+    """llama.cpp answers 500 to every request it cannot parse (a real capture: a cut tool call
+    sent back). Five attempts, backing off, only waited for the same answer: seri stops after
+    the second identical one and says so. A 500 whose body changes is retried as before."""
+    fault_ledger.injected("P2", 2)
+    refusal = _capture("llamacpp-cut-call-sent-back")
+    same = {"status": 500, "body": json.loads(refusal["body"]), "repeat": 10}
+    with FakeModel([same]) as fake:
+        result, _ = _chat(project, seri_home, fake)
+        sent = len(fake.requests)
+    assert result.returncode == 1
+    assert sent == 2
+    # One notice for the retry, then the error that ends the task.
+    assert result.stderr.count("retrying in") == 1
+    last = result.stderr.strip().splitlines()[-1]
+    assert "the same answer to 2 attempts in a row" in last and "not retried again" in last
+    fault_ledger.survived("P2", 2)
+    fault_ledger.injected("P2", 2)
+    changing = [
+        {"status": 500, "body": {"error": {"code": 500, "message": f"worker {n} crashed"}}}
+        for n in range(2)
+    ]
+    with FakeModel([*changing, {"text": "third time"}]) as fake:
+        result, _ = _chat(project, seri_home, fake, "--continue")
+        sent = len(fake.requests)
+    assert result.returncode == 0, result.stderr
+    assert sent == 3
+    fault_ledger.survived("P2", 2)
+
+
 REFUSALS = [
     (400, None, "the provider rejected the request as invalid"),
     (401, None, "invalid API key"),
