@@ -9,8 +9,9 @@ Options:
   --session ID   The session (an id or a unique prefix of one).
   --focus TEXT   Focus instructions for the recap, like the words after /compact.
   --dry-run      Show what a compaction would do: the cut, tokens before and after, the
-                 summarizer's chunks and its exact first request. Calls no model (the
-                 window may still be asked of GET /models) and changes nothing.
+                 summarizer's chunks and its exact first request, and "would fail: ..."
+                 when nothing could make the session fit. Calls no model (the window
+                 may still be asked of GET /models) and changes nothing.
   --json         With --dry-run: one JSON object on stdout.
   -h --help      Show this help.
 

@@ -36,8 +36,8 @@ from seri.pure.recap import Recap, merge_paths, merge_recap, render_recap
 from seri.pure.recap_answer import parse_recap_answer
 from seri.pure.recap_paths import TouchedPaths, paths_touched
 from seri.pure.records import Message
-from seri.pure.shrink import Payload, plan_shrink
-from seri.pure.tokens import estimate_tokens, messages_chars
+from seri.pure.shrink import Payload, elided_payload, plan_shrink, saving, with_elided
+from seri.pure.tokens import estimate_tokens, message_chars, messages_chars
 from seri.pure.window import UNMEASURED_SCALE, Window
 
 NOT_ENOUGH_HISTORY = "Not enough history to compact."
@@ -381,6 +381,42 @@ class CompactionPlan:
     estimate_after: int
     chunks: tuple[Chunk, ...]
     shrink: tuple[Payload, ...]
+    # Why the compaction would fail (exit 1) even after the ladder, as it would say it; "".
+    would_fail: str = ""
+
+
+def does_not_fit(
+    window: Window, history: Sequence[Message], pins: Sequence[str], limit: int
+) -> str:
+    """Why ``history`` (local tokens over ``limit``, every payload already elided) does not
+    fit, and what to do about it."""
+    if window.request_room_local <= 0:
+        return (
+            f"the system prompt and the tool definitions alone take about "
+            f"{window.provider(window.overhead_local):,} of the {window.tokens:,} tokens of "
+            "the window (as the provider counts them). Use a model with a larger window, "
+            "or shorten AGENTS.md, the rules and the memory files"
+        )
+    largest = max(history, key=message_chars, default=None)
+    what = ""
+    if largest is not None:
+        kind = f"{largest.kind} " if largest.kind else ""
+        what = (
+            f"; its largest message is a {kind}{largest.role} message of "
+            f"{message_chars(largest):,} characters"
+        )
+    pinned = sum(len(p) for p in pins)
+    pins_note = (
+        f" ({pinned:,} characters of them are pinned notes: seri pin --rm)" if pinned else ""
+    )
+    size = estimate_tokens(messages_chars(history))
+    return (
+        f"the session does not fit the window even with every tool payload elided: the "
+        f"history needs about {window.provider(size):,} tokens and may "
+        f"take {window.provider(limit):,} of the {window.tokens:,}{what}{pins_note}. Start a new "
+        "session (/clear), or use a model with a larger window (context_window in "
+        "config.json)"
+    )
 
 
 def plan_compaction(
@@ -412,6 +448,15 @@ def plan_compaction(
         recap = (recap_message(attrs.evolve(previous or Recap(), rules=rules), pins, window),)
     history_after = (*recap, *kept)
     after = estimate_tokens(window.overhead_chars + messages_chars(history_after))
-    excess = estimate_tokens(messages_chars(history_after)) - window.history_target_local
+    limit = window.history_target_local
+    excess = estimate_tokens(messages_chars(history_after)) - limit
     shrink = plan_shrink(history_after, excess, elide_bytes)
-    return CompactionPlan(window, cut, estimate_before, after, tuple(chunks), shrink)
+    would_fail = ""
+    if excess > sum(saving(payload) for payload in shrink):
+        shrunk = list(history_after)
+        for payload in shrink:
+            marker = elided_payload(len(payload.text.encode("utf-8", "surrogatepass")))
+            shrunk[payload.index] = with_elided(shrunk[payload.index], payload, marker)
+        if estimate_tokens(messages_chars(shrunk)) > limit:
+            would_fail = does_not_fit(window, shrunk, pins, limit)
+    return CompactionPlan(window, cut, estimate_before, after, tuple(chunks), shrink, would_fail)

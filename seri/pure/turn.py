@@ -15,7 +15,7 @@ import attrs
 
 from seri.pure import events
 from seri.pure.approval import always_rules
-from seri.pure.compaction import CHANGED, Compacted, NotCompacted, Why, compact
+from seri.pure.compaction import CHANGED, Compacted, NotCompacted, Why, compact, does_not_fit
 from seri.pure.cost_budget import budget_stop
 from seri.pure.effects import (
     AskPerson,
@@ -382,31 +382,7 @@ class _Loop:
 
     def too_big(self, limit: int) -> str:
         """What is too big, and what to do about it."""
-        window = self.window
-        if window.request_room_local <= 0:
-            return (
-                f"the system prompt and the tool definitions alone take about "
-                f"{window.provider(window.overhead_local):,} of the {window.tokens:,} tokens of "
-                "the window (as the provider counts them). Use a model with a larger window, "
-                "or shorten AGENTS.md, the rules and the memory files"
-            )
-        largest = max(self.history, key=message_chars, default=None)
-        what = ""
-        if largest is not None:
-            kind = f"{largest.kind} " if largest.kind else ""
-            what = (
-                f"; its largest message is a {kind}{largest.role} message of "
-                f"{message_chars(largest):,} characters"
-            )
-        pinned = sum(len(p) for p in self.pins)
-        pins = f" ({pinned:,} characters of them are pinned notes: seri pin --rm)" if pinned else ""
-        return (
-            f"the session does not fit the window even with every tool payload elided: the "
-            f"history needs about {window.provider(self.history_local()):,} tokens and may "
-            f"take {window.provider(limit):,} of the {window.tokens:,}{what}{pins}. Start a new "
-            "session (/clear), or use a model with a larger window (context_window in "
-            "config.json)"
-        )
+        return does_not_fit(self.window, self.history, self.pins, limit)
 
 
 def run_task(

@@ -105,6 +105,7 @@ def plan_report(
             for p in plan.shrink
         ],
         "summarizer_request": first_request,
+        "would_fail": plan.would_fail or None,
     }
 
 
@@ -132,6 +133,8 @@ def plan_text(report: dict[str, Any]) -> str:
         )
     if report["shrink"]:
         lines.append(f"then the shrink ladder would elide {len(report['shrink'])} payload(s)")
+    if report["would_fail"]:
+        lines.append(f"would fail (exit 1): {report['would_fail']}")
     request = report["summarizer_request"]
     if request is not None:
         lines.append("\nthe first summarizer request, exactly:")

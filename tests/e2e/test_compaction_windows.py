@@ -421,13 +421,20 @@ def test_seri_compact_exits_1_when_nothing_can_make_the_session_fit(tmp_path: Pa
     session_id = seri.import_session(lines)
     with FakeModel(context_length=8_000, enforce_context=True, auto_recap=True) as fake:
         seri.fake = fake
+        # The dry run says so first (review-1 N11), in the words the compaction then uses.
+        planned = seri("compact", "--session", session_id, "--dry-run", "--json")
+        shown = seri("compact", "--session", session_id, "--dry-run")
         ran = seri("compact", "--session", session_id)
         assert ran.code == 1
         assert "does not fit the window" in ran.stderr
         assert "user message of" in ran.stderr and "/clear" in ran.stderr
         assert fake.requests == []
-        head, stored = seri.show(session_id)
-        assert head["compactions"] == [] and len(stored) == 3
+    assert planned.code == 0 and shown.code == 0
+    would_fail = json.loads(planned.stdout)["would_fail"]
+    assert ran.stderr.strip().endswith(f"failed: {would_fail}")
+    assert f"would fail (exit 1): {would_fail}" in shown.stdout
+    head, stored = seri.show(session_id)
+    assert head["compactions"] == [] and len(stored) == 3
 
 
 def test_compact_dry_run_shows_the_plan_and_changes_nothing(tmp_path: Path) -> None:
