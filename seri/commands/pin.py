@@ -16,7 +16,8 @@ Options:
 A pin is what must survive every compaction word for word: a constraint, a decision, a
 name. The model sees it in the recap that stands in for the older conversation, from the
 next compaction on (before that, the conversation itself is still whole). A pin is at most
-2,000 characters. In the chat, `/pin TEXT` pins and `/pin` lists.
+2,000 characters, and a session's pins 8,000 in all. In the chat, `/pin TEXT` pins and
+`/pin` lists.
 """
 
 from __future__ import annotations

@@ -13,6 +13,10 @@ from seri.pure.errors import SeriError
 
 # A pin is a note, not a document: it is in every recap, forever.
 MAX_PIN_CHARS = 2_000
+# ... and so are all of them together: about 2,000 tokens, a tenth of the default keep
+# budget. Any number of pins under the per-pin cap would in the end fill every recap past
+# the window (review-1 N12).
+MAX_PINS_TOTAL_CHARS = 8_000
 
 
 def add_pin(store: Store, session_id: str, text: str, now: float) -> int:
@@ -26,6 +30,18 @@ def add_pin(store: Store, session_id: str, text: str, now: float) -> int:
             "pin the gist, and keep the rest in a file"
         )
     with store.write() as conn:
+        held: list[Any] = conn.execute(
+            "SELECT coalesce(sum(length(text)), 0) FROM pins WHERE session_id = ?",
+            (session_id,),
+        ).fetchall()
+        total = int(held[0][0]) + len(text)
+        if total > MAX_PINS_TOTAL_CHARS:
+            raise SeriError(
+                f"the pins of a session hold at most {MAX_PINS_TOTAL_CHARS:,} characters in "
+                f"all (every recap carries them); with this one session {session_id}'s would "
+                f"hold {total:,}. Remove one (seri pin --session {session_id} --list, then "
+                "--rm N) or pin something shorter"
+            )
         conn.execute(
             "INSERT INTO pins(session_id, text, at) VALUES (?,?,?)", (session_id, text, now)
         )

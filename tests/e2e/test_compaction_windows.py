@@ -553,6 +553,16 @@ def test_pins_ride_along_in_every_recap(tmp_path: Path) -> None:
             refused = seri("pin", "--session", session_id, "--rm", bad)
             assert refused.code == 2 and "internal error" not in refused.stderr, refused.stderr
         assert len(seri("pin", "--session", session_id, "--list").stdout.splitlines()) == 2
+        # All pins together are capped too (review-1 N12): the one over the cap is refused,
+        # naming the cap and how to make room, and the pins stay as they were.
+        for n in range(3):
+            assert seri("pin", "--session", session_id, f"long {n} " + "x" * 1_990).code == 0
+        over = seri("pin", "--session", session_id, "one too many " + "y" * 1_980)
+        assert over.code == 2, over.stderr
+        assert "at most 8,000 characters in all" in over.stderr and "--rm N" in over.stderr
+        assert len(seri("pin", "--session", session_id, "--list").stdout.splitlines()) == 5
+        for _ in range(3):
+            assert seri("pin", "--session", session_id, "--rm", "3").code == 0
         chat = seri(
             "chat", "--resume", session_id, stdin="/pin keep summary.csv columns\n/compact\n"
         )
