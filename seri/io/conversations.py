@@ -42,6 +42,8 @@ class SessionState:
     # Provider tokens per ceil(chars/4), as learned from the provider's counts (0: never).
     token_scale: float = 0.0
     forked_from: str = ""
+    # The window a provider's overflow answer stated for the session's model (0: none).
+    learned_window: int = 0
 
 
 def _session_from_row(row: Sequence[Any]) -> Session:
@@ -182,7 +184,7 @@ def current_revision(conn: apsw.Connection, session_id: str) -> int:
 _FORKED_COLUMNS = (
     "project, model, title, system_prompt, prompt_hashes, next_seq, message_count,"
     " total_chars, last_input_tokens, turns_used, max_turns, recap, compacted_before,"
-    " token_scale, project_identity"
+    " token_scale, project_identity, learned_window"
 )
 
 
@@ -249,7 +251,7 @@ def load_state(store: Store, session_id: str) -> SessionState:
         store.connection,
         f"SELECT {_SESSION_COLUMNS}, system_prompt, prompt_hashes, revision, total_chars,"  # noqa: S608 (a constant column list)
         " last_input_tokens, turns_used, max_turns, recap, compacted_before, token_scale,"
-        " forked_from"
+        " forked_from, learned_window"
         " FROM sessions WHERE id = ?",
         (session_id,),
     )
@@ -277,6 +279,7 @@ def load_state(store: Store, session_id: str) -> SessionState:
         compacted_before=row[16],
         token_scale=float(row[17] or 0.0),
         forked_from=row[18] or "",
+        learned_window=int(row[19] or 0),
     )
 
 

@@ -320,7 +320,11 @@ MIGRATIONS: tuple[str, ...] = (
     # path, shown by /permissions as where the rule came from) and when. A --continue/--resume
     # of the session allows what the person allowed; a fork copies them; deleting the session
     # deletes them.
+    # And the context window a provider's overflow answer stated (llama.cpp's n_ctx behind
+    # a larger context_window in config.json; 0: none), for the session's current model, so
+    # that the next process does not pay one refused request to learn it again.
     """
+    ALTER TABLE sessions ADD COLUMN learned_window INTEGER NOT NULL DEFAULT 0;
     CREATE TABLE session_rules(
         id INTEGER PRIMARY KEY,
         session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,

@@ -81,8 +81,10 @@ class SessionLog:
         with self.store.write() as conn:
             conn.execute(
                 "UPDATE sessions SET system_prompt = ?, prompt_hashes = ?, model = ?,"
+                # A window learned for another model says nothing about this one.
+                " learned_window = CASE WHEN model = ? THEN learned_window ELSE 0 END,"
                 " revision = revision + 1 WHERE id = ?",
-                (text, json.dumps(hashes, sort_keys=True), model, self.session_id),
+                (text, json.dumps(hashes, sort_keys=True), model, model, self.session_id),
             )
         self.revision += 1
 
@@ -127,12 +129,15 @@ class SessionLog:
             return
         conn.execute(
             "UPDATE sessions SET turns_used = ?, last_input_tokens = ?,"
-            " token_scale = CASE WHEN ? > 0 THEN ? ELSE token_scale END WHERE id = ?",
+            " token_scale = CASE WHEN ? > 0 THEN ? ELSE token_scale END,"
+            " learned_window = CASE WHEN ? > 0 THEN ? ELSE learned_window END WHERE id = ?",
             (
                 counters.turns_used,
                 counters.last_input_tokens,
                 counters.token_scale,
                 counters.token_scale,
+                counters.learned_window,
+                counters.learned_window,
                 self.session_id,
             ),
         )

@@ -206,12 +206,14 @@ class Say(Request[None]):
 
 @attrs.frozen
 class UpdateCounters(Request[None]):
-    """Store the turn count, the last billed input tokens and the learned token scale (0: not
-    measured). Answered with None."""
+    """Store the turn count, the last billed input tokens, the learned token scale (0: not
+    measured) and the window a provider's overflow answer stated (0: none). Answered with
+    None."""
 
     turns_used: int
     last_input_tokens: int
     token_scale: float = 0.0
+    learned_window: int = 0
 
 
 @attrs.frozen

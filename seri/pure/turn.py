@@ -88,10 +88,14 @@ class TaskSetup:
     def tool_names(self) -> tuple[str, ...]:
         return tuple(spec.name for spec in self.tools)
 
-    def window(self, token_scale: float = 0.0) -> Window:
-        """The window as this task starts, with the scale learned so far (0: none yet)."""
+    def window(self, token_scale: float = 0.0, learned_window: int = 0) -> Window:
+        """The window as this task starts, with the scale learned so far (0: none yet) and
+        the window a provider stated when it is smaller than the configured one (0: none)."""
+        tokens = self.context_window
+        if 0 < learned_window < tokens:
+            tokens = learned_window
         return Window.of(
-            self.context_window,
+            tokens,
             self.keep_tokens,
             overhead_chars=len(self.system_prompt) + self.tool_chars,
             max_tokens=self.max_tokens,
@@ -112,6 +116,8 @@ class Conversation:
     token_scale: float = 0.0
     # Notes carried verbatim in every recap (/pin, seri pin).
     pins: tuple[str, ...] = ()
+    # The window a provider's overflow answer stated, when smaller than the configured one.
+    learned_window: int = 0
 
 
 @attrs.frozen
@@ -136,10 +142,18 @@ def conversation_of(
     *,
     token_scale: float = 0.0,
     pins: tuple[str, ...] = (),
+    learned_window: int = 0,
 ) -> Conversation:
     chars = sum(message_chars(m) for m in history) if total_chars is None else total_chars
     return Conversation(
-        tuple(history), recap, chars, last_input_tokens, fired_rules, token_scale, tuple(pins)
+        tuple(history),
+        recap,
+        chars,
+        last_input_tokens,
+        fired_rules,
+        token_scale,
+        tuple(pins),
+        learned_window,
     )
 
 
@@ -177,7 +191,7 @@ class _Loop:
         self.billed = conversation.last_input_tokens
         self.fired = set(conversation.fired_rules)
         self.pins = conversation.pins
-        self.window = setup.window(conversation.token_scale)
+        self.window = setup.window(conversation.token_scale, conversation.learned_window)
         self.turns = 0
         # Stored results shown cut (see ``cap_history``): id of the cut view -> (the view, the
         # stored message, the spill file with its whole text).
@@ -220,11 +234,17 @@ class _Loop:
             frozenset(self.fired),
             scale,
             self.pins,
+            self.learned_window(),
         )
+
+    def learned_window(self) -> int:
+        """The window as a provider's overflow answer stated it, if below the configured one."""
+        tokens = self.window.tokens
+        return tokens if tokens < self.setup.context_window else 0
 
     def counters(self) -> UpdateCounters:
         scale = self.window.scale if self.window.measured else 0.0
-        return UpdateCounters(self.turns, self.billed, scale)
+        return UpdateCounters(self.turns, self.billed, scale, self.learned_window())
 
     def end(
         self, status: EndStatus, answer: str = "", detail: str = "", *, by_user: bool = False

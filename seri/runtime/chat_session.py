@@ -320,6 +320,10 @@ class ChatSession:
             fired_rules=fired_rule_names(history, state.recap),
             token_scale=state.token_scale,
             pins=list_pins(self.store, self.session_id),
+            # Learned for the model the session last ran with; another model's window is its own.
+            learned_window=(
+                state.learned_window if state.session.model == self.settings.model else 0
+            ),
         )
         self.log = self._log(state.revision)
         self._frozen_hashes = state.prompt_hashes
@@ -667,6 +671,7 @@ class ChatSession:
         """/model NAME: the rest of this run talks to ``name`` (its window is looked up anew,
         unless config.json sets one); the session row names it from the next task on."""
         self.settings = attrs.evolve(self.settings, model=name)
+        self.conversation = attrs.evolve(self.conversation, learned_window=0)
         self._close_client()
         self._caller = None
         self.budget = None

@@ -30,7 +30,7 @@ def show_plan(job: ShellCompaction, focus: str, *, as_json: bool) -> int:
     agent = job.agent(state, events)
     setup = agent.setup
     caller = job.model(events)
-    window = setup.window(conversation.token_scale)
+    window = setup.window(conversation.token_scale, conversation.learned_window)
     stored = conversation.history
     sent = sent_history(job, stored, window.result_cap_chars)
     chars = messages_chars(sent) + window.overhead_chars

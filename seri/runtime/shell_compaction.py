@@ -124,6 +124,7 @@ class ShellCompaction:
             state.last_input_tokens,
             token_scale=state.token_scale,
             pins=pins,
+            learned_window=state.learned_window,
         )
         return state, conversation
 
