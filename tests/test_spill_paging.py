@@ -100,3 +100,37 @@ def test_only_seris_own_files_in_the_spill_directory_are_readable(tmp_path: Path
     for refused in (spill / "notes.txt", spill / ".." / "config.json"):
         read = run_tool("read_file", {"path": str(refused)}, ctx)
         assert read.is_error and "outside the project" in read.text, read.text
+
+
+def test_paging_reaches_the_middle_of_one_long_line(tmp_path: Path) -> None:
+    """review-1 N1: a 206,000-character single-line result (minified JSON, base64) was cut
+    with "offset=1" and read_file then showed its first 2,000 characters and nothing more:
+    the middle could not be reached. A spill file's long lines are numbered in pieces of
+    2,000 characters, in the marker's offset and in read_file alike."""
+    from seri.pure.result_cap import cap_result
+
+    ctx, spill = contexts(tmp_path)
+    text = "A" * 3_000 + "B" * 200_000 + "C" * 3_000
+    path = keep_text(spill, text)
+    cut = cap_result(text, 8_000, path)
+    offset = int(cut.split("offset=")[1].split(" ")[0])
+    assert "long lines count a line per 2,000 characters" in cut
+    head = cut.split("\n[…")[0]
+    assert offset == len(head) // 2_000 + 1
+    page = run_tool("read_file", {"path": path, "offset": offset, "limit": 3}, ctx)
+    assert not page.is_error, page.text
+    first = page.text.splitlines()[0]
+    assert first.startswith(f"{offset:6}\t") and len(first.split("\t")[1]) == 2_000
+    assert "B" * 2_000 in page.text and "line cut" not in page.text
+    # Every character is reachable, in order: the pages put the text back together.
+    pieces = []
+    start = 1
+    while True:
+        read = run_tool("read_file", {"path": path, "offset": start}, ctx)
+        rows = [row for row in read.text.splitlines() if not row.startswith("[…")]
+        pieces += [row.split("\t", 1)[1] for row in rows]
+        if "continue with offset=" not in read.text:
+            break
+        start = int(read.text.rsplit("offset=", 1)[1].split(" ")[0])
+    assert "".join(pieces) == text
+    assert len(pieces) == 103

@@ -17,6 +17,7 @@ truncated.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import errno
 import os
@@ -326,6 +327,36 @@ def iter_lines(f: BinaryIO, max_bytes: int) -> Iterator[tuple[bytes, int]]:
                 if not more or more.endswith(b"\n"):
                     break
         yield line, length
+
+
+# How much of a spill file iter_pieces decodes at a time.
+_PIECE_READ_BYTES = 1 << 16
+
+
+def iter_pieces(f: BinaryIO, piece_chars: int) -> Iterator[str]:
+    """A UTF-8 file's lines (without their ``\n``), each line longer than ``piece_chars``
+    characters given as its pieces of ``piece_chars`` (the last one shorter): the lines as
+    ``seri.pure.result_cap.pieces_before`` counts them. Undecodable bytes become U+FFFD;
+    memory stays bounded however long a line is."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    pending = ""
+    while True:
+        block = f.read(_PIECE_READ_BYTES)
+        pending += decoder.decode(block, final=not block)
+        start = 0
+        while True:
+            newline = pending.find("\n", start, start + piece_chars + 1)
+            if newline >= 0:
+                yield pending[start:newline]
+                start = newline + 1
+            elif len(pending) - start > piece_chars or (not block and start < len(pending)):
+                yield pending[start : start + piece_chars]
+                start += piece_chars
+            else:
+                break
+        pending = pending[start:]
+        if not block:
+            return
 
 
 def _existing_mode(parent: int, name: str, path: Path) -> int | None:

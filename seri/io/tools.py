@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -29,6 +29,7 @@ from seri.io.files import (
     PathRefusedError,
     atomic_write,
     iter_lines,
+    iter_pieces,
     open_confined,
     project_root,
     refuse_non_regular,
@@ -42,6 +43,7 @@ from seri.io.shell import run_bash
 from seri.io.spill import spilled_file
 from seri.pure.edit_match import plan_edit
 from seri.pure.output_capture import HEAD_BYTES, TAIL_BYTES
+from seri.pure.result_cap import PIECE_CHARS
 from seri.pure.tool_outcome import ToolOutcome, failure, outcome
 from seri.pure.tool_specs import BASH_DEFAULT_TIMEOUT, BASH_MAX_TIMEOUT, FILE_CAP_BYTES, spec_of
 
@@ -52,7 +54,8 @@ __all__ = ["ToolContext", "resolve_subject", "run_tool", "snapshot_file", "spill
 
 READ_DEFAULT_LIMIT = 2_000
 READ_MAX_BYTES = 50_000
-READ_MAX_LINE_CHARS = 2_000
+# The longest line read_file shows (a spill file's longer lines are shown in pieces this long).
+READ_MAX_LINE_CHARS = PIECE_CHARS
 _SNIFF_BYTES = 8_192
 
 
@@ -167,22 +170,39 @@ def _read_file(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOut
             )
         f.seek(0)
         max_bytes = ctx.output_bytes(READ_MAX_BYTES)
-        return _numbered_lines(f, rel, st.st_size, offset, limit, max_bytes)
+        return _numbered_lines(
+            f, rel, st.st_size, offset, limit, max_bytes, in_pieces=spilled is not None
+        )
 
 
 def _numbered_lines(
-    f: BinaryIO, rel: str, size: int, offset: int, limit: int, max_bytes: int = READ_MAX_BYTES
+    f: BinaryIO,
+    rel: str,
+    size: int,
+    offset: int,
+    limit: int,
+    max_bytes: int = READ_MAX_BYTES,
+    *,
+    in_pieces: bool = False,
 ) -> ToolOutcome:
+    """``limit`` lines from line ``offset`` on, numbered. ``in_pieces`` (a spill file): a line
+    longer than READ_MAX_LINE_CHARS is numbered as its pieces, none is cut."""
     shown: list[str] = []
     used = 0
     total = 0
     last = offset - 1
     cut_by_size = False
     invalid = False
-    for total, (raw, length) in enumerate(iter_lines(f, READ_MAX_LINE_CHARS * 4), start=1):
+    lines: Iterator[tuple[bytes, int] | str] = (
+        iter_pieces(f, PIECE_CHARS) if in_pieces else iter_lines(f, READ_MAX_LINE_CHARS * 4)
+    )
+    for total, line_read in enumerate(lines, start=1):
         if total < offset or cut_by_size or len(shown) >= limit:
             continue
-        text, bad = _line_text(raw, length)
+        if isinstance(line_read, str):
+            text, bad = line_read.rstrip("\r"), False
+        else:
+            text, bad = _line_text(*line_read)
         invalid = invalid or bad
         line = f"{total:6}\t{text}"
         if used + len(line.encode()) + 1 > max_bytes and shown:

@@ -16,6 +16,21 @@ from seri.pure.window import RESULT_BYTE_CAP
 HEAD_SHARE = 0.6
 # Room for the marker line itself.
 MARKER_ROOM = 320
+# read_file numbers a spill file's lines in pieces of at most this many characters (the
+# longest line it shows of any file), so that the middle of one long line (minified JSON,
+# base64, a progress bar redrawn with \r) can be paged to (review-1 N1).
+PIECE_CHARS = 2_000
+
+
+def pieces_before(text: str, end: int) -> int:
+    """How many of ``text``'s pieces lie wholly before index ``end``: each line (up to a
+    ``\n``) counts ``ceil(length / PIECE_CHARS)`` pieces, an empty one 1."""
+    count = 0
+    start = 0
+    while (newline := text.find("\n", start, end)) >= 0:
+        count += max(1, -(-(newline - start) // PIECE_CHARS))
+        start = newline + 1
+    return count + (end - start) // PIECE_CHARS
 
 
 def needs_cap(text: str, cap_chars: int) -> bool:
@@ -51,10 +66,16 @@ def _marker(text: str, head: str, tail: str, full_text_at: str) -> str:
     omitted = len(text) - len(head) - len(tail)
     total_lines = text.count("\n") + 1
     omitted_lines = text.count("\n", len(head), len(text) - len(tail))
-    next_line = head.count("\n") + 1
+    # read_file numbers the spill file in pieces: the one the cut falls in comes next.
+    next_line = pieces_before(text, len(head)) + 1
+    long_lines = (
+        f"; long lines count a line per {PIECE_CHARS:,} characters"
+        if (_has_long_line(text))
+        else ""
+    )
     where = (
         f"the whole result is in {full_text_at}: page through it with read_file "
-        f"(offset={next_line} is the first line left out)"
+        f"(offset={next_line} is the first line left out{long_lines})"
         if full_text_at
         else "the rest was not kept"
     )
@@ -62,6 +83,12 @@ def _marker(text: str, head: str, tail: str, full_text_at: str) -> str:
         f"\n[… {omitted} of {len(text)} characters ({omitted_lines} of {total_lines} lines) "
         f"left out here to fit the context window; {where} …]\n"
     )
+
+
+def _has_long_line(text: str) -> bool:
+    if len(text) <= PIECE_CHARS:
+        return False
+    return any(len(line) > PIECE_CHARS for line in text.split("\n"))
 
 
 def _line_end_before(text: str, index: int) -> int:
