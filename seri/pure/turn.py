@@ -225,11 +225,19 @@ class _Loop:
         return history_estimate(self.billed, self.chars + self.window.overhead_chars)
 
     def conversation(self) -> Conversation:
+        """The conversation as stored: a stored result shown cut in this task's requests is
+        whole again (the next task cuts it afresh, and a compaction reads it whole)."""
         scale = self.window.scale if self.window.measured else 0.0
+        shown = {id(m) for m in self.history}
+        whole = sum(
+            message_chars(stored) - message_chars(view)
+            for key, (view, stored, _) in self.cut_views.items()
+            if key in shown
+        )
         return Conversation(
-            tuple(self.history),
+            tuple(self.stored_history()),
             self.recap,
-            self.chars,
+            self.chars + whole,
             self.billed,
             frozenset(self.fired),
             scale,

@@ -529,6 +529,61 @@ def test_compact_dry_run_shows_the_request_the_compaction_then_sends(tmp_path: P
     assert '{"elided": true, "originalBytes": 150000}' in sent[0]["messages"][1]["content"]
 
 
+def _old_log_session() -> list[dict[str, Any]]:
+    """An older release's session whose first tool result is a 150,000-byte log."""
+    lines: list[dict[str, Any]] = [
+        {"id": "old-log", "cwd": "/w", "systemPrompt": "You are seri.", "permissionMode": "auto"},
+        {"role": "user", "content": "look at the build log"},
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool-call",
+                    "toolCallId": "c0",
+                    "toolName": "bash",
+                    "input": {"command": "cat b.log"},
+                }
+            ],
+        },
+        {
+            "role": "tool",
+            "content": [
+                {
+                    "type": "tool-result",
+                    "toolCallId": "c0",
+                    "toolName": "bash",
+                    "output": {"type": "text", "value": "line\n" * 30_000},
+                }
+            ],
+        },
+    ]
+    for n in range(1, 8):
+        lines.append({"role": "user", "content": f"step {n} " + "please go on " * 200})
+        lines.append({"role": "assistant", "content": [{"type": "text", "text": "ok " * 300}]})
+    return lines
+
+
+def test_a_chats_later_compaction_reads_stored_results_whole(tmp_path: Path) -> None:
+    """review-1 N6: in one chat process, the conversation kept after a task held the cut
+    views of over-cap stored results, so a /compact (or an automatic compaction) from the
+    second task on told the summarizer the view's size, not the stored result's."""
+    seri = Seri(tmp_path, 64_000, compaction={"keep_tokens": 3_000})
+    session_id = seri.import_session(_old_log_session())
+    with FakeModel([{"text": "fine"}], context_length=64_000, auto_recap=True) as fake:
+        seri.fake = fake
+        ran = seri("chat", "--resume", session_id, stdin="one more step\n/compact\n")
+        assert ran.code == 0, ran.stderr
+        sent = summaries(fake)
+        [turn] = turns(fake)
+    assert sent, (ran.stdout, ran.stderr)
+    # The task itself went out with the log cut (it is over a 64k window's cap) ...
+    assert "the whole result is in" in turn["messages"][3]["content"]
+    # ... and the compaction after it read the stored log, as a fresh process would.
+    assert sent
+    told = "".join(m["content"] for body in sent for m in body["messages"])
+    assert re.findall(r"originalBytes.: [0-9]+", told) == ['originalBytes": 150000']
+
+
 def test_pins_ride_along_in_every_recap(tmp_path: Path) -> None:
     lines = real_lines("real-terminus-invoices")
     seri = Seri(tmp_path, 8_000)
