@@ -472,63 +472,6 @@ def test_compact_dry_run_shows_the_plan_and_changes_nothing(tmp_path: Path) -> N
     assert "summarizer: " in text.stdout and "the first summarizer request, exactly:" in text.stdout
 
 
-def test_compact_dry_run_shows_the_request_the_compaction_then_sends(tmp_path: Path) -> None:
-    """The dry run's summarizer request is the one `seri compact` sends, also for a session
-    whose evicted part holds a stored result over the window's cap (the request carries that
-    result cut; the summarizer is told the stored size it had)."""
-    lines: list[dict[str, Any]] = [
-        {
-            "id": "old-log",
-            "cwd": "/home/ana/src/shop",
-            "systemPrompt": "You are seri.",
-            "permissionMode": "auto",
-        },
-        {"role": "user", "content": "look at the build log"},
-        {
-            "role": "assistant",
-            "content": [
-                {
-                    "type": "tool-call",
-                    "toolCallId": "c0",
-                    "toolName": "bash",
-                    "input": {"command": "cat b.log"},
-                }
-            ],
-        },
-        {
-            "role": "tool",
-            "content": [
-                {
-                    "type": "tool-result",
-                    "toolCallId": "c0",
-                    "toolName": "bash",
-                    "output": {"type": "text", "value": "line\n" * 30_000},
-                }
-            ],
-        },
-    ]
-    for n in range(1, 8):
-        lines.append({"role": "user", "content": f"step {n} " + "please go on " * 200})
-        lines.append({"role": "assistant", "content": [{"type": "text", "text": "ok " * 300}]})
-    seri = Seri(tmp_path, 16_000)
-    session_id = seri.import_session(lines)
-    with FakeModel(context_length=16_000, auto_recap=True) as fake:
-        seri.fake = fake
-        planned = seri("compact", "--session", session_id, "--dry-run", "--json")
-        assert planned.code == 0, planned.stderr
-        plan = json.loads(planned.stdout)
-        assert fake.requests == []
-        ran = seri("compact", "--session", session_id)
-        assert ran.code == 0, ran.stderr
-        sent = summaries(fake)
-    head, _ = seri.show(session_id)
-    [entry] = head["compactions"]
-    assert plan["cut"]["evicted"] == entry["evicted"]
-    assert len(plan["chunks"]) == entry["summary_calls"] == len(sent)
-    assert plan["summarizer_request"] == sent[0]
-    assert '{"elided": true, "originalBytes": 150000}' in sent[0]["messages"][1]["content"]
-
-
 def _old_log_session() -> list[dict[str, Any]]:
     """An older release's session whose first tool result is a 150,000-byte log."""
     lines: list[dict[str, Any]] = [
@@ -561,6 +504,29 @@ def _old_log_session() -> list[dict[str, Any]]:
         lines.append({"role": "user", "content": f"step {n} " + "please go on " * 200})
         lines.append({"role": "assistant", "content": [{"type": "text", "text": "ok " * 300}]})
     return lines
+
+
+def test_compact_dry_run_shows_the_request_the_compaction_then_sends(tmp_path: Path) -> None:
+    """The dry run's summarizer request is the one `seri compact` sends, also for a session
+    whose evicted part holds a stored result over the window's cap (the request carries that
+    result cut; the summarizer is told the stored size it had)."""
+    seri = Seri(tmp_path, 16_000)
+    session_id = seri.import_session(_old_log_session())
+    with FakeModel(context_length=16_000, auto_recap=True) as fake:
+        seri.fake = fake
+        planned = seri("compact", "--session", session_id, "--dry-run", "--json")
+        assert planned.code == 0, planned.stderr
+        plan = json.loads(planned.stdout)
+        assert fake.requests == []
+        ran = seri("compact", "--session", session_id)
+        assert ran.code == 0, ran.stderr
+        sent = summaries(fake)
+    head, _ = seri.show(session_id)
+    [entry] = head["compactions"]
+    assert plan["cut"]["evicted"] == entry["evicted"]
+    assert len(plan["chunks"]) == entry["summary_calls"] == len(sent)
+    assert plan["summarizer_request"] == sent[0]
+    assert '{"elided": true, "originalBytes": 150000}' in sent[0]["messages"][1]["content"]
 
 
 def test_a_chats_later_compaction_reads_stored_results_whole(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ import apsw
 from scripts.fake_model import FakeModel
 from tests.conftest import RunSeri
 from tests.e2e.test_chat import call, chat_env
+from tests.property.test_wire_surrogates import strings_in
 
 LONE = re.compile("[\ud800-\udfff]")
 
@@ -26,16 +27,6 @@ LONE = re.compile("[\ud800-\udfff]")
 def _sse(*chunks: dict[str, Any]) -> str:
     # json.dumps escapes the lone half as \ud83d, as a provider's stream does.
     return "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for k, v in value.items() for s in (k, *_strings(v))]
-    if isinstance(value, list):
-        return [s for item in value for s in _strings(item)]
-    return []
 
 
 def test_a_lone_surrogate_is_stored_as_it_came_and_sent_as_u_fffd(
@@ -55,10 +46,10 @@ def test_a_lone_surrogate_is_stored_as_it_came_and_sent_as_u_fffd(
         requests = fake.requests
     assert len(requests) == 4
     for body in requests:
-        strings = _strings(body)
+        strings = strings_in(body)
         for message in body["messages"]:
             for tool_call in message.get("tool_calls") or ():
-                strings += _strings(json.loads(tool_call["function"]["arguments"]))
+                strings += strings_in(json.loads(tool_call["function"]["arguments"]))
         assert not [s for s in strings if LONE.search(s)]
     answer = requests[1]["messages"][2]
     assert answer["role"] == "assistant" and answer["content"] == "half \ufffd here"

@@ -24,13 +24,14 @@ texts = any_text | halves
 LONE = re.compile("[\ud800-\udfff]")
 
 
-def _strings(value: Any) -> list[str]:
+def strings_in(value: Any) -> list[str]:
+    """Every string of a JSON value, keys included."""
     if isinstance(value, str):
         return [value]
     if isinstance(value, dict):
-        return [s for k, v in value.items() for s in (k, *_strings(v))]
+        return [s for k, v in value.items() for s in (k, *strings_in(v))]
     if isinstance(value, list):
-        return [s for item in value for s in _strings(item)]
+        return [s for item in value for s in strings_in(item)]
     return []
 
 
@@ -60,8 +61,8 @@ def test_a_body_carries_no_lone_surrogate_raw_or_escaped(text: str, result: str,
     )
     body = json.dumps({"messages": to_wire_messages(messages)}, ensure_ascii=False)
     sent = json.loads(wire_utf8(body).decode("utf-8"))
-    strings = _strings(sent)
+    strings = strings_in(sent)
     arguments = sent["messages"][1]["tool_calls"][0]["function"]["arguments"]
-    strings += _strings(json.loads(arguments))
+    strings += strings_in(json.loads(arguments))
     assert not any(LONE.search(s) for s in strings)
     assert json.loads(arguments)["content"] == wire_text(arg)
