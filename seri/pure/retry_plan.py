@@ -90,7 +90,6 @@ def plan_retry(
                 f"{failure.message} (the same answer to {attempt} attempts in a row: the "
                 "server refuses this request itself, so it is not retried again)"
             ),
-            retryable=False,
         )
         return RetryPlan(retry=False, delay=0.0, failure=told)
     hint = failure.retry_after
