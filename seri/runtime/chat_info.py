@@ -48,7 +48,7 @@ def banner_line(chat: ChatSession, wait: float = BANNER_WAIT) -> str:
     return banner(
         version=__version__,
         model=chat.settings.model,
-        window=chat.known_window(wait=wait),
+        window=chat.window_in_use(wait=wait),
         project=short_path(chat.project, os.path.expanduser("~")),
         session=chat.session_id,
         messages=len(chat.conversation.history),
@@ -110,7 +110,7 @@ def estimate(chat: ChatSession) -> int:
 
 def status_line(chat: ChatSession) -> str:
     """The toolbar under the prompt: model, how full the window is, what it cost so far."""
-    window = chat.known_window()
+    window = chat.window_in_use()
     parts = [chat.settings.model]
     if window:
         parts.append(f"{100 * estimate(chat) / window:.0f}% of {tokens_short(window)}")
@@ -136,7 +136,7 @@ def show_status(chat: ChatSession) -> int | None:
     policy = chat.policy
     lines = status_lines(
         model=chat.settings.model,
-        window=chat.known_window() or DEFAULT_CONTEXT_WINDOW,
+        window=chat.window_in_use() or DEFAULT_CONTEXT_WINDOW,
         estimate=estimate(chat),
         max_turns=chat.max_turns,
         last_task_turns=chat.last_task_turns,
@@ -236,7 +236,7 @@ def switch_model(chat: ChatSession, rest: str) -> int | None:
         chat.view.screen.say(f"/model takes one model id, not {name!r}")
         return EXIT_USAGE
     chat.set_model(name)
-    window = chat.known_window(wait=BANNER_WAIT)
+    window = chat.window_in_use(wait=BANNER_WAIT)
     size = f"{window:,} tokens" if window else "window not known yet"
     chat.view.screen.say(f"model: {name} for the rest of this run of seri ({size})")
     return None

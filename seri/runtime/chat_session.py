@@ -475,6 +475,15 @@ class ChatSession:
             self._window_lookup = None
         return self.context_window
 
+    def window_in_use(self, wait: float = 0.0) -> int | None:
+        """The window the next request is sized for, as shown (banner, /status): the known
+        one, or the smaller one a provider's overflow answer stated for this session."""
+        known = self.known_window(wait)
+        learned = self.conversation.learned_window
+        if known is not None and 0 < learned < known:
+            return learned
+        return known
+
     def _window(self) -> int:
         if self.known_window(wait=30.0) is None:
             reported = self._model().client().context_window(self.settings.model)

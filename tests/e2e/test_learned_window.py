@@ -57,6 +57,10 @@ def test_the_next_process_starts_with_the_window_an_overflow_stated(
         second = run_seri("chat", "--continue", "-p", "now mid.txt", env=chat_env(fake))
         assert second.returncode == 0, second.stderr
         requests = _turns(fake)
+        status = run_seri("chat", "--continue", input="/status\n", env=chat_env(fake))
+    # /status shows the window the requests are sized for.
+    window_line = next(line for line in status.stderr.splitlines() if "window:" in line)
+    assert "of 16k" in window_line or "16,384" in window_line, window_line
     assert first.stdout == "read them\n" and second.stdout == "read mid\n"
     # The first process paid one refused request (the fake refuses without using a step).
     assert learned_with == 6
