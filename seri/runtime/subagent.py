@@ -78,6 +78,9 @@ def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
     finally:
         agent.close()
     host.events.record(SubagentEnd(child=child_id, status=end.status, turns=end.turns))
+    if end.status == "refused":
+        # Its task was too big for the window and nothing was stored: no empty child.
+        conversations.discard_empty_session(store, child_id)
     if end.status == "done":
         return ToolRun(f"[subagent {child_id}] {end.answer}")
     last = next(

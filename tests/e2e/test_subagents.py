@@ -225,3 +225,24 @@ def test_the_child_works_under_the_projects_instructions(run_seri: RunSeri, proj
     child = [body for body in requests if _is_child(body)]
     assert child
     assert "Never touch the vendor directory." in child[0]["messages"][0]["content"]
+
+
+def test_a_child_task_too_big_for_the_window_is_refused_and_leaves_no_child(
+    run_seri: RunSeri, seri_home: Path
+) -> None:
+    """A task prompt a child could never send (review-1 N2): the call's result says why, the
+    parent goes on, and no empty child session is left behind."""
+    _write_config(seri_home, context_window=16_384)
+    script = [
+        _task("t1", "summarize this: " + "word " * 4_000),
+        {"text": "parent answer"},
+    ]
+    with FakeModel(script) as fake:
+        result = run_seri("chat", "--allow", "task", "-p", "look", env=chat_env(fake))
+        requests = fake.requests
+    assert result.returncode == 0, result.stderr
+    assert len(requests) == 2 and not any(_is_child(body) for body in requests)
+    told = requests[1]["messages"][-1]["content"]
+    assert "Not finished" in told and "the prompt is too big for this model's window" in told
+    shown = run_seri("sessions", "show", _only_session(run_seri), "--json").stdout.splitlines()
+    assert json.loads(shown[0])["children"] == []
