@@ -360,7 +360,8 @@ class Denial(Event):
 
 @attrs.frozen(kw_only=True)
 class SessionRule(Event):
-    """A person answered "always": allow rules for the rest of the run."""
+    """A person answered "always": allow rules stored with the session (its later runs
+    allow them too)."""
 
     type: ClassVar[str] = "session_rule"
 
@@ -493,7 +494,8 @@ class TurnEnd(Event):
     type: ClassVar[str] = "turn_end"
 
     status: str = field(
-        "`done`, `max_turns`, `budget`, `interrupted`, `overflow`, `error` or `length`"
+        "`done`, `max_turns`, `budget`, `interrupted`, `overflow`, `error`, `length` or "
+        "`refused` (the prompt was too big for the window; nothing was stored)"
     )
     turns: int = field("the model turns used")
     error: str | Absent = field("what went wrong", optional=True)

@@ -421,7 +421,7 @@ def run_task(
     loop.turns = turns_used
     refusal = oversized_prompt(loop.window, message_chars(prompt))
     if refusal:
-        yield Record("turn_end", {"status": "refused", "turns": loop.turns, "error": refusal})
+        yield Record(events.TurnEnd(status="refused", turns=loop.turns, error=refusal))
         return loop.end("refused", detail=refusal)
     yield from loop.cap_history()
     yield loop.add((prompt,))
