@@ -192,8 +192,11 @@ def prune(
     sessions: tuple[RecordedSession, ...] = ()
     quarantined: list[str] = []
     # Looked for without the write lock first: a session that began long ago
-    # but is still in use makes old runs exist without anything being due.
-    if expired_recordings(conn, now, window_days, current_session, quarantined):
+    # but is still in use makes old runs exist without anything being due. One read
+    # snapshot: another pruner may delete a candidate's runs between two queries.
+    with store.snapshot():
+        due = expired_recordings(conn, now, window_days, current_session, quarantined)
+    if due:
         quarantined.clear()
         with store.write():
             sessions = expired_recordings(conn, now, window_days, current_session, quarantined)
