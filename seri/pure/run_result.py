@@ -49,6 +49,10 @@ def ending_of_task(
     """
     if status == "done":
         return RunEnding("done", EXIT_OK, answer=answer, turns=turns)
+    if status == "refused":
+        # The task itself was refused before anything was stored (a prompt too big for the
+        # window): bad input, so exit 2, as the text form exits.
+        return RunEnding("error", EXIT_USAGE, error=detail or "the task was refused", turns=turns)
     known: RunStatus = status if status in RUN_STATUSES else "error"  # type: ignore[assignment]
     if known == "interrupted" and by_user:
         return interrupted(turns, signal_number, detail)

@@ -70,3 +70,22 @@ def test_a_refused_line_in_a_scripted_chat_does_not_stop_the_next(
     assert result.stdout == "first\nthird\n"
     assert "the prompt is too big" in result.stderr
     assert result.returncode == 0, result.stderr
+
+
+def test_a_refused_prompt_ends_a_json_run_in_one_error_result_with_exit_2(
+    run_seri: RunSeri, seri_home: Path
+) -> None:
+    _config(seri_home)
+    with _slot([{"text": "unused"}]) as fake:
+        for fmt in ("json", "stream-json"):
+            run = run_seri(
+                "chat", "-p", "-", "--output-format", fmt, input=HUGE, env=chat_env(fake)
+            )
+            assert run.returncode == 2, run.stderr
+            records = [json.loads(line) for line in run.stdout.splitlines()]
+            results = [r for r in records if r.get("type") == "result"]
+            assert len(results) == 1 and records[-1] is results[0]
+            assert results[0]["status"] == "error" and results[0]["exit_status"] == 2
+            assert "too big for this model's window" in results[0]["error"]
+        assert fake.requests == []
+    assert _sessions(run_seri) == []
