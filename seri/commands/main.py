@@ -78,9 +78,9 @@ def _tolerant_stdio() -> None:
 def _dispatch(args: list[str]) -> int:
     from docopt import DocoptExit, docopt
 
+    from seri.pure.argv_text import undecodable_argument
     from seri.pure.errors import EXIT_USAGE
     from seri.pure.terminal_text import neutralise
-    from seri.pure.usage_errors import undecodable_argument
     from seri.runtime.running import usage_error
 
     undecodable = undecodable_argument(args)

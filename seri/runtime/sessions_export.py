@@ -11,9 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from seri.io import conversations
 from seri.pure.errors import SeriError
-from seri.pure.session_markdown import message_markdown, session_header
 from seri.pure.timestamps import iso_utc
 from seri.runtime.profile import Profile
 
@@ -24,6 +22,9 @@ FORMATS = ("jsonl", "markdown")
 
 
 def export(profile: Profile, raw_id: str, format_name: str) -> int:
+    from seri.io import conversations
+    from seri.pure.session_markdown import message_markdown, session_header
+
     if format_name not in FORMATS:
         raise SeriError(f"--format is jsonl or markdown, not {format_name!r}")
     store = profile.store

@@ -190,3 +190,18 @@ def test_commands_other_than_the_interactive_chat_never_load_prompt_toolkit(
     assert done.returncode == 0, done.stderr
     assert "prompt_toolkit" not in done.stderr
     assert os.path.basename(SERI) == "seri"
+
+
+@pytest.mark.parametrize("args", [("--version",), ("sessions",), ("sessions", "--json")])
+def test_the_quick_commands_never_load_attrs_or_the_records(
+    seri_home: Path, project: Path, args: tuple[str, ...]
+) -> None:
+    """`seri --version` and `seri sessions` answer in tens of milliseconds: attrs and the
+    record classes (~25 ms to import) stay out of them, whatever imports them elsewhere."""
+    env = seri_env(seri_home, {"PYTHONPROFILEIMPORTTIME": "1"})
+    done = subprocess.run(
+        [SERI, *args], cwd=project, env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line}
+    assert not {"attrs", "attr", "seri.pure.records", "httpx"} & loaded
