@@ -18,6 +18,7 @@ from seri.io.session_index import SESSION_COLUMNS, session_rows
 from seri.io.store import Store
 from seri.pure import json_text
 from seri.pure.errors import SeriError, SessionChanged
+from seri.pure.lone_surrogates import replace_lone_surrogates
 from seri.pure.records import Message, Session
 from seri.pure.session_titles import title_from_prompt
 from seri.pure.tokens import message_chars
@@ -100,15 +101,6 @@ def _rows(conn: apsw.Connection, sql: str, params: tuple[Any, ...] = ()) -> list
     return list(conn.execute(sql, params))
 
 
-def _storable(text: str) -> str:
-    """Text that SQLite can store as UTF-8: a lone surrogate becomes U+FFFD."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return text
-
-
 def insert_messages(
     conn: apsw.Connection,
     session_id: str,
@@ -146,7 +138,7 @@ def insert_messages(
             (session_id, seq, message.role, message.kind, message_to_json(message), size, now),
         )
         if not title and message.role == "user" and not message.kind:
-            title = _storable(title_from_prompt(message.text))
+            title = replace_lone_surrogates(title_from_prompt(message.text))
         seq += 1
         count += 1
         chars += size

@@ -37,6 +37,7 @@ from typing import Any
 
 import attrs
 
+from seri.pure.lone_surrogates import replace_lone_surrogates
 from seri.pure.records import Message, MessageKind, ToolCall
 
 LOST_RESULT = "result lost before import"
@@ -115,11 +116,7 @@ def _scrub(value: Any) -> Any:
     Returns the very same object when there was nothing to replace.
     """
     if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-        return value
+        return replace_lone_surrogates(value)
     if isinstance(value, list):
         items = [_scrub(item) for item in value]
         changed = any(new is not old for new, old in zip(items, value, strict=True))

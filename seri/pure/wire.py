@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from seri.pure.json_text import dump_json
+from seri.pure.lone_surrogates import replace_lone_surrogates
 from seri.pure.prompt_cache import EPHEMERAL
 from seri.pure.records import Message, ToolCall
 
@@ -39,11 +40,7 @@ def wire_text(text: str) -> str:
     raw or as a ``\\udXXX`` escape, is refused by some providers for good (Anthropic: 400
     "no low surrogate in string"). A pair of halves becomes the one character it encodes.
     """
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return text
+    return replace_lone_surrogates(text)
 
 
 def _holds_lone_surrogate(value: object) -> bool:
@@ -57,8 +54,14 @@ def _holds_lone_surrogate(value: object) -> bool:
 
 
 def wire_utf8(body_json: str) -> bytes:
-    """A request body's JSON text (written with ``ensure_ascii=False``) as the bytes sent."""
-    return wire_text(body_json).encode("utf-8")
+    """A request body's JSON text (written with ``ensure_ascii=False``) as the bytes sent.
+
+    Encoded once on every model call (the body holds the whole history): only a body that
+    does not encode is repaired and encoded again."""
+    try:
+        return body_json.encode("utf-8")
+    except UnicodeEncodeError:
+        return replace_lone_surrogates(body_json).encode("utf-8")
 
 
 def wire_arguments(arguments: str) -> str:
