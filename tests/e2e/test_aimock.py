@@ -191,3 +191,35 @@ def test_overflow_envelope_is_recognised(aimock: str, run_seri: RunSeri) -> None
     assert result.returncode == 1
     assert "too long" in result.stderr or "context" in result.stderr
     assert KEY not in result.stderr
+
+
+def test_stream_json_of_a_tool_loop_ends_in_one_result(
+    aimock: str, run_seri: RunSeri, project: Path
+) -> None:
+    """The stream and its result record (issue 15) over aimock's own chunking of a tool call."""
+    argv = ("chat", "--allow", "write_file", "-p", "make notes", "--output-format", "stream-json")
+    result = run_seri(*argv, env=env_for(aimock))
+    assert result.returncode == 0, result.stderr
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    types = [record["type"] for record in records]
+    assert types[0] == "header" and types[-1] == "result" and types.count("result") == 1
+    assert "tool_call" in types and "model_call" in types
+    final = records[-1]
+    assert final["status"] == "done" and final["exit_status"] == 0
+    assert final["answer"] == "Wrote notes.txt."
+    assert final["usage"]["calls"] == 2
+    assert (project / "notes.txt").read_text() == "aimock was here\n"
+    assert KEY not in result.stdout
+
+
+def test_json_result_of_an_overflow_says_overflow_with_exit_1(
+    aimock: str, run_seri: RunSeri
+) -> None:
+    result = run_seri(
+        "chat", "-p", "too long please", "--output-format", "json", env=env_for(aimock)
+    )
+    assert result.returncode == 1
+    (record,) = [json.loads(line) for line in result.stdout.splitlines()]
+    assert record["type"] == "result" and record["exit_status"] == 1
+    assert record["status"] == "overflow"
+    assert KEY not in result.stdout
