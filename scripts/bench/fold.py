@@ -98,7 +98,8 @@ def _drive(generator: Generator[Any, Any, Any], model: _Model) -> Any:
 
 
 def fold_case(history: Sequence[Any], window: int, ratio: float) -> dict[str, Any]:
-    from seri.pure.compaction import Compacted, compact
+    from seri.pure.compaction import compact
+    from seri.pure.compaction_outcome import Compacted
     from seri.pure.tokens import estimate_tokens, messages_chars
     from seri.pure.window import Window
 

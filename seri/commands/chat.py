@@ -9,7 +9,7 @@ import textwrap
 from typing import TYPE_CHECKING, Any
 
 from seri.pure.errors import SeriError
-from seri.pure.run_result import OUTPUT_FORMATS
+from seri.runtime.chat_options import OUTPUT_FORMATS
 from seri.runtime.profile import current_project, open_profile
 from seri.runtime.running import parse_usage, positive_number
 from seri.runtime.slash import command_lines

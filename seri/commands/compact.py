@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import sys
 
-from seri.pure.compaction import Why
+from seri.pure.compaction_outcome import Why
 from seri.pure.errors import EXIT_OK, TaskUnfinished
 from seri.runtime.profile import open_profile
 from seri.runtime.running import parse_usage

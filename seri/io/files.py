@@ -21,7 +21,6 @@ import codecs
 import contextlib
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -167,7 +166,7 @@ def atomic_write(root: Path, path: Path, data: bytes) -> bool:
     """
     parent = _open_directory_within(root, path.parent)
     name = path.name
-    temporary = f".seri-{secrets.token_hex(6)}.tmp"
+    temporary = f".seri-{os.urandom(6).hex()}.tmp"
     try:
         mode = _existing_mode(parent, name, path)
         fd = os.open(

@@ -7,7 +7,6 @@ the next time seri starts (the running session's prompt is frozen).
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 import attrs
@@ -76,6 +75,8 @@ def approve(store: Store, root: Path, n: int) -> Path:
             f"(edit it down) and approve entry {n} again"
         )
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    import tempfile  # here: it loads shutil, random and more, which a chat start need not
+
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".memory.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from collections.abc import Mapping
 from typing import Any
 
 import apsw
 
+from seri.io.ids import random_id
 from seri.io.store import Store
 from seri.pure.events import Event, Header
 from seri.pure.redaction import Redactor, elide_large
@@ -56,7 +56,7 @@ class Recorder:
         self.redactor = redactor
         self.enabled = enabled
         self.elide_bytes = elide_bytes
-        self.run_id = uuid.uuid4().hex
+        self.run_id = random_id()
         self.started = False
         self._started_at = 0.0
         self._header = ""

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from seri.io import conversations
 from seri.io.store import Store
-from seri.pure.recap import recap_to_dict
 from seri.pure.records import Message
 from seri.pure.tokens import message_chars
 
@@ -295,6 +294,8 @@ def _stored_recap(
     ).fetchall()
     evicted_rules = [message_from_json(body) for (body,) in rule_rows]
     names = fired_rule_names(evicted_rules, previous if isinstance(previous, dict) else None)
+    from seri.pure.recap import recap_to_dict  # loaded only when a compaction is stored
+
     stored = recap_to_dict(effect.recap)
     if names:
         stored[RULES_FIRED_KEY] = sorted(names)

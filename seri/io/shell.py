@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import selectors
 import signal
 import subprocess
@@ -225,7 +224,7 @@ def _open_spill(spill_dir: Path | None) -> tuple[Path | None, BinaryIO | None]:
     if not ready_spill_dir(spill_dir):
         return None, None
     try:
-        path = spill_dir / f"bash-{secrets.token_hex(8)}.log"
+        path = spill_dir / f"bash-{os.urandom(8).hex()}.log"
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     except OSError:
         return None, None  # a spill is a convenience; the capped output still goes out

@@ -13,7 +13,6 @@ import contextlib
 import hashlib
 import os
 import re
-import secrets
 import stat
 from pathlib import Path
 
@@ -80,7 +79,7 @@ def keep_text(spill_dir: Path, text: str) -> str:
         if path.is_file() and not path.is_symlink() and path.stat().st_size == len(data):
             os.utime(path)  # in use again: it ages from now
             return str(path)
-        temporary = spill_dir / f".{name}.{secrets.token_hex(4)}.tmp"
+        temporary = spill_dir / f".{name}.{os.urandom(4).hex()}.tmp"
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
             with os.fdopen(fd, "wb") as out:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import sys
 import threading
 import time
@@ -66,6 +65,8 @@ class Screen:
         self._spinner_shown = False
 
     def width(self) -> int:
+        import shutil  # here, not at the top: shutil loads bz2 and lzma (~3 ms of each start)
+
         return max(20, shutil.get_terminal_size((100, 24)).columns)
 
     # -- writing -------------------------------------------------------------------------------

@@ -38,10 +38,7 @@ from seri.io.files import (
     resolve_in_project,
     snapshot_file,
 )
-from seri.io.search import glob_files, grep_files
-from seri.io.shell import run_bash
 from seri.io.spill import spilled_file
-from seri.pure.edit_match import plan_edit
 from seri.pure.output_capture import HEAD_BYTES, TAIL_BYTES
 from seri.pure.result_cap import PIECE_CHARS
 from seri.pure.tool_outcome import ToolOutcome, failure, outcome
@@ -296,6 +293,8 @@ def _write_file(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOu
 
 
 def _edit(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
+    from seri.pure.edit_match import plan_edit
+
     path = resolve_in_project(root, str(args["path"]))
     rel = relative_name(root, path)
     refuse_protected(root, path, ctx.protected, raw=str(args["path"]))
@@ -411,16 +410,22 @@ def _read_text_for_edit(root: Path, path: Path, rel: str) -> str | ToolOutcome:
 
 
 def _glob(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
+    from seri.io.search import glob_files
+
     return glob_files(root, str(args["pattern"]))
 
 
 def _grep(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
+    from seri.io.search import grep_files
+
     return grep_files(
         root, str(args["pattern"]), str(args.get("path") or "."), hidden=ctx.read_denied
     )
 
 
 def _bash(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
+    from seri.io.shell import run_bash
+
     timeout = float(args.get("timeout") or BASH_DEFAULT_TIMEOUT)
     timeout = min(max(timeout, 1.0), float(BASH_MAX_TIMEOUT))
     return run_bash(

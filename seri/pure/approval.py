@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import attrs
-
+from seri.pure.effects import Answer
 from seri.pure.lazy_pattern import LazyPattern
 from seri.pure.permission_policy import Policy, with_allowed
 from seri.pure.permissions import decide
@@ -77,15 +76,6 @@ _TWO_WORDS = {
 _PLAIN = LazyPattern(r"[^\s*?\[\]{}\\()]+")
 # ... and one that names a subcommand rather than an option or a file.
 _SUBWORD = LazyPattern(r"[A-Za-z0-9_][A-Za-z0-9_:@+-]*")
-
-
-@attrs.frozen
-class Answer:
-    """What the person said: run it or not, the rules to add, why not."""
-
-    approved: bool
-    always: tuple[str, ...] = ()
-    reason: str = ""
 
 
 def always_rules(

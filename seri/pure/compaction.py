@@ -14,12 +14,20 @@ on over what that adds to the evicted part.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Sequence
 
 import attrs
 
 from seri.pure import events
+from seri.pure.compaction_outcome import (
+    CHANGED,
+    NO_CUT,
+    Compacted,
+    CompactionOutcome,
+    NotCompacted,
+    Why,
+    does_not_fit,
+)
 from seri.pure.cuts import Cut, cut_messages
 from seri.pure.effects import (
     ApplyCompaction,
@@ -37,61 +45,14 @@ from seri.pure.recap_answer import parse_recap_answer
 from seri.pure.recap_paths import TouchedPaths, paths_touched
 from seri.pure.records import Message
 from seri.pure.shrink import Payload, elided_payload, plan_shrink, saving, with_elided
-from seri.pure.tokens import estimate_tokens, message_chars, messages_chars
+from seri.pure.tokens import estimate_tokens, messages_chars
 from seri.pure.window import UNMEASURED_SCALE, Window
 
-NOT_ENOUGH_HISTORY = "Not enough history to compact."
-# Why a compaction was refused when the session changed after it was read (another process
-# appended, compacted or rewound). The interpreter answers with it instead of calling the summarizer
-# when it already knows, and the swap itself answers False.
-SESSION_CHANGED = (
-    "the session changed while compacting (another seri process wrote to it); nothing was replaced"
-)
 # A scale learned during a fold cuts the kept tail again when it grew by more than this much
 # (a denser tokenizer than assumed); smaller changes are noise a recut would pay a call for.
 RECUT_GROWTH = 1.25
 # The smallest recap rendering budget, in characters: the bare bones of a recap.
 MIN_RECAP_CHARS = 1_200
-
-
-class Why(enum.Enum):
-    """Why a compaction (with the shrink ladder after it) did not happen."""
-
-    # No safe cut evicts enough messages, and the history fits as it is: nothing to do.
-    NO_CUT = "no_cut"
-    # Another process wrote to the session meanwhile; nothing was replaced.
-    SESSION_CHANGED = "session_changed"
-    # The summarizer's call failed, was refused as too long, or answered nothing usable.
-    SUMMARIZER_FAILED = "summarizer_failed"
-    # Even with every tool payload elided the history does not fit.
-    DOES_NOT_FIT = "does_not_fit"
-
-
-@attrs.frozen
-class NotCompacted:
-    """No compaction happened: why, as a value to decide on, and as a sentence to show."""
-
-    reason: Why
-    detail: str
-    window: Window | None = None
-    budget: OutputBudget | None = None
-
-
-NO_CUT = NotCompacted(Why.NO_CUT, NOT_ENOUGH_HISTORY)
-CHANGED = NotCompacted(Why.SESSION_CHANGED, SESSION_CHANGED)
-
-
-@attrs.frozen
-class Compacted:
-    history: tuple[Message, ...]
-    recap: Recap
-    evicted: int
-    summary_calls: int = 1
-    window: Window | None = None
-    budget: OutputBudget | None = None
-
-
-CompactionOutcome = Compacted | NotCompacted
 
 
 # A glob rule arrives as a message when it fires. Evicting that message must not
@@ -383,40 +344,6 @@ class CompactionPlan:
     shrink: tuple[Payload, ...]
     # Why the compaction would fail (exit 1) even after the ladder, as it would say it; "".
     would_fail: str = ""
-
-
-def does_not_fit(
-    window: Window, history: Sequence[Message], pins: Sequence[str], limit: int
-) -> str:
-    """Why ``history`` (local tokens over ``limit``, every payload already elided) does not
-    fit, and what to do about it."""
-    if window.request_room_local <= 0:
-        return (
-            f"the system prompt and the tool definitions alone take about "
-            f"{window.provider(window.overhead_local):,} of the {window.tokens:,} tokens of "
-            "the window (as the provider counts them). Use a model with a larger window, "
-            "or shorten AGENTS.md, the rules and the memory files"
-        )
-    largest = max(history, key=message_chars, default=None)
-    what = ""
-    if largest is not None:
-        kind = f"{largest.kind} " if largest.kind else ""
-        what = (
-            f"; its largest message is a {kind}{largest.role} message of "
-            f"{message_chars(largest):,} characters"
-        )
-    pinned = sum(len(p) for p in pins)
-    pins_note = (
-        f" ({pinned:,} characters of them are pinned notes: seri pin --rm)" if pinned else ""
-    )
-    size = estimate_tokens(messages_chars(history))
-    return (
-        f"the session does not fit the window even with every tool payload elided: the "
-        f"history needs about {window.provider(size):,} tokens and may "
-        f"take {window.provider(limit):,} of the {window.tokens:,}{what}{pins_note}. Start a new "
-        "session (/clear), or use a model with a larger window (context_window in "
-        "config.json)"
-    )
 
 
 def plan_compaction(

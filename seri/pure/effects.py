@@ -16,16 +16,17 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Generator, Mapping
-from typing import Any, ClassVar, Generic, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, cast
 
 import attrs
 
-from seri.pure.approval import Answer
 from seri.pure.events import Event
 from seri.pure.provider_failure import OverflowNumbers, ProviderFailure
-from seri.pure.recap import Recap
 from seri.pure.records import Message, ToolCall, Usage
 from seri.pure.usage_totals import UsageTotals
+
+if TYPE_CHECKING:
+    from seri.pure.recap import Recap
 
 Purpose = Literal["turn", "summary"]
 A = TypeVar("A")
@@ -115,6 +116,15 @@ class CallModel(Request[ModelReply | ModelFailed]):
     purpose: Purpose = "turn"
     system_prompt: str = ""
     max_tokens: int | None = None
+
+
+@attrs.frozen
+class Answer:
+    """A person's answer to ``AskPerson``: run it or not, the rules to add, why not."""
+
+    approved: bool
+    always: tuple[str, ...] = ()
+    reason: str = ""
 
 
 @attrs.frozen

@@ -20,7 +20,6 @@ from seri.pure.usage_totals import UsageTotals
 
 RunStatus = Literal["done", "max_turns", "budget", "length", "overflow", "error", "interrupted"]
 RUN_STATUSES: tuple[str, ...] = get_args(RunStatus)
-OUTPUT_FORMATS = ("text", "json", "stream-json")
 
 # A run ended by SIGTERM exits as shells report a process killed by it: 128 + 15.
 EXIT_TERMINATED = 143

@@ -4,19 +4,21 @@
 decision: the turn budget, when to compact, what happens on overflow, which
 tool calls may run, that every tool call gets exactly one result, which rules
 fire. The interpreter (``seri.runtime.interpreter``) only carries the effects out.
+
+What only a tool call (permissions, approval rules), a compaction or the shrink ladder
+needs is imported where it is used: a `seri chat -p` loads this module before its first
+request, and those modules cost start-up time a call without tools never needed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
 from seri.pure import events
-from seri.pure.approval import always_rules
-from seri.pure.compaction import CHANGED, Compacted, NotCompacted, Why, compact, does_not_fit
-from seri.pure.cost_budget import budget_stop
+from seri.pure.compaction_outcome import CHANGED, Compacted, NotCompacted, Why, does_not_fit
 from seri.pure.effects import (
     AskPerson,
     CallModel,
@@ -38,16 +40,15 @@ from seri.pure.effects import (
 )
 from seri.pure.output_budget import OutputBudget, call_within_budget
 from seri.pure.permission_policy import Policy, with_allowed
-from seri.pure.permissions import decide
-from seri.pure.recap import Recap
-from seri.pure.recap_paths import arguments_path
 from seri.pure.records import Message, ToolCall
 from seri.pure.result_cap import cap_result, needs_cap
 from seri.pure.rules import GlobRule, rules_fired_by
-from seri.pure.shrink import elided_payload, plan_shrink, with_elided
 from seri.pure.tokens import estimate_tokens, history_estimate, message_chars, should_compact
 from seri.pure.tool_specs import ToolSpec, find_spec, parse_arguments
 from seri.pure.window import Window
+
+if TYPE_CHECKING:
+    from seri.pure.recap import Recap
 
 # "refused": the prompt alone is too big for the window; nothing was stored.
 EndStatus = Literal[
@@ -307,6 +308,8 @@ class _Loop:
         self, trigger: str, focus: str = "", keep: int | None = None
     ) -> Flow[NotCompacted | None]:
         """Run one compaction; None on success, else why it did not happen."""
+        from seri.pure.compaction import compact  # the summarizer: see the module docstring
+
         outcome = yield from compact(
             self.history,
             self.recap,
@@ -367,6 +370,9 @@ class _Loop:
 
         Returns how many payloads were elided, or -1 when the session changed meanwhile.
         """
+        from seri.pure.recap_paths import arguments_path
+        from seri.pure.shrink import elided_payload, plan_shrink, with_elided
+
         plan = plan_shrink(self.history, excess, self.setup.elide_bytes)
         if not plan:
             return 0
@@ -468,6 +474,8 @@ def _within_cost_budget(loop: _Loop) -> Flow[TaskEnd | None]:
     limit = loop.setup.max_budget_usd
     if limit is None:
         return None
+    from seri.pure.cost_budget import budget_stop
+
     spent = yield from perform(CountSpending())
     stop = budget_stop(limit, spent)
     if stop is None:
@@ -623,6 +631,9 @@ def _result(call: ToolCall, text: str, *, is_error: bool) -> Message:
 
 
 def _one_call(loop: _Loop, call: ToolCall, reply: ModelReply, seen_ids: set[str]) -> Flow[ToolRun]:
+    from seri.pure.approval import always_rules
+    from seri.pure.permissions import decide
+
     setup = loop.setup
     yield Record(events.ToolCall(id=call.id, name=call.name, arguments=call.arguments))
     rejection = ""

@@ -12,6 +12,8 @@ from seri.pure.errors import SeriError
 KEY_VARIABLES = ("OPENROUTER_API_KEY", "SERI_API_KEY")
 # The run tags' variable (seri.pure.run_tags.TAGS_VARIABLE, spelt here to keep that unloaded).
 TAGS_VARIABLE = "SERI_RUN_TAGS"
+# What -p can print (--output-format): the answer, the result record, or events + record.
+OUTPUT_FORMATS = ("text", "json", "stream-json")
 
 
 @attrs.frozen

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,6 +14,7 @@ import attrs
 from seri import __version__
 from seri.io import conversations, leases
 from seri.io.files import directory_identity
+from seri.io.ids import random_id
 from seri.io.leases import Lease
 from seri.io.pins import list_pins
 from seri.io.prompt_files import StartupFiles, load_startup_files
@@ -23,7 +23,7 @@ from seri.io.session_log import SessionLog
 from seri.io.session_rules import SessionRule, add_session_rules, list_session_rules
 from seri.io.spill import SPILL_DIR
 from seri.io.terminal import Screen
-from seri.pure.compaction import NO_CUT, NotCompacted
+from seri.pure.compaction_outcome import NO_CUT, NotCompacted
 from seri.pure.effects import AskPerson
 from seri.pure.errors import (
     EXIT_INTERRUPTED,
@@ -36,7 +36,6 @@ from seri.pure.events import ContextWindow, Header, ModelSwitch, RunUsage
 from seri.pure.output_budget import OutputBudget
 from seri.pure.permission_policy import Policy, parse_policy, with_allowed
 from seri.pure.protected_paths import protected_paths
-from seri.pure.recap import recap_from_dict
 from seri.pure.records import Message
 from seri.pure.redaction import Redactor, child_environment, secrets_from_environment
 from seri.pure.rules import fired_rule_names
@@ -309,7 +308,11 @@ class ChatSession:
                 f"seri: note: session {self.session_id} belongs to {state.session.project}",
                 file=sys.stderr,
             )
-        recap = recap_from_dict(state.recap) if state.recap else None
+        recap = None
+        if state.recap:
+            from seri.pure.recap import recap_from_dict  # a new session has none to load
+
+            recap = recap_from_dict(state.recap)
         self.session_project = state.session.project
         self.conversation = conversation_of(
             history,
@@ -370,7 +373,7 @@ class ChatSession:
     def _ensure_session(self, *, for_task: bool = True) -> None:
         created = not self.session_id
         if created:
-            self.session_id = uuid.uuid4().hex
+            self.session_id = random_id()
             me = leases.this_process(LEASE_COMMAND)
             with self.store.write() as conn:
                 conversations.create_session(
@@ -799,7 +802,7 @@ def _claim(profile: Profile, session_id: str, *, fork: bool) -> tuple[str, Lease
     store = profile.store
     if not fork:
         return session_id, leases.Lease.take(store, session_id, LEASE_COMMAND)
-    fork_id = uuid.uuid4().hex
+    fork_id = random_id()
     me = leases.this_process(LEASE_COMMAND)
     with store.write() as conn:
         conversations.fork_session(conn, session_id, fork_id, time.time())

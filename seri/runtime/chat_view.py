@@ -17,10 +17,7 @@ import attrs
 
 from seri.io.terminal import Screen, Spinner
 from seri.pure import events
-from seri.pure.approval import Answer, read_answer
-from seri.pure.chat_status import compaction_notice
-from seri.pure.diff_view import diff_spans, line_changes
-from seri.pure.effects import AskPerson, ToolRun
+from seri.pure.effects import Answer, AskPerson, ToolRun
 from seri.pure.markdown_stream import MarkdownStream, render_markdown
 from seri.pure.records import ToolCall
 from seri.pure.terminal_style import Span
@@ -144,6 +141,8 @@ class ChatView:
         else:
             changes = None
             if change is not None and change[1] is not None:
+                from seri.pure.diff_view import line_changes
+
                 changes = line_changes(change[0], change[1])
             spans = tool_line("ok", call.name, arguments, changes=changes, width=width)
         if shown_as(call.name) == "command":
@@ -188,6 +187,8 @@ class ChatView:
 
     def _compacted(self, compaction: events.Compaction) -> None:
         before, after = compaction.estimate_before, compaction.estimate_after
+        from seri.pure.chat_status import compaction_notice
+
         notice = compaction_notice(before, after, updated=self.had_recap)
         self.had_recap = True
         self.spinner.stop()
@@ -212,6 +213,8 @@ class ChatView:
         if effect.offered:
             options += f" · a always: {', '.join(effect.offered)} for this session"
         screen.say(options, "notice")
+        from seri.pure.approval import read_answer
+
         answer = read_answer(self.read_line("  allow? [y/N] "), effect.offered)
         if answer.approved and answer.always:
             self.on_always(answer.always, effect)
@@ -245,6 +248,8 @@ def approval_spans(effect: AskPerson, read_file: FileReader) -> list[Span]:
         before = read_file(effect.path)
         after = _after(call.name, arguments, before)
         if isinstance(after, str):
+            from seri.pure.diff_view import diff_spans
+
             body = diff_spans(effect.path, before, after)
         else:
             body = [("error", f"{after[1]}\n")]

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import sys
 import time
-import uuid
 from typing import TYPE_CHECKING
 
 import attrs
 
 from seri.io import conversations, session_delete
-from seri.pure.compaction import Why
+from seri.io.ids import random_id
+from seri.pure.compaction_outcome import Why
 from seri.pure.errors import SeriError, TaskUnfinished
 from seri.runtime.profile import Profile
 
@@ -37,7 +37,7 @@ def hand_off(profile: Profile, raw_id: str, focus: str) -> str:
     source = conversations.resolve_session_id(store, raw_id)
     if not conversations.load_messages(store, source):
         raise SeriError(f"session {source} has no messages: there is nothing to hand off")
-    target = uuid.uuid4().hex
+    target = random_id()
     with store.write() as conn:
         conversations.fork_session(conn, source, target, time.time())
     try:

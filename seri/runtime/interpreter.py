@@ -16,7 +16,7 @@ from typing import TypeVar, assert_never
 import attrs
 
 from seri.pure import events
-from seri.pure.compaction import SESSION_CHANGED
+from seri.pure.compaction_outcome import SESSION_CHANGED
 from seri.pure.effects import (
     ApplyCompaction,
     AskPerson,
@@ -38,7 +38,6 @@ from seri.pure.effects import (
     ToolRun,
     UpdateCounters,
 )
-from seri.pure.recap import recap_from_dict, recap_to_dict
 from seri.pure.records import Message
 from seri.pure.redaction import Redactor
 from seri.pure.tool_specs import spec_of
@@ -189,6 +188,9 @@ class Interpreter:
         return self.session.swap_shrink(effect, replacements)
 
     def _compact(self, effect: ApplyCompaction) -> bool:
+        # Here, not at the top: a run that never compacts never loads the recap's modules.
+        from seri.pure.recap import recap_from_dict, recap_to_dict
+
         recap_message = self._redacted(effect.recap_message)
         # The summarizer quotes literals: a secret in the history may be in the recap too.
         effect = attrs.evolve(

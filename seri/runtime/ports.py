@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from seri.pure.approval import Answer
 from seri.pure.effects import (
+    Answer,
     ApplyCompaction,
     AskPerson,
     CallModel,

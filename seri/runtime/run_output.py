@@ -22,7 +22,6 @@ from typing import IO, Any
 from seri.io.recorder import EVENT_ELIDE_BYTES, LINE_KEYS
 from seri.pure.events import Event, Header
 from seri.pure.redaction import elide_large
-from seri.pure.timestamps import iso_utc
 from seri.pure.usage_totals import UsageTotals
 
 # The events whose ``usage`` is one model call's.
@@ -110,5 +109,7 @@ class EventStream:
             (f"data_{key}" if key in LINE_KEYS else key): value
             for key, value in event.export().items()
         }
+        from seri.pure.timestamps import iso_utc  # datetime: only a stream-json run pays for it
+
         lead = {"type": event.type, "session": self.session, "run": self.run, "at": iso_utc(at)}
         self.lines.put({**lead, **elide_large(fields, self.elide_bytes)})

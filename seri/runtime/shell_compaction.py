@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from seri.io.conversations import SessionState
     from seri.io.leases import Lease
-    from seri.pure.compaction import NotCompacted
+    from seri.pure.compaction_outcome import NotCompacted
     from seri.pure.output_budget import OutputBudget
     from seri.pure.redaction import Redactor
     from seri.pure.settings import Settings
@@ -96,7 +96,7 @@ class ShellCompaction:
     def attempts(self, focus: str, tries: int = 2) -> NotCompacted | None:
         """Compact, reading the session again when it changed meanwhile (up to ``tries``
         attempts); None when done, else why not (``Why.NO_CUT``: nothing to compact)."""
-        from seri.pure.compaction import Why
+        from seri.pure.compaction_outcome import Why
 
         why_not = None
         for _attempt in range(tries):

@@ -51,7 +51,7 @@ def _say(text: str) -> None:
 
 
 def _compact(chat: ChatSession, focus: str) -> LineOutcome:
-    from seri.pure.compaction import Why
+    from seri.pure.compaction_outcome import Why
 
     why_not = chat.compact(focus)
     if why_not is not None and why_not.reason is Why.NO_CUT:

@@ -11,10 +11,10 @@ so its token usage counts toward the parent's.
 from __future__ import annotations
 
 import time
-import uuid
 from typing import TYPE_CHECKING
 
 from seri.io import conversations
+from seri.io.ids import random_id
 from seri.io.session_log import SessionLog
 from seri.pure.effects import ToolRun
 from seri.pure.errors import SeriError
@@ -35,7 +35,7 @@ CHILD_PREAMBLE = (
 def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
     """The ``task`` tool: a child agent in its own session; its answer is the call's result."""
     settings = host.settings
-    child_id = uuid.uuid4().hex
+    child_id = random_id()
     frozen = host.startup.prompt if host.startup else assemble_prompt(str(host.project), ())
     glob_rules = host.startup.glob_rules if host.startup else ()
     system_prompt = f"{frozen.text}\n{CHILD_PREAMBLE}\n"

@@ -36,7 +36,6 @@ from seri.pure.effects import ResolvedPath, ToolRun
 from seri.pure.events import Check, Checkpoint, Denial, Edit, MemoryStaged
 from seri.pure.mcp_names import PREFIX as MCP_PREFIX
 from seri.pure.permission_policy import PROTECTED_RULE, Policy
-from seri.pure.permissions import decide
 from seri.pure.records import ToolCall
 from seri.pure.redaction import Redactor
 from seri.pure.settings import Settings
@@ -127,6 +126,8 @@ class ToolHost:
 
     def _read_denied(self, rel: str) -> bool:
         """Whether a rule denies reading this file (read_file or grep): grep's walk skips it."""
+        from seri.pure.permissions import decide  # the rules' matchers: at the first tool call
+
         absolute = str(self.project / rel)
         for spec in SPECS:
             if spec.access != "read" or not spec.path_args:
@@ -235,6 +236,8 @@ class ToolHost:
         target inside a protected path (a profile directory inside the project, written as
         ``.seri/config.json``) looks harmless; judged from where the command runs, it is not.
         """
+        from seri.pure.permissions import decide
+
         policy = attrs.evolve(self.policy, project=str(self.project))
         decision = decide(policy, "bash", arguments)
         if decision.action != "deny" or decision.rule != PROTECTED_RULE:

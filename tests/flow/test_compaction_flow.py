@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from seri.pure.compaction import NOT_ENOUGH_HISTORY, SESSION_CHANGED, Why
+from seri.pure.compaction_outcome import NOT_ENOUGH_HISTORY, SESSION_CHANGED, Why
 from seri.pure.effects import ApplyCompaction, CallModel, ModelFailed, ModelReply
 from seri.pure.provider_failure import OverflowNumbers
 from seri.pure.records import Message

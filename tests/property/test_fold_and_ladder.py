@@ -15,7 +15,8 @@ import attrs
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from seri.pure.compaction import NOT_ENOUGH_HISTORY, Compacted, NotCompacted, Why, compact
+from seri.pure.compaction import compact
+from seri.pure.compaction_outcome import NOT_ENOUGH_HISTORY, Compacted, NotCompacted, Why
 from seri.pure.effects import (
     ApplyCompaction,
     CallModel,
