@@ -27,7 +27,6 @@ import contextlib
 import errno
 import os
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Callable, Mapping
 from functools import cache
@@ -128,6 +127,8 @@ def _write_access(abi: int) -> int:
 
 
 def _bwrap_works(bwrap: str) -> bool:
+    import subprocess  # only a probe starts a process; opening a sandbox does not
+
     try:
         probe = subprocess.run(
             [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--die-with-parent", "--", "true"],

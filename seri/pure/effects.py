@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, cast
 import attrs
 
 from seri.pure.events import Event
-from seri.pure.provider_failure import OverflowNumbers, ProviderFailure
 from seri.pure.records import Message, ToolCall, Usage
 from seri.pure.usage_totals import UsageTotals
 
 if TYPE_CHECKING:
+    from seri.pure.provider_failure import OverflowNumbers, ProviderFailure
     from seri.pure.recap import Recap
 
 Purpose = Literal["turn", "summary"]

@@ -8,13 +8,15 @@ whose numbers show the input alone fits the window (``A + B > C`` with ``A < C``
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from seri.pure import events
 from seri.pure.effects import CallModel, Flow, ModelFailed, ModelReply, Record, Say, perform
-from seri.pure.provider_failure import ProviderFailure
+
+if TYPE_CHECKING:
+    from seri.pure.provider_failure import ProviderFailure
 
 # Slack under the window for the provider's own counting, and the smallest budget worth a try.
 OUTPUT_MARGIN = 64

@@ -20,12 +20,15 @@ seen in practice; their usage then measures the real scale.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import attrs
 
 from seri.pure.cuts import keep_budget
-from seri.pure.provider_failure import OverflowNumbers
 from seri.pure.tokens import estimate_tokens
+
+if TYPE_CHECKING:
+    from seri.pure.provider_failure import OverflowNumbers
 
 # A tool result entering the history takes at most this share of the window...
 RESULT_WINDOW_SHARE = 8

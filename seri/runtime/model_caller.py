@@ -17,7 +17,6 @@ import attrs
 from seri.pure.effects import CallModel, ModelFailed, ModelReply
 from seri.pure.events import Retry
 from seri.pure.output_budget import OutputBudget
-from seri.pure.provider_failure import ProviderFailure
 from seri.pure.records import Message
 from seri.pure.settings import Settings
 from seri.pure.terminal_text import neutralise
@@ -29,6 +28,7 @@ from seri.runtime.ports import RecorderPort
 if TYPE_CHECKING:
     # The client (httpx) and the assembler load on the first call: start-up does not wait.
     from seri.io.provider import ProviderClient
+    from seri.pure.provider_failure import ProviderFailure
     from seri.pure.stream_assembly import StreamResult
 
 
@@ -207,6 +207,8 @@ class ModelCaller:
             return ModelFailed(
                 "interrupted by user while the model was answering", interrupted=True, by_user=True
             )
+        from seri.pure.provider_failure import ProviderFailure  # loaded while the answer comes
+
         if isinstance(outcome, ProviderFailure):
             return self.refused(outcome)
         self.usage = self.usage.add(outcome.usage)
