@@ -13,14 +13,15 @@ from typing import Any
 import attrs
 
 from seri.io.store import Store
+from seri.pure.shared_repr import SharedRepr
 
 SESSIONS_KEPT_PER_PROJECT = 20
 # ``after_sha256`` of a file seri left absent (a rewind deleted it); '' means not known.
 ABSENT = "absent"
 
 
-@attrs.frozen
-class Checkpoint:
+@attrs.frozen(repr=False)
+class Checkpoint(SharedRepr):
     user_seq: int
     path: str
     existed: bool

@@ -21,13 +21,14 @@ from seri.pure.errors import SeriError, SessionChanged
 from seri.pure.lone_surrogates import replace_lone_surrogates
 from seri.pure.records import Message, Session
 from seri.pure.session_titles import title_from_prompt
+from seri.pure.shared_repr import SharedRepr
 from seri.pure.tokens import message_chars
 
 _SESSION_COLUMNS = SESSION_COLUMNS
 
 
-@attrs.frozen
-class SessionState:
+@attrs.frozen(repr=False)
+class SessionState(SharedRepr):
     """What a running chat needs back from the session row on resume."""
 
     session: Session

@@ -45,6 +45,7 @@ from seri.pure.mcp_protocol import LEGACY, ServerInfo
 from seri.pure.mcp_results import McpCallOutcome
 from seri.pure.mcp_tools import McpTool
 from seri.pure.redaction import Redactor, secrets_from_environment
+from seri.pure.shared_repr import SharedRepr
 
 STARTING = "starting"
 READY = "ready"
@@ -57,8 +58,8 @@ DEFAULT_CALL_SECONDS = 120.0
 MAX_RESTARTS = 1
 
 
-@attrs.frozen
-class McpToolEntry:
+@attrs.frozen(repr=False)
+class McpToolEntry(SharedRepr):
     """A tool as the model sees it (``name``) and where it lives."""
 
     name: str
@@ -66,8 +67,8 @@ class McpToolEntry:
     tool: McpTool
 
 
-@attrs.frozen
-class McpServerStatus:
+@attrs.frozen(repr=False)
+class McpServerStatus(SharedRepr):
     """One server for ``seri mcp list`` and start-up notices."""
 
     name: str
@@ -86,8 +87,8 @@ class McpServerStatus:
     restarts: int = 0
 
 
-@attrs.frozen
-class McpEvent:
+@attrs.frozen(repr=False)
+class McpEvent(SharedRepr):
     """Something about a server a person should hear of: ``ready`` (late), ``failed``,
     ``restarting``, ``restarted``, ``gone``, ``tools_changed``."""
 

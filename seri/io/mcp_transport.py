@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import attrs
 
 from seri.pure.jsonrpc import ErrorResponse, Notification, RequestId, Response
+from seri.pure.shared_repr import SharedRepr
 
 TIMEOUT = "timeout"
 CANCELLED = "cancelled"
@@ -38,8 +39,8 @@ CANCEL_POLL_SECONDS = 0.05
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
 
-@attrs.frozen
-class Call:
+@attrs.frozen(repr=False)
+class Call(SharedRepr):
     """One request to send: its method and params, how long to wait for the answer, the
     caller's cancel flag, and extra HTTP headers (stateless era; stdio ignores them)."""
 
@@ -50,8 +51,8 @@ class Call:
     headers: tuple[tuple[str, str], ...] = ()
 
 
-@attrs.frozen
-class Failure:
+@attrs.frozen(repr=False)
+class Failure(SharedRepr):
     """No response came. ``kind`` is one of the constants above; ``message`` is for people."""
 
     kind: str
@@ -80,8 +81,8 @@ class Transport(Protocol):
     def close(self) -> None: ...
 
 
-@attrs.define
-class _Slot:
+@attrs.define(repr=False)
+class _Slot(SharedRepr):
     event: threading.Event = attrs.field(factory=threading.Event)
     answer: Answer | None = None
 

@@ -14,12 +14,13 @@ import attrs
 from seri.io.prompt_files import MEMORY_CAP_BYTES, global_memory_file, project_memory_file
 from seri.io.store import Store
 from seri.pure.errors import SeriError
+from seri.pure.shared_repr import SharedRepr
 
 SCOPES = ("project", "global")
 
 
-@attrs.frozen
-class PendingMemory:
+@attrs.frozen(repr=False)
+class PendingMemory(SharedRepr):
     n: int
     scope: str
     project: str

@@ -27,6 +27,7 @@ from seri.pure.genai_metrics import MetricKey, MetricSum, Observation, accumulat
 from seri.pure.otlp_model import Producer, Span
 from seri.pure.otlp_request import CONTENT_TYPES, metrics_body, refused, traces_body
 from seri.pure.redaction import Redactor
+from seri.pure.shared_repr import SharedRepr
 
 if TYPE_CHECKING:
     import httpx
@@ -49,8 +50,8 @@ COOLDOWN_SECONDS = 30.0
 CLOSE_SECONDS = 2.0
 
 
-@attrs.frozen
-class Delivery:
+@attrs.frozen(repr=False)
+class Delivery(SharedRepr):
     """How one post went."""
 
     ok: bool

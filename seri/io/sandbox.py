@@ -37,6 +37,7 @@ import attrs
 
 from seri.pure.protected_paths import PROTECTED_DIR_NAMES
 from seri.pure.sandbox_plan import SandboxPlan, bubblewrap_arguments, plan_sandbox
+from seri.pure.shared_repr import SharedRepr
 
 Kind = Literal["bubblewrap", "landlock", "none"]
 CHOICES = ("auto", "bubblewrap", "landlock", "none")
@@ -142,8 +143,8 @@ def _bwrap_works(bwrap: str) -> bool:
     return probe.returncode == 0
 
 
-@attrs.frozen
-class Detected:
+@attrs.frozen(repr=False)
+class Detected(SharedRepr):
     kind: Kind
     # Why this one (or why none), for the start-up line and the trajectory header.
     detail: str

@@ -12,10 +12,11 @@ from collections.abc import Iterable
 import attrs
 
 from seri.io.store import Store
+from seri.pure.shared_repr import SharedRepr
 
 
-@attrs.frozen
-class SessionRule:
+@attrs.frozen(repr=False)
+class SessionRule(SharedRepr):
     """One stored "always": the allow rule, the tool call it was given for, and when."""
 
     rule: str

@@ -36,6 +36,7 @@ from typing import Any
 import attrs
 
 from seri.pure.records import Message
+from seri.pure.shared_repr import SharedRepr
 from seri.pure.timestamps import iso_utc
 
 SCHEMA_VERSION = "ATIF-v1.8"
@@ -48,8 +49,8 @@ _CALL_DETAILS = frozenset({"edit", "check", "checkpoint", "memory_staged"})
 _FOLDED = frozenset({"summary_call", "context_window", "turn_end", "run_usage"})
 
 
-@attrs.frozen
-class RecordedEvent:
+@attrs.frozen(repr=False)
+class RecordedEvent(SharedRepr):
     """One stored event: its type, time and JSON body as the recorder wrote it."""
 
     type: str
@@ -57,23 +58,23 @@ class RecordedEvent:
     body: str
 
 
-@attrs.frozen
-class StoredMessage:
+@attrs.frozen(repr=False)
+class StoredMessage(SharedRepr):
     seq: int
     created: float
     message: Message
 
 
-@attrs.frozen
-class SessionMessages:
+@attrs.frozen(repr=False)
+class SessionMessages(SharedRepr):
     """A subagent session's stored messages."""
 
     session_id: str
     messages: tuple[StoredMessage, ...]
 
 
-@attrs.frozen
-class RunRecording:
+@attrs.frozen(repr=False)
+class RunRecording(SharedRepr):
     """One run: its header and events, the session's messages stored while it ran, and the
     messages of the subagent sessions it started."""
 
@@ -88,8 +89,8 @@ class RunRecording:
     continued_by: str = ""
 
 
-@attrs.frozen
-class UnrecordedMessages:
+@attrs.frozen(repr=False)
+class UnrecordedMessages(SharedRepr):
     """A session's messages from before its first recorded run (or of a session never
     recorded): an imported session, or one written with recording off."""
 
@@ -196,8 +197,8 @@ def _usage_metrics(usage: Any) -> tuple[dict[str, Any] | None, dict[str, Any]]:
     return metrics, {}
 
 
-@attrs.define
-class _Totals:
+@attrs.define(repr=False)
+class _Totals(SharedRepr):
     prompt: int = 0
     completion: int = 0
     cached: int = 0
@@ -232,8 +233,8 @@ class _Totals:
             self.costed += extra.get("calls_with_cost", 0)
 
 
-@attrs.define
-class _Step:
+@attrs.define(repr=False)
+class _Step(SharedRepr):
     source: str
     timestamp: str | None
     message: str = ""
@@ -689,8 +690,8 @@ class _Builder:
         return "; ".join(said) + "." if said else None
 
 
-@attrs.frozen
-class _Context:
+@attrs.frozen(repr=False)
+class _Context(SharedRepr):
     """What every document of one export shares: who ran, as what."""
 
     session_id: str

@@ -44,6 +44,7 @@ from seri.pure.recap import Recap, merge_paths, merge_recap, render_recap
 from seri.pure.recap_answer import parse_recap_answer
 from seri.pure.recap_paths import TouchedPaths, paths_touched
 from seri.pure.records import Message
+from seri.pure.shared_repr import SharedRepr
 from seri.pure.shrink import Payload, elided_payload, plan_shrink, saving, with_elided
 from seri.pure.tokens import estimate_tokens, messages_chars
 from seri.pure.window import UNMEASURED_SCALE, Window
@@ -326,8 +327,8 @@ def _summarizer_failed(detail: str) -> NotCompacted:
 # --- a plan, for `seri compact --dry-run` ----------------------------------------------------
 
 
-@attrs.frozen
-class CompactionPlan:
+@attrs.frozen(repr=False)
+class CompactionPlan(SharedRepr):
     """What a compaction would do, without calling the model or changing anything.
 
     ``chunks`` are the fold's requests as planned now: the first is exact; each later one

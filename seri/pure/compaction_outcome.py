@@ -17,6 +17,7 @@ import attrs
 
 from seri.pure.output_budget import OutputBudget
 from seri.pure.records import Message
+from seri.pure.shared_repr import SharedRepr
 from seri.pure.tokens import estimate_tokens, message_chars, messages_chars
 from seri.pure.window import Window
 
@@ -45,8 +46,8 @@ class Why(enum.Enum):
     DOES_NOT_FIT = "does_not_fit"
 
 
-@attrs.frozen
-class NotCompacted:
+@attrs.frozen(repr=False)
+class NotCompacted(SharedRepr):
     """No compaction happened: why, as a value to decide on, and as a sentence to show."""
 
     reason: Why
@@ -59,8 +60,8 @@ NO_CUT = NotCompacted(Why.NO_CUT, NOT_ENOUGH_HISTORY)
 CHANGED = NotCompacted(Why.SESSION_CHANGED, SESSION_CHANGED)
 
 
-@attrs.frozen
-class Compacted:
+@attrs.frozen(repr=False)
+class Compacted(SharedRepr):
     history: tuple[Message, ...]
     recap: Recap
     evicted: int

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 import attrs
 
+from seri.pure.shared_repr import SharedRepr
 from seri.pure.usage_errors import option_specs, usage_forms
 
 SHELLS = ("bash", "zsh", "fish")
@@ -19,8 +20,8 @@ IDS_COMMAND = "seri completion session-ids 2>/dev/null"
 _HELP = frozenset({"-h", "--help"})
 
 
-@attrs.frozen
-class CommandWords:
+@attrs.frozen(repr=False)
+class CommandWords(SharedRepr):
     """What one subcommand takes: its plain words, its flags, its options with a value."""
 
     words: tuple[str, ...]

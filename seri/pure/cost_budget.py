@@ -14,11 +14,12 @@ from typing import Literal
 
 import attrs
 
+from seri.pure.shared_repr import SharedRepr
 from seri.pure.usage_totals import UsageTotals
 
 
-@attrs.frozen
-class BudgetStop:
+@attrs.frozen(repr=False)
+class BudgetStop(SharedRepr):
     """Why no call may start: ``budget`` (spent) or ``error`` (no cost reported)."""
 
     status: Literal["budget", "error"]

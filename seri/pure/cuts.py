@@ -31,6 +31,7 @@ from collections.abc import Iterable, Sequence
 import attrs
 
 from seri.pure.records import Message, Role
+from seri.pure.shared_repr import SharedRepr
 from seri.pure.tokens import estimate_tokens, message_chars
 
 DEFAULT_KEEP_TOKENS = 20_000
@@ -41,8 +42,8 @@ MIN_EVICTED = 4
 _GROUP_STARTS: frozenset[str] = frozenset({"user", "assistant"})
 
 
-@attrs.frozen
-class Cut:
+@attrs.frozen(repr=False)
+class Cut(SharedRepr):
     """A safe cut: messages ``[0, index_of_first_kept)`` go, the rest stay.
 
     ``evicted_count`` equals ``index_of_first_kept``; it is spelled out because that is the

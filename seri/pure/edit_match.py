@@ -10,11 +10,13 @@ from typing import Literal
 
 import attrs
 
+from seri.pure.shared_repr import SharedRepr
+
 EditOutcome = Literal["applied", "unchanged", "not_found", "ambiguous", "too_large"]
 
 
-@attrs.frozen
-class EditPlan:
+@attrs.frozen(repr=False)
+class EditPlan(SharedRepr):
     outcome: EditOutcome
     # The file's text after the edit; "" unless the outcome is "applied".
     updated: str = ""

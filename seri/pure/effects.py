@@ -22,6 +22,7 @@ import attrs
 
 from seri.pure.events import Event
 from seri.pure.records import Message, ToolCall, Usage
+from seri.pure.shared_repr import SharedRepr
 from seri.pure.usage_totals import UsageTotals
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ A = TypeVar("A")
 T = TypeVar("T")
 
 
-class Request(Generic[A]):
+class Request(SharedRepr, Generic[A]):
     """An effect answered with an ``A`` (the type argument is the declaration)."""
 
     __slots__ = ()
@@ -65,8 +66,8 @@ def _classes(declared: object) -> tuple[type, ...]:
     return (declared,)
 
 
-@attrs.frozen
-class ModelReply:
+@attrs.frozen(repr=False)
+class ModelReply(SharedRepr):
     message: Message
     usage: Usage | None = None
     finish_reason: str = ""
@@ -80,8 +81,8 @@ class ModelReply:
     refusal: str = ""
 
 
-@attrs.frozen
-class ModelFailed:
+@attrs.frozen(repr=False)
+class ModelFailed(SharedRepr):
     """The call did not produce a complete answer. ``overflow``: the provider said too long.
 
     ``refused``: the provider refused the request before any of an answer arrived, and what
@@ -104,7 +105,7 @@ class ModelFailed:
     session_changed: bool = False
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class CallModel(Request[ModelReply | ModelFailed]):
     """Send ``messages`` (after the frozen system prompt, for a turn) to the model.
 
@@ -118,8 +119,8 @@ class CallModel(Request[ModelReply | ModelFailed]):
     max_tokens: int | None = None
 
 
-@attrs.frozen
-class Answer:
+@attrs.frozen(repr=False)
+class Answer(SharedRepr):
     """A person's answer to ``AskPerson``: run it or not, the rules to add, why not."""
 
     approved: bool
@@ -127,7 +128,7 @@ class Answer:
     reason: str = ""
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class AskPerson(Request[Answer]):
     """Ask whether a tool call may run.
 
@@ -144,8 +145,8 @@ class AskPerson(Request[Answer]):
     offered: tuple[str, ...] = ()
 
 
-@attrs.frozen
-class ToolRun:
+@attrs.frozen(repr=False)
+class ToolRun(SharedRepr):
     """What running a tool gave: the text the model sees, and what it touched."""
 
     text: str
@@ -154,7 +155,7 @@ class ToolRun:
     touched_paths: tuple[str, ...] = ()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class RunTool(Request[ToolRun]):
     """Run one validated tool call. Answered with a ``ToolRun``.
 
@@ -167,15 +168,15 @@ class RunTool(Request[ToolRun]):
     max_chars: int | None = None
 
 
-@attrs.frozen
-class ResolvedPath:
+@attrs.frozen(repr=False)
+class ResolvedPath(SharedRepr):
     relative: str | None
     absolute: str | None
     # Set when the path leads outside the project: why, naming where it resolved to.
     refused: str = ""
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class ResolvePath(Request[ResolvedPath]):
     """Resolve a tool's path argument against the project (symlinks followed).
 
@@ -186,35 +187,35 @@ class ResolvePath(Request[ResolvedPath]):
     raw: str
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Persist(Request[None]):
     """Append messages to the session, durably, before going on. Answered with None."""
 
     messages: tuple[Message, ...]
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Record(Request[None]):
     """Add an event to the run's trajectory. Answered with None."""
 
     event: Event
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class CountSpending(Request[UsageTotals]):
     """What the run's model calls have used so far: every call of this run of seri (its
     tasks', the summarizer's, its subagents'). Answered with ``UsageTotals``; asked only when
     the run has a cost budget."""
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Say(Request[None]):
     """Tell the person something (a warning, a notice) on stderr. Answered with None."""
 
     text: str
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class UpdateCounters(Request[None]):
     """Store the turn count, the last billed input tokens, the learned token scale (0: not
     measured) and the window a provider's overflow answer stated (0: none). Answered with
@@ -226,7 +227,7 @@ class UpdateCounters(Request[None]):
     learned_window: int = 0
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class SpillText(Request[str]):
     """Keep ``text`` whole in a spill file the model can page through with read_file.
 
@@ -236,7 +237,7 @@ class SpillText(Request[str]):
     text: str
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class ShrinkPayloads(Request[bool]):
     """Replace messages of the session, by position, with their elided forms, in one
     transaction that also records the shrink in the ledger.
@@ -250,7 +251,7 @@ class ShrinkPayloads(Request[bool]):
     estimate_after: int
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class ApplyCompaction(Request[bool]):
     """Replace the first ``evicted`` messages by ``recap_message``, in one transaction.
 

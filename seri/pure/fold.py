@@ -16,6 +16,7 @@ import attrs
 
 from seri.pure.recap import Recap, elide_payloads, render_transcript, summarizer_messages
 from seri.pure.records import Message
+from seri.pure.shared_repr import SharedRepr
 from seri.pure.tokens import estimate_tokens
 
 # Separators between transcript entries.
@@ -24,8 +25,8 @@ _ENTRY_FRAMING = 2
 MIN_ENTRY_CHARS = 400
 
 
-@attrs.frozen
-class Chunk:
+@attrs.frozen(repr=False)
+class Chunk(SharedRepr):
     """Messages ``[start, end)`` of the history, and the request that summarizes them."""
 
     start: int

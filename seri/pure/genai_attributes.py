@@ -17,6 +17,7 @@ import attrs
 
 from seri.pure.otlp_model import Attributes, AttrValue
 from seri.pure.redaction import Redactor, elide_large
+from seri.pure.shared_repr import SharedRepr
 from seri.pure.usage_totals import UsageTotals
 
 AGENT_NAME = "seri"
@@ -77,8 +78,8 @@ def scalar(value: Any) -> AttrValue | None:
     return None
 
 
-@attrs.frozen
-class Content:
+@attrs.frozen(repr=False)
+class Content(SharedRepr):
     """The opt-in: content reaches an export only through here, redacted and elided."""
 
     captured: bool = False
@@ -110,8 +111,8 @@ def diagnostic(redactor: Redactor, value: Any) -> str:
 # -- the server ------------------------------------------------------------------------------
 
 
-@attrs.frozen
-class Server:
+@attrs.frozen(repr=False)
+class Server(SharedRepr):
     address: str = ""
     port: int = 0
     provider: str = DEFAULT_PROVIDER

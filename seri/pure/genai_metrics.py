@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 import attrs
 
 from seri.pure.otlp_model import Attributes, Histogram, HistogramPoint
+from seri.pure.shared_repr import SharedRepr
 
 TOKEN_USAGE = "gen_ai.client.token.usage"  # noqa: S105 (a metric, not a secret)
 OPERATION_DURATION = "gen_ai.client.operation.duration"
@@ -37,8 +38,8 @@ _DURATION_BOUNDS = (
 )
 
 
-@attrs.frozen
-class MetricSpec:
+@attrs.frozen(repr=False)
+class MetricSpec(SharedRepr):
     unit: str
     description: str
     bounds: tuple[float, ...]
@@ -50,8 +51,8 @@ METRICS = {
 }
 
 
-@attrs.frozen
-class Observation:
+@attrs.frozen(repr=False)
+class Observation(SharedRepr):
     """One measured value: a call's input tokens, its output tokens, or its duration."""
 
     metric: str
@@ -61,8 +62,8 @@ class Observation:
     trace_id: bytes = b""
 
 
-@attrs.frozen
-class MetricSum:
+@attrs.frozen(repr=False)
+class MetricSum(SharedRepr):
     count: int
     total: float
     minimum: float

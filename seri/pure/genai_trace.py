@@ -61,6 +61,7 @@ from seri.pure.otlp_model import (
 )
 from seri.pure.redaction import Redactor
 from seri.pure.run_tags import tag_attributes, tags_from_header
+from seri.pure.shared_repr import SharedRepr
 from seri.pure.usage_totals import UsageTotals
 
 AgentRole = Literal["pending", "task", "standalone", "subagent"]
@@ -81,8 +82,8 @@ _ASKED_FOR = frozenset({"manual", "shell"})
 _TASK_FAILED = frozenset({"error", "interrupted"})
 
 
-@attrs.frozen
-class TrajectoryRecord:
+@attrs.frozen(repr=False)
+class TrajectoryRecord(SharedRepr):
     """One line of ``seri trajectory export``: its type, session, run, time (epoch seconds),
     its own fields, and its position in its run (the header is 0)."""
 
@@ -94,8 +95,8 @@ class TrajectoryRecord:
     ordinal: int
 
 
-@attrs.frozen
-class RunContext:
+@attrs.frozen(repr=False)
+class RunContext(SharedRepr):
     """What a run's header says, as far as its spans need it."""
 
     session: str
@@ -110,8 +111,8 @@ class RunContext:
     tags: Attributes = ()
 
 
-@attrs.frozen
-class AgentScope:
+@attrs.frozen(repr=False)
+class AgentScope(SharedRepr):
     role: AgentRole
     trace_id: bytes
     span_id: bytes
@@ -133,8 +134,8 @@ class AgentScope:
     chats: int = 0
 
 
-@attrs.frozen
-class ToolScope:
+@attrs.frozen(repr=False)
+class ToolScope(SharedRepr):
     trace_id: bytes
     span_id: bytes
     parent_id: bytes
@@ -151,8 +152,8 @@ class ToolScope:
 Scope = AgentScope | ToolScope
 
 
-@attrs.frozen
-class TraceState:
+@attrs.frozen(repr=False)
+class TraceState(SharedRepr):
     content: Content = attrs.Factory(Content)
     run: RunContext | None = None
     stack: tuple[Scope, ...] = ()
@@ -161,8 +162,8 @@ class TraceState:
     during_call: tuple[SpanEvent, ...] = ()
 
 
-@attrs.frozen
-class TraceOutput:
+@attrs.frozen(repr=False)
+class TraceOutput(SharedRepr):
     spans: tuple[Span, ...] = ()
     observations: tuple[Observation, ...] = ()
 
@@ -856,8 +857,8 @@ def _run_context(header: TrajectoryRecord, redactor: Redactor) -> RunContext:
     )
 
 
-@attrs.frozen
-class FinishedTrace:
+@attrs.frozen(repr=False)
+class FinishedTrace(SharedRepr):
     """One task's trace, complete: its spans (the root last) and its metric observations."""
 
     spans: tuple[Span, ...]

@@ -14,6 +14,8 @@ from typing import Any
 
 import attrs
 
+from seri.pure.shared_repr import SharedRepr
+
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
@@ -23,16 +25,16 @@ INTERNAL_ERROR = -32603
 RequestId = int | str
 
 
-@attrs.frozen
-class Response:
+@attrs.frozen(repr=False)
+class Response(SharedRepr):
     """A result for request ``id``."""
 
     id: RequestId
     result: Mapping[str, Any]
 
 
-@attrs.frozen
-class ErrorResponse:
+@attrs.frozen(repr=False)
+class ErrorResponse(SharedRepr):
     """An error for request ``id`` (``None`` when the peer could not read the request)."""
 
     id: RequestId | None
@@ -41,14 +43,14 @@ class ErrorResponse:
     data: Any = None
 
 
-@attrs.frozen
-class Notification:
+@attrs.frozen(repr=False)
+class Notification(SharedRepr):
     method: str
     params: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen
-class ServerRequest:
+@attrs.frozen(repr=False)
+class ServerRequest(SharedRepr):
     """The peer asks something of us (``ping``, ``roots/list``, ``elicitation/create``)."""
 
     id: RequestId
@@ -56,8 +58,8 @@ class ServerRequest:
     params: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen
-class Unreadable:
+@attrs.frozen(repr=False)
+class Unreadable(SharedRepr):
     """Something arrived that is not a JSON-RPC message; ``sample`` is its start, for errors."""
 
     reason: str

@@ -13,11 +13,13 @@ from typing import Literal
 
 import attrs
 
+from seri.pure.shared_repr import SharedRepr
+
 Verdict = Literal["mine", "free", "stale", "held"]
 
 
-@attrs.frozen
-class Holder:
+@attrs.frozen(repr=False)
+class Holder(SharedRepr):
     """A process that holds (or asks for) a lease."""
 
     pid: int
@@ -31,8 +33,8 @@ class Holder:
         return (self.pid, self.host, self.started) == (other.pid, other.host, other.started)
 
 
-@attrs.frozen
-class Observation:
+@attrs.frozen(repr=False)
+class Observation(SharedRepr):
     """What this host can see of the holder's pid right now."""
 
     exists: bool

@@ -39,6 +39,7 @@ import attrs
 
 from seri.pure.lone_surrogates import replace_lone_surrogates
 from seri.pure.records import Message, MessageKind, ToolCall
+from seri.pure.shared_repr import SharedRepr
 
 LOST_RESULT = "result lost before import"
 DENIED_RESULT = "denied: the older release did not run this tool call"
@@ -50,8 +51,8 @@ RECAP_PREFIX = "[Compacted history"
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-@attrs.frozen
-class LegacyHeader:
+@attrs.frozen(repr=False)
+class LegacyHeader(SharedRepr):
     id: str
     cwd: str
     system_prompt: str
@@ -59,8 +60,8 @@ class LegacyHeader:
     permission_mode: str
 
 
-@attrs.frozen
-class LegacySession:
+@attrs.frozen(repr=False)
+class LegacySession(SharedRepr):
     header: LegacyHeader
     messages: tuple[Message, ...]
     warnings: tuple[str, ...]

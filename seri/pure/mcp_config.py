@@ -30,6 +30,8 @@ from typing import Any
 
 import attrs
 
+from seri.pure.shared_repr import SharedRepr
+
 STDIO = "stdio"
 HTTP = "http"
 ERAS = ("auto", "legacy", "modern")
@@ -43,8 +45,8 @@ _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 
 
-@attrs.frozen
-class McpServerConfig:
+@attrs.frozen(repr=False)
+class McpServerConfig(SharedRepr):
     """One server seri may start or connect to, with every variable already expanded.
 
     ``source`` is the file the entry came from, shown to people (``seri mcp list``, errors);
@@ -71,8 +73,8 @@ class McpServerConfig:
         return json.dumps([HTTP, self.url], ensure_ascii=False)
 
 
-@attrs.frozen
-class McpConfigProblem:
+@attrs.frozen(repr=False)
+class McpConfigProblem(SharedRepr):
     """An entry that cannot be used, and why, in words that say what to change."""
 
     name: str
@@ -89,8 +91,8 @@ class McpConfigProblem:
         return f"MCP server {self.name!r}{where}: {self.message}"
 
 
-@attrs.frozen
-class McpServerSet:
+@attrs.frozen(repr=False)
+class McpServerSet(SharedRepr):
     """The servers one file (or several, combined) declares."""
 
     servers: tuple[McpServerConfig, ...] = ()

@@ -15,6 +15,8 @@ from collections.abc import Iterable
 
 import attrs
 
+from seri.pure.shared_repr import SharedRepr
+
 PREFIX = "mcp__"
 SEPARATOR = "__"
 MAX_NAME_LENGTH = 64
@@ -23,8 +25,8 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 VALID_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
-@attrs.frozen
-class ExposedName:
+@attrs.frozen(repr=False)
+class ExposedName(SharedRepr):
     """The name the model calls, and the server and tool it stands for."""
 
     exposed: str

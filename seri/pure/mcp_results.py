@@ -23,6 +23,7 @@ import attrs
 from seri.pure.json_text import dump_json
 from seri.pure.mcp_protocol import result_type
 from seri.pure.result_cap import cap_result
+from seri.pure.shared_repr import SharedRepr
 
 OK = "ok"
 TOOL_ERROR = "tool_error"
@@ -35,8 +36,8 @@ UNAVAILABLE = "unavailable"
 PROTOCOL = "protocol"
 
 
-@attrs.frozen
-class McpCallOutcome:
+@attrs.frozen(repr=False)
+class McpCallOutcome(SharedRepr):
     """One call's result: ``text`` for the model, ``is_error`` for the tool message, ``kind``
     for the record; the counts say what the placeholders stand for."""
 
@@ -109,8 +110,8 @@ def timeout_text(server: str, tool: str, seconds: float) -> str:
     )
 
 
-@attrs.define
-class _Counts:
+@attrs.define(repr=False)
+class _Counts(SharedRepr):
     images: int = 0
     audio: int = 0
     resources: int = 0

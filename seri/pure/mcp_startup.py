@@ -13,14 +13,15 @@ from collections.abc import Mapping
 import attrs
 
 from seri.pure.mcp_config import McpServerConfig, McpServerSet, combine
+from seri.pure.shared_repr import SharedRepr
 
 APPROVE_COMMAND = "seri mcp approve"
 # A project's servers, in Claude Code's file and shape.
 PROJECT_FILE = ".mcp.json"
 
 
-@attrs.frozen
-class StartPlan:
+@attrs.frozen(repr=False)
+class StartPlan(SharedRepr):
     """The servers to start, the project servers waiting for approval (changed ones too), and
     each configuration problem as the sentence to show."""
 

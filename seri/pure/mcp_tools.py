@@ -27,6 +27,7 @@ import attrs
 
 from seri.pure.json_text import dump_json
 from seri.pure.mcp_protocol import encode_header_value
+from seri.pure.shared_repr import SharedRepr
 
 MAX_PAGES = 100
 _HEADER_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
@@ -34,16 +35,16 @@ _HEADER_TYPES = frozenset({"string", "integer", "boolean"})
 _JS_SAFE_INTEGER = 2**53 - 1
 
 
-@attrs.frozen
-class HeaderParameter:
+@attrs.frozen(repr=False)
+class HeaderParameter(SharedRepr):
     """A tool parameter mirrored into the ``Mcp-Param-<header>`` header."""
 
     header: str
     path: tuple[str, ...]
 
 
-@attrs.frozen
-class McpTool:
+@attrs.frozen(repr=False)
+class McpTool(SharedRepr):
     """One tool of one server. Schemas are kept as compact JSON text (records stay frozen)."""
 
     name: str
@@ -67,8 +68,8 @@ class McpTool:
         return schema
 
 
-@attrs.frozen
-class ToolsPage:
+@attrs.frozen(repr=False)
+class ToolsPage(SharedRepr):
     tools: tuple[McpTool, ...]
     next_cursor: str | None
     skipped: tuple[str, ...] = ()

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import attrs
 
+from seri.pure.shared_repr import SharedRepr
+
 # An attribute value as OTLP allows it: a primitive, or a homogeneous array of primitives.
 Scalar = str | bool | int | float
 AttrValue = Scalar | tuple[Scalar, ...]
@@ -32,15 +34,15 @@ def nanos(seconds: float) -> int:
     return round(seconds * 1000) * 1_000_000
 
 
-@attrs.frozen
-class SpanEvent:
+@attrs.frozen(repr=False)
+class SpanEvent(SharedRepr):
     name: str
     time_ns: int
     attributes: Attributes = ()
 
 
-@attrs.frozen
-class Span:
+@attrs.frozen(repr=False)
+class Span(SharedRepr):
     trace_id: bytes
     span_id: bytes
     parent_span_id: bytes  # b"" for a trace's root
@@ -57,8 +59,8 @@ class Span:
         return next((value for name, value in self.attributes if name == key), None)
 
 
-@attrs.frozen
-class HistogramPoint:
+@attrs.frozen(repr=False)
+class HistogramPoint(SharedRepr):
     attributes: Attributes
     start_ns: int
     time_ns: int
@@ -70,16 +72,16 @@ class HistogramPoint:
     maximum: float
 
 
-@attrs.frozen
-class Histogram:
+@attrs.frozen(repr=False)
+class Histogram(SharedRepr):
     name: str
     unit: str
     description: str
     points: tuple[HistogramPoint, ...]
 
 
-@attrs.frozen
-class Producer:
+@attrs.frozen(repr=False)
+class Producer(SharedRepr):
     """Who sends: the resource (service.name and the rest) and the instrumentation scope."""
 
     resource: Attributes

@@ -22,6 +22,7 @@ import attrs
 
 from seri.pure.errors import SeriError
 from seri.pure.otlp_model import Attributes, AttrValue
+from seri.pure.shared_repr import SharedRepr
 
 Protocol = Literal["http/protobuf", "http/json"]
 Signal = Literal["traces", "metrics"]
@@ -40,8 +41,8 @@ class OtlpConfigError(SeriError):
     """The export settings cannot be used as they are."""
 
 
-@attrs.frozen
-class Target:
+@attrs.frozen(repr=False)
+class Target(SharedRepr):
     """Where one signal goes."""
 
     url: str
@@ -59,8 +60,8 @@ class Target:
         return shown_url(self.url)
 
 
-@attrs.frozen
-class OtlpSettings:
+@attrs.frozen(repr=False)
+class OtlpSettings(SharedRepr):
     traces: Target | None
     metrics: Target | None
     resource: Attributes

@@ -14,6 +14,7 @@ import attrs
 
 from seri.pure import events
 from seri.pure.effects import CallModel, Flow, ModelFailed, ModelReply, Record, Say, perform
+from seri.pure.shared_repr import SharedRepr
 
 if TYPE_CHECKING:
     from seri.pure.provider_failure import ProviderFailure
@@ -57,8 +58,8 @@ def lowered_output_budget(
     return key, room, why
 
 
-@attrs.frozen
-class OutputBudget:
+@attrs.frozen(repr=False)
+class OutputBudget(SharedRepr):
     """The answer budget of a run's requests: the sampling key it goes under, what config.json
     set (None: the provider's default), and what this run lowered it to for the rest of the
     run (a 402 that named what the credit left can pay for; None: not lowered)."""

@@ -23,6 +23,8 @@ import re
 
 import attrs
 
+from seri.pure.shared_repr import SharedRepr
+
 HEAD_BYTES = 25_000
 TAIL_BYTES = 25_000
 HEAD_LINES = 1_000
@@ -81,8 +83,8 @@ class OutputCapture:
         return not (self.dropped or self.lines > HEAD_LINES + TAIL_LINES)
 
 
-@attrs.frozen
-class CappedOutput:
+@attrs.frozen(repr=False)
+class CappedOutput(SharedRepr):
     """The output as shown: ``text`` (with the marker where the middle was left out)."""
 
     text: str

@@ -16,6 +16,7 @@ import attrs
 from seri.pure.glob_match import GlobError, compile_glob, glob_matches
 from seri.pure.mcp_names import PREFIX as MCP_PREFIX
 from seri.pure.mcp_names import SEPARATOR as MCP_SEPARATOR
+from seri.pure.shared_repr import SharedRepr
 from seri.pure.tool_specs import RULE_TOOL_NAMES, SPECS, spec_of
 
 Action = Literal["allow", "ask", "deny"]
@@ -38,8 +39,8 @@ class PolicyError(ValueError):
     """A permission rule or the permissions object is malformed."""
 
 
-@attrs.frozen
-class Rule:
+@attrs.frozen(repr=False)
+class Rule(SharedRepr):
     """One permission rule: a tool (or ``*``) and an optional glob pattern."""
 
     text: str
@@ -47,8 +48,8 @@ class Rule:
     pattern: str | None = None
 
 
-@attrs.frozen
-class Policy:
+@attrs.frozen(repr=False)
+class Policy(SharedRepr):
     """The parsed permission rules, and the absolute paths never written.
 
     ``protected`` holds absolute paths (the profile directory, the home rc
@@ -67,8 +68,8 @@ class Policy:
     project: str = ""
 
 
-@attrs.frozen
-class Decision:
+@attrs.frozen(repr=False)
+class Decision(SharedRepr):
     """The verdict on one call, with the rule that settled it and why.
 
     ``rule`` is the rule's text as written, ``PROTECTED_RULE`` for a protected

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 import attrs
 
+from seri.pure.shared_repr import SharedRepr
+
 BASE_PROMPT = """\
 You are seri, a coding agent working in the user's project directory: {project}.
 You read, write and edit files and run shell commands through the tools you are given,
@@ -29,16 +31,16 @@ and you work until the task is done, then answer briefly with what you did.
 """
 
 
-@attrs.frozen
-class PromptSource:
+@attrs.frozen(repr=False)
+class PromptSource(SharedRepr):
     """One file that went into the prompt: a label (e.g. 'AGENTS.md (project)') and its text."""
 
     label: str
     text: str
 
 
-@attrs.frozen
-class FrozenPrompt:
+@attrs.frozen(repr=False)
+class FrozenPrompt(SharedRepr):
     text: str
     hashes: tuple[tuple[str, str], ...]
 

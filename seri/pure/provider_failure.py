@@ -12,6 +12,8 @@ from typing import Literal
 
 import attrs
 
+from seri.pure.shared_repr import SharedRepr
+
 FailureKind = Literal[
     "bad_request",  # 400, 422 and other 4xx the request itself caused
     "auth",  # 401
@@ -31,8 +33,8 @@ FailureKind = Literal[
 ]
 
 
-@attrs.frozen
-class OverflowNumbers:
+@attrs.frozen(repr=False)
+class OverflowNumbers(SharedRepr):
     """Token counts an overflow message states, where it states them.
 
     They tell "the prompt is too long" (compact) apart from "the output budget is too big"
@@ -54,8 +56,8 @@ class OverflowNumbers:
         )
 
 
-@attrs.frozen
-class ProviderFailure:
+@attrs.frozen(repr=False)
+class ProviderFailure(SharedRepr):
     """One failed model call, classified.
 
     ``message`` is the line a person reads; it never contains the API key. ``detail`` keeps a

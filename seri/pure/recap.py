@@ -18,6 +18,7 @@ import attrs
 from seri.pure.recap_answer import RecapFields, parse_recap_answer
 from seri.pure.recap_paths import PATHS_SHOWN, TouchedPaths, merge_paths, paths_touched, shown_paths
 from seri.pure.records import Message, ToolCall, system, user
+from seri.pure.shared_repr import SharedRepr
 
 __all__ = [
     "RECAP_HEADER",
@@ -39,8 +40,8 @@ __all__ = [
 ]
 
 
-@attrs.frozen
-class Recap:
+@attrs.frozen(repr=False)
+class Recap(SharedRepr):
     """What the evicted part of a session established, kept across compactions."""
 
     goal: str = ""
@@ -309,8 +310,8 @@ RECAP_HEADER = (
 PINS_HEADING = "## Pinned notes (kept verbatim)"
 
 
-@attrs.frozen
-class _Detail:
+@attrs.frozen(repr=False)
+class _Detail(SharedRepr):
     """How much of a recap a rendering shows: paths and items per list, characters of goal."""
 
     paths: int

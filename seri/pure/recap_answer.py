@@ -24,6 +24,7 @@ from typing import Any
 import attrs
 
 from seri.pure.lazy_pattern import LazyPattern
+from seri.pure.shared_repr import SharedRepr
 
 # Spellings of each field, after _key() has folded case and dropped everything but letters and
 # digits. "notes" is the answer's own bucket for extra text; the path headings are there because
@@ -60,8 +61,8 @@ _FENCE = LazyPattern(r"^\s*(```|~~~)[\w+-]*\s*$")
 _WORDY = LazyPattern(r"\w")
 
 
-@attrs.frozen
-class RecapFields:
+@attrs.frozen(repr=False)
+class RecapFields(SharedRepr):
     """What one summarizer answer says. None means the answer did not mention the field."""
 
     goal: str | None = None

@@ -11,6 +11,8 @@ from typing import Literal
 
 import attrs
 
+from seri.pure.shared_repr import SharedRepr
+
 Role = Literal["system", "user", "assistant", "tool"]
 
 # What a message is for, beyond its role. A recap and a fired rule are user
@@ -21,8 +23,8 @@ Role = Literal["system", "user", "assistant", "tool"]
 MessageKind = Literal["", "recap", "rule", "synthetic", "partial"]
 
 
-@attrs.frozen
-class ToolCall:
+@attrs.frozen(repr=False)
+class ToolCall(SharedRepr):
     """One function call the model asked for. ``arguments`` is the raw JSON text."""
 
     id: str
@@ -30,8 +32,8 @@ class ToolCall:
     arguments: str
 
 
-@attrs.frozen
-class Message:
+@attrs.frozen(repr=False)
+class Message(SharedRepr):
     """One chat message in OpenAI chat-completions shape, minus the wire details.
 
     ``reasoning_details`` holds the provider's reasoning blocks as raw JSON text,
@@ -50,8 +52,8 @@ class Message:
     kind: MessageKind = ""
 
 
-@attrs.frozen
-class Usage:
+@attrs.frozen(repr=False)
+class Usage(SharedRepr):
     """Tokens (and cost, where reported) of one model call."""
 
     input_tokens: int = 0
@@ -67,8 +69,8 @@ class Usage:
     upstream_cost: float | None = None
 
 
-@attrs.frozen
-class Session:
+@attrs.frozen(repr=False)
+class Session(SharedRepr):
     """A conversation's metadata, as listed by ``seri sessions``.
 
     Times are seconds since the epoch; the caller reads the clock, not this record.

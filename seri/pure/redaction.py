@@ -21,6 +21,8 @@ from typing import Any
 
 import attrs
 
+from seri.pure.shared_repr import SharedRepr
+
 REDACTED = "[REDACTED]"
 # Values shorter than this are too likely to be ordinary words to replace everywhere.
 MIN_SECRET_LENGTH = 8
@@ -121,8 +123,8 @@ def child_environment(env: Mapping[str, str], drop: tuple[str, ...] = ()) -> dic
     }
 
 
-@attrs.frozen
-class Redactor:
+@attrs.frozen(repr=False)
+class Redactor(SharedRepr):
     secrets: tuple[str, ...] = ()
 
     @classmethod

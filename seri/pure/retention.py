@@ -13,11 +13,13 @@ from collections.abc import Iterable
 
 import attrs
 
+from seri.pure.shared_repr import SharedRepr
+
 SECONDS_PER_DAY = 86_400.0
 
 
-@attrs.frozen
-class RecordedSession:
+@attrs.frozen(repr=False)
+class RecordedSession(SharedRepr):
     """A session's recordings in seri.db, summarised."""
 
     session_id: str
@@ -26,8 +28,8 @@ class RecordedSession:
     events: int
 
 
-@attrs.frozen
-class LegacyRecording:
+@attrs.frozen(repr=False)
+class LegacyRecording(SharedRepr):
     """A trajectory file from the older release; ``session_id`` is its name without ``.jsonl``."""
 
     path: str
@@ -36,8 +38,8 @@ class LegacyRecording:
     events: int
 
 
-@attrs.frozen
-class PrunePlan:
+@attrs.frozen(repr=False)
+class PrunePlan(SharedRepr):
     """What goes: sessions (their runs and events) and files, oldest first."""
 
     sessions: tuple[RecordedSession, ...] = ()

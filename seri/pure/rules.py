@@ -17,6 +17,7 @@ import attrs
 
 from seri.pure.glob_match import GlobError, glob_matches
 from seri.pure.records import Message
+from seri.pure.shared_repr import SharedRepr
 
 RULE_MESSAGE_PREFIX = "[rule "
 # The key, in a session's stored recap object, of the rules whose messages compaction evicted.
@@ -31,8 +32,8 @@ def _glob_matches(pattern: str, path: str) -> bool:
         return False
 
 
-@attrs.frozen
-class GlobRule:
+@attrs.frozen(repr=False)
+class GlobRule(SharedRepr):
     name: str
     globs: tuple[str, ...]
     text: str
@@ -45,8 +46,8 @@ class GlobRule:
         return f"{RULE_MESSAGE_PREFIX}{self.name}] {lead}\n\n{self.text}"
 
 
-@attrs.frozen
-class RuleFile:
+@attrs.frozen(repr=False)
+class RuleFile(SharedRepr):
     name: str
     text: str
     globs: tuple[str, ...] = ()

@@ -15,6 +15,7 @@ from typing import Any, Literal, get_args
 import attrs
 
 from seri.pure.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNFINISHED, EXIT_USAGE
+from seri.pure.shared_repr import SharedRepr
 from seri.pure.timestamps import iso_utc
 from seri.pure.usage_totals import UsageTotals
 
@@ -26,8 +27,8 @@ EXIT_TERMINATED = 143
 SIGNAL_TERMINATE = 15
 
 
-@attrs.frozen
-class RunEnding:
+@attrs.frozen(repr=False)
+class RunEnding(SharedRepr):
     """How the run ended: its status, the exit status that follows, the answer (done) or
     why it did not finish, and the model turns it took."""
 
@@ -74,8 +75,8 @@ def failed(error: str, exit_status: int, turns: int = 0) -> RunEnding:
     return RunEnding("error", status, error=error or "the run failed", turns=turns)
 
 
-@attrs.frozen
-class RunResult:
+@attrs.frozen(repr=False)
+class RunResult(SharedRepr):
     """The ``result`` record: the ending, with the run's totals."""
 
     ending: RunEnding

@@ -14,12 +14,14 @@ from collections.abc import Iterable
 
 import attrs
 
+from seri.pure.shared_repr import SharedRepr
+
 # The child's temporary directory inside a bubblewrap sandbox (a private one is bound there).
 SANDBOX_TMP = "/tmp"
 
 
-@attrs.frozen
-class SandboxPlan:
+@attrs.frozen(repr=False)
+class SandboxPlan(SharedRepr):
     project: str
     private_tmp: str
     # Existing absolute paths inside the project that must stay read-only.

@@ -17,6 +17,8 @@ import re
 
 import attrs
 
+from seri.pure.shared_repr import SharedRepr
+
 MAX_QUERY_CHARS = 1_000
 MAX_TERMS = 64
 
@@ -28,8 +30,8 @@ class QueryError(ValueError):
     """The text cannot be searched for; the message says why and what to do."""
 
 
-@attrs.frozen
-class SearchQuery:
+@attrs.frozen(repr=False)
+class SearchQuery(SharedRepr):
     """The FTS5 MATCH expression and the terms it was built from (for messages)."""
 
     match: str

@@ -15,6 +15,7 @@ import attrs
 
 from seri.pure.config_keys import describe, unknown_keys
 from seri.pure.errors import SeriError
+from seri.pure.shared_repr import SharedRepr
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_MODEL = "anthropic/claude-sonnet-4.5"
@@ -38,8 +39,8 @@ class ConfigError(SeriError):
     """config.json or an environment variable holds a value seri cannot use."""
 
 
-@attrs.frozen
-class Settings:
+@attrs.frozen(repr=False)
+class Settings(SharedRepr):
     model: str = DEFAULT_MODEL
     base_url: str = DEFAULT_BASE_URL
     context_window: int | None = None

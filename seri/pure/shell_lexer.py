@@ -13,6 +13,8 @@ import re
 
 import attrs
 
+from seri.pure.shared_repr import SharedRepr
+
 MAX_DEPTH = 8
 _FD_PREFIX = re.compile(r"[0-9]+")
 
@@ -21,16 +23,16 @@ class UnparseableError(Exception):
     """The command as a whole cannot be split (an unclosed quote, ``case``)."""
 
 
-@attrs.define
-class Word:
+@attrs.define(repr=False)
+class Word(SharedRepr):
     text: str = ""
     started: bool = False  # distinguishes "" (an empty word) from no word
     quoted: bool = False
     computed: bool = False  # contains $-expansion, substitution or an unquoted glob
 
 
-@attrs.define
-class RawSegment:
+@attrs.define(repr=False)
+class RawSegment(SharedRepr):
     """A segment as lexed: words with their flags, and redirect targets."""
 
     words: list[Word] = attrs.Factory(list)

@@ -23,6 +23,7 @@ import re
 
 import attrs
 
+from seri.pure.shared_repr import SharedRepr
 from seri.pure.shell_commands import (
     ASSIGNMENT,
     SHELLS,
@@ -59,8 +60,8 @@ _RESERVED = frozenset(
 _HEADERS = frozenset({"for", "select", "function"})
 
 
-@attrs.frozen
-class Segment:
+@attrs.frozen(repr=False)
+class Segment(SharedRepr):
     """One simple command: its words after quote removal, and the files it writes.
 
     ``words`` are normalised to the command that really runs: leading
@@ -108,8 +109,8 @@ class Segment:
         return tuple(dict.fromkeys(forms)) or ("",)
 
 
-@attrs.frozen
-class Parsed:
+@attrs.frozen(repr=False)
+class Parsed(SharedRepr):
     """The segments of a command, or why it could not be analysed (``error``)."""
 
     segments: tuple[Segment, ...]

@@ -18,14 +18,15 @@ from collections.abc import Iterator, Sequence
 import attrs
 
 from seri.pure.records import Message
+from seri.pure.shared_repr import SharedRepr
 
 # Below this many characters a payload is not worth a marker (a marker is about 100).
 SMALLEST_PAYLOAD = 256
 _MARKER_CHARS = 120
 
 
-@attrs.frozen
-class Payload:
+@attrs.frozen(repr=False)
+class Payload(SharedRepr):
     """One payload of ``history[index]``: its tool result (``call`` None) or the arguments of
     its tool call number ``call``."""
 

@@ -12,9 +12,11 @@ import re
 
 import attrs
 
+from seri.pure.shared_repr import SharedRepr
 
-@attrs.frozen
-class SSEEvent:
+
+@attrs.frozen(repr=False)
+class SSEEvent(SharedRepr):
     """One dispatched SSE event. ``event`` is ``"message"`` unless the server named it.
 
     llama.cpp sends stream errors as a bare ``error:`` field rather than ``data:``; such an
@@ -25,8 +27,8 @@ class SSEEvent:
     event: str = "message"
 
 
-@attrs.frozen
-class SSEDone:
+@attrs.frozen(repr=False)
+class SSEDone(SharedRepr):
     """The ``data: [DONE]`` sentinel that ends an OpenAI-style stream."""
 
 

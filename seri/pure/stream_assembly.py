@@ -21,6 +21,7 @@ from seri.pure.lazy_pattern import LazyPattern
 from seri.pure.provider_errors import classify_stream_error, malformed_response, stream_interrupted
 from seri.pure.provider_failure import ProviderFailure
 from seri.pure.records import Message, ToolCall, Usage
+from seri.pure.shared_repr import SharedRepr
 from seri.pure.sse import DONE, SSEDone, SSEEvent
 
 # Finish reasons after which the model's tool calls are not whole, or not meant: "length" can
@@ -28,16 +29,16 @@ from seri.pure.sse import DONE, SSEDone, SSEEvent
 _UNTRUSTED_FINISH = frozenset({"length", "content_filter", "error"})
 
 
-@attrs.frozen
-class StreamDelta:
+@attrs.frozen(repr=False)
+class StreamDelta(SharedRepr):
     """What one chunk added that a person may watch arrive (a refusal arrives as text)."""
 
     text: str = ""
     reasoning: str = ""
 
 
-@attrs.frozen
-class StreamResult:
+@attrs.frozen(repr=False)
+class StreamResult(SharedRepr):
     """A whole model answer, or as much of it as arrived, and whether it can be trusted.
 
     ``message`` is the assistant message with every tool call received, including unfinished
@@ -63,8 +64,8 @@ class StreamResult:
     refusal: str = ""
 
 
-@attrs.define
-class _CallParts:
+@attrs.define(repr=False)
+class _CallParts(SharedRepr):
     """A tool call being put together from its fragments."""
 
     id: str = ""

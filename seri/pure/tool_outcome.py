@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import attrs
 
+from seri.pure.shared_repr import SharedRepr
+
 DetailValue = str | int | float | bool | None
 
 
-@attrs.frozen
-class ToolOutcome:
+@attrs.frozen(repr=False)
+class ToolOutcome(SharedRepr):
     text: str
     is_error: bool = False
     details: tuple[tuple[str, DetailValue], ...] = ()

@@ -15,10 +15,11 @@ from typing import Any
 import attrs
 
 from seri.pure.records import Usage
+from seri.pure.shared_repr import SharedRepr
 
 
-@attrs.frozen
-class UsageTotals:
+@attrs.frozen(repr=False)
+class UsageTotals(SharedRepr):
     calls: int = 0
     reported: int = 0  # calls whose provider said what they used
     priced: int = 0  # calls whose provider said what they cost

@@ -23,6 +23,7 @@ from seri.pure.records import Message
 from seri.pure.redaction import Redactor
 from seri.pure.rules import GlobRule
 from seri.pure.settings import Settings, configured_max_tokens
+from seri.pure.shared_repr import SharedRepr
 from seri.pure.tool_specs import SPECS, ToolSpec, tool_definition_chars
 from seri.pure.turn import (
     CompactEnd,
@@ -52,8 +53,8 @@ class Role(enum.Enum):
     SUBAGENT = "subagent"
 
 
-@attrs.frozen
-class Agent:
+@attrs.frozen(repr=False)
+class Agent(SharedRepr):
     """A task setup and the interpreter that carries its effects out."""
 
     role: Role

@@ -20,6 +20,7 @@ from seri.pure import events
 from seri.pure.effects import Answer, AskPerson, ToolRun
 from seri.pure.markdown_stream import MarkdownStream, render_markdown
 from seri.pure.records import ToolCall
+from seri.pure.shared_repr import SharedRepr
 from seri.pure.terminal_style import Span
 from seri.pure.terminal_text import neutralise
 from seri.pure.tokens import CHARS_PER_TOKEN
@@ -39,8 +40,8 @@ FileReader = Callable[[str], "str | None"]
 KEEP_OUTPUTS = 20
 
 
-@attrs.frozen
-class ToolOutput:
+@attrs.frozen(repr=False)
+class ToolOutput(SharedRepr):
     """A finished call's full result, for /last."""
 
     title: str

@@ -14,6 +14,7 @@ from seri.io import checkpoints, conversations
 from seri.io.files import atomic_write, directory_identity, project_root, remove_within
 from seri.io.store import Store
 from seri.pure.errors import EXIT_UNFINISHED, EXIT_USAGE, SeriError
+from seri.pure.shared_repr import SharedRepr
 from seri.pure.terminal_text import neutralise
 from seri.pure.tool_specs import CHECKPOINTED
 from seri.runtime.running import whole_number
@@ -28,16 +29,16 @@ HISTORY_GONE_NOTE = (
 )
 
 
-@attrs.frozen
-class Turn:
+@attrs.frozen(repr=False)
+class Turn(SharedRepr):
     n: int
     seq: int
     text: str
     files: tuple[str, ...]
 
 
-@attrs.frozen
-class RewindPlan:
+@attrs.frozen(repr=False)
+class RewindPlan(SharedRepr):
     target: Turn
     restore: tuple[checkpoints.Checkpoint, ...]
     changed_outside: tuple[str, ...]

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Literal
 import attrs
 
 from seri.pure.errors import EXIT_UNFINISHED, EXIT_USAGE, SeriError
+from seri.pure.shared_repr import SharedRepr
 from seri.pure.terminal_text import neutralise
 
 if TYPE_CHECKING:
@@ -33,8 +34,8 @@ Handler = Callable[["ChatSession", str], LineOutcome]
 _DESCRIPTION_COLUMN = 25
 
 
-@attrs.frozen
-class SlashCommand:
+@attrs.frozen(repr=False)
+class SlashCommand(SharedRepr):
     """One slash command: ``forms`` are (how it is written, what it does), for the help."""
 
     name: str

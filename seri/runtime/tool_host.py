@@ -39,6 +39,7 @@ from seri.pure.permission_policy import PROTECTED_RULE, Policy
 from seri.pure.records import ToolCall
 from seri.pure.redaction import Redactor
 from seri.pure.settings import Settings
+from seri.pure.shared_repr import SharedRepr
 from seri.pure.tool_outcome import ToolOutcome
 from seri.pure.tool_specs import (
     FILE_CAP_BYTES,
@@ -410,8 +411,8 @@ class ToolHost:
         return self.start_subagent(self, str(arguments["description"]), str(arguments["prompt"]))
 
 
-@attrs.frozen
-class _Taken:
+@attrs.frozen(repr=False)
+class _Taken(SharedRepr):
     """A checkpoint just taken: its id (None if the turn had one already), the prior bytes."""
 
     checkpoint_id: int | None
