@@ -5,24 +5,27 @@ parser (``seri.pure.sse``) and assembler (``seri.pure.stream_assembly``), asks
 ``seri.pure.provider_errors`` what every failure means and ``seri.pure.retry_plan`` whether to
 retry. What it owns is the part only I/O can do:
 
-* the one retry loop (httpx's transport retries are 0, so nothing retries underneath it), and
-  only before any of the answer has arrived: a request whose stream already started is never
-  sent twice, since the caller may have shown or acted on part of it;
-* a content watchdog, because httpx's read timeout is per network read and OpenRouter's
+* the one retry loop (the connection underneath never retries, save a request on a kept
+  connection that the server closed as it was sent, which got nothing back), and only before
+  any of the answer has arrived: a request whose stream already started is never sent twice,
+  since the caller may have shown or acted on part of it;
+* a content watchdog, because the read timeout is per network read and OpenRouter's
   keep-alive comments (or a server dripping bytes) reset it forever;
 * keeping the API key out of every message, exception and repr.
 
-httpx is imported inside the methods, so commands that never talk to a model never load it.
+The HTTP is seri's own (``seri.io.http_connection``): httpx cost a ``seri chat -p`` ~55 ms of
+imports before its first request.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from typing import Any
 
+from seri.io.http_connection import HttpClient, Response, TransportError, TransportTimeout
 from seri.pure import json_text
 from seri.pure.provider_errors import (
     classify_http_error,
@@ -43,22 +46,14 @@ from seri.pure.server_windows import (
 from seri.pure.sse import SSEDone, SSEEvent, SSEParser
 from seri.pure.stream_assembly import StreamAssembler, StreamResult, assemble_completion
 
-if TYPE_CHECKING:
-    import httpx
-
 # attempt number (from 1), HTTP status (None when there was no answer), delay in s, reason.
 RetryCallback = Callable[[int, int | None, float, str], None]
 
-_LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 _ERROR_BODY_LIMIT = 64 * 1024
 
 
-def _is_loopback(base_url: str) -> bool:
-    return (urlsplit(base_url).hostname or "") in _LOOPBACK_HOSTS
-
-
 def _check_key(api_key: str) -> None:
-    # A key that cannot go in a header would make httpx raise an error quoting it.
+    # A key that cannot go in a header would make the request fail with an error about it.
     if not api_key.isascii() or any(ch.isspace() or not ch.isprintable() for ch in api_key):
         raise ValueError("the API key contains characters that cannot be sent in an HTTP header")
 
@@ -77,7 +72,7 @@ class _Secret:
     __str__ = __repr__
 
 
-_JSON_HEADERS = {"Content-Type": "application/json"}
+_JSON_HEADERS = (("Content-Type", "application/json"),)
 
 
 class ProviderClient:
@@ -107,8 +102,6 @@ class ProviderClient:
         referer: str = "",
         title: str = "",
     ) -> None:
-        import httpx
-
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
         _check_key(api_key)
@@ -123,25 +116,18 @@ class ProviderClient:
         self._wall_clock = wall_clock
         self._jitter = jitter
         self._on_retry = on_retry
-        headers = {"Authorization": f"Bearer {api_key}"}
+        headers = [("Authorization", f"Bearer {api_key}")]
         if referer:
-            headers["HTTP-Referer"] = referer
+            headers.append(("HTTP-Referer", referer))
         if title:
-            headers["X-Title"] = title
-            headers["X-OpenRouter-Title"] = title
-        # The default transport already has retries=0; leaving it unset keeps proxy settings
-        # from the environment working, except for a loopback server, which a proxy can't reach.
-        # Plain http to a loopback server (no proxy, no redirects) never does TLS: loading the
-        # CA bundle for it cost ~15 ms of every start.
-        plain_loopback = _is_loopback(base_url) and urlsplit(base_url).scheme == "http"
-        self._http = httpx.Client(
-            verify=not plain_loopback,
-            headers=headers,
-            timeout=httpx.Timeout(
-                connect=connect_timeout, read=idle_timeout, write=60.0, pool=connect_timeout
-            ),
-            follow_redirects=False,
-            trust_env=not _is_loopback(base_url),
+            headers += [("X-Title", title), ("X-OpenRouter-Title", title)]
+        # Nothing retries underneath the retry loop, redirects are not followed, proxies come
+        # from the environment (never for a loopback server), and plain http never loads TLS.
+        self._http = HttpClient(
+            headers=tuple(headers),
+            connect_timeout=connect_timeout,
+            read_timeout=idle_timeout,
+            write_timeout=60.0,
         )
 
     def __repr__(self) -> str:
@@ -208,42 +194,32 @@ class ProviderClient:
         on_text: Callable[[str], None] | None,
         on_reasoning: Callable[[str], None] | None,
     ) -> StreamResult | ProviderFailure:
-        import httpx
-
         try:
-            url = self._url("chat/completions")
-            request = (
-                self._http.stream("POST", url, content=body, headers=_JSON_HEADERS)
-                if isinstance(body, bytes)
-                else self._http.stream("POST", url, json=body)
-            )
-            with request as response:
+            with self._http.request(
+                "POST", self._url("chat/completions"), _encoded(body), _JSON_HEADERS
+            ) as response:
                 if response.status_code != 200:
                     return self._refusal(response)
-                if "text/event-stream" not in response.headers.get("content-type", ""):
+                if "text/event-stream" not in response.head.get("content-type"):
                     return self._whole(response, on_text)
                 return self._read_stream(response, on_text, on_reasoning)
-        except httpx.TimeoutException as exc:
+        except TransportTimeout as exc:
             return connection_failure(f"no answer in time ({type(exc).__name__})")
-        except httpx.TransportError as exc:
+        except TransportError as exc:
             return connection_failure(self._scrub(str(exc)) or type(exc).__name__)
 
-    def _refusal(self, response: httpx.Response) -> ProviderFailure:
-        raw = b""
-        for piece in response.iter_bytes():
-            raw += piece
-            if len(raw) >= _ERROR_BODY_LIMIT:
-                break
+    def _refusal(self, response: Response) -> ProviderFailure:
+        raw = response.read(_ERROR_BODY_LIMIT)
         return classify_http_error(
             response.status_code,
             raw.decode("utf-8", errors="replace"),
-            dict(response.headers),
+            response.head.as_mapping(),
             now=self._wall_clock(),
             secrets=(self._api_key.value,),
         )
 
     def _whole(
-        self, response: httpx.Response, on_text: Callable[[str], None] | None
+        self, response: Response, on_text: Callable[[str], None] | None
     ) -> StreamResult | ProviderFailure:
         """A 200 with a JSON body: a non-streaming request, or a server that ignored ``stream``."""
         try:
@@ -263,12 +239,10 @@ class ProviderClient:
 
     def _read_stream(
         self,
-        response: httpx.Response,
+        response: Response,
         on_text: Callable[[str], None] | None,
         on_reasoning: Callable[[str], None] | None,
     ) -> StreamResult | ProviderFailure:
-        import httpx
-
         parser = SSEParser()
         assembler = StreamAssembler()
         started = last_content = self._clock()
@@ -283,7 +257,7 @@ class ProviderClient:
                     last_content = now
                 if assembler.finished:
                     break
-                # Checked on every arrival: keep-alive comments keep httpx's read timeout from
+                # Checked on every arrival: keep-alive comments keep the read timeout from
                 # ever firing, so this is what catches a provider that only says "processing".
                 if now - last_content > self.idle_timeout:
                     failure = stream_stalled(self.idle_timeout)
@@ -293,9 +267,9 @@ class ProviderClient:
                     break
             else:
                 ended = True
-        except httpx.ReadTimeout:
+        except TransportTimeout:
             failure = stream_stalled(self.idle_timeout)
-        except httpx.TransportError as exc:
+        except TransportError as exc:
             failure = stream_interrupted(self._scrub(str(exc)) or type(exc).__name__)
         if ended:
             _take_events(assembler, parser.finish(), on_text, on_reasoning)
@@ -338,26 +312,27 @@ class ProviderClient:
         return f"{root}/{path}"
 
     def _get_json(self, url: str) -> Any:
-        import httpx
-
-        try:
-            response = self._http.get(url)
-            if response.status_code != 200:
-                return None
-            return json_text.loads_lenient_numbers(response.read())
-        except (httpx.HTTPError, ValueError):
-            return None
+        return self._json_answer("GET", url, None)
 
     def _post_json(self, url: str, body: Mapping[str, Any]) -> Any:
-        import httpx
+        return self._json_answer("POST", url, body)
 
+    def _json_answer(self, method: str, url: str, body: Mapping[str, Any] | None) -> Any:
+        """The JSON of a 200 answer; ``None`` for anything else, whatever went wrong."""
+        content, headers = (None, ()) if body is None else (_encoded(body), _JSON_HEADERS)
         try:
-            response = self._http.post(url, json=body)
-            if response.status_code != 200:
-                return None
-            return json_text.loads_lenient_numbers(response.read())
-        except (httpx.HTTPError, ValueError):
+            with self._http.request(method, url, content, headers) as response:
+                if response.status_code != 200:
+                    return None
+                return json_text.loads_lenient_numbers(response.read())
+        except (TransportError, ValueError):
             return None
+
+
+def _encoded(body: Mapping[str, Any] | bytes) -> bytes:
+    if isinstance(body, bytes):
+        return body
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
 def _take_events(
