@@ -150,8 +150,6 @@ def _load_http_client_meanwhile() -> None:
 
     def load() -> None:
         with contextlib.suppress(Exception):  # the main thread imports it again, and says why
-            import httpx  # noqa: F401
-
             import seri.io.provider  # noqa: F401
 
     threading.Thread(target=load, name="seri-import", daemon=True).start()

@@ -145,10 +145,7 @@ class _Connection:
         self.unfinished: ResponseParser | None = None
 
     def close(self) -> None:
-        try:
-            self.sock.close()
-        except OSError:
-            pass
+        self.sock.close()
 
     def settled(self) -> bool:
         """Whether the connection can carry the next request: the server has not closed it,
@@ -195,6 +192,8 @@ class Response:
         if self._first:
             first, self._first = self._first, b""
             yield first
+        if self._parser.error is not None:
+            raise TransportError(self._parser.error.message)
         connection = self._connection
         while connection is not None and not self._parser.done:
             data = self._client.receive(connection)
@@ -312,14 +311,16 @@ class HttpClient:
         self._idle = connection
 
     def _open(self, target: _Target, proxy: _Proxy | None) -> socket.socket:
+        # The CAs first: a CA file that cannot be read is said before any connecting.
+        context = tls_context(self._environ) if target.scheme == "https" else None
         if proxy is None:
             sock = self._connect(target.host, target.port, target.authority)
         else:
             sock = self._connect(proxy.host, proxy.port, proxy.where)
             if target.scheme == "https":
                 self._tunnel(sock, target, proxy)
-        if target.scheme == "https":
-            sock = self._tls(sock, target.host)
+        if context is not None:
+            sock = self._tls(sock, context, target.host)
         return sock
 
     def _connect(self, host: str, port: int, where: str) -> socket.socket:
@@ -354,10 +355,9 @@ class HttpClient:
                 f"{head.status} {head.reason}".rstrip()
             )
 
-    def _tls(self, sock: socket.socket, host: str) -> socket.socket:
+    def _tls(self, sock: socket.socket, context: ssl.SSLContext, host: str) -> socket.socket:
         import ssl
 
-        context = tls_context(self._environ)
         sock.settimeout(self._connect_timeout)
         try:
             return context.wrap_socket(sock, server_hostname=host)
@@ -392,9 +392,7 @@ class HttpClient:
         try:
             connection.sock.sendall(message)
         except TimeoutError:
-            raise WriteTimeout(
-                f"sending the request took over {self._write_timeout:g} s"
-            ) from None
+            raise WriteTimeout(f"sending the request took over {self._write_timeout:g} s") from None
         except OSError as exc:
             raise _NothingBack(str(exc) or type(exc).__name__) from None
 
@@ -410,10 +408,11 @@ class HttpClient:
             if not data and not parser.started:
                 raise _NothingBack("the server closed the connection without answering")
             progress = parser.feed(data) if data else parser.finish()
+            if parser.head is not None:
+                # A body that breaks in the same read as the head is read to where it broke.
+                return parser, progress.body
             if progress.error is not None:
                 raise TransportError(progress.error.message)
-            if parser.head is not None:
-                return parser, progress.body
 
     def receive(self, connection: _Connection) -> bytes:
         """One network read (``b""`` at the close), within the read timeout."""

@@ -153,7 +153,7 @@ def parse_head(raw: bytes) -> ResponseHead | FramingError:
     return ResponseHead(version=version, status=int(code), reason=reason, headers=fields)
 
 
-def _content_length(head: ResponseHead) -> int | None | FramingError:
+def _content_length(head: ResponseHead) -> int | FramingError | None:
     values = {v.strip() for value in head.get_all("content-length") for v in value.split(",")}
     if not values:
         return None
@@ -359,7 +359,7 @@ class ResponseParser:
             del self._buffer[:2]
         elif self._buffer[:1] == b"\n":
             del self._buffer[:1]
-        elif self._buffer in (b"", b"\r"):
+        elif not self._buffer or self._buffer == b"\r":
             return False
         else:
             return FramingError("a chunk longer than its size")
@@ -371,7 +371,7 @@ class ResponseParser:
             del self._buffer[: 2 if self._buffer[:1] == b"\r" else 1]
             self._state = "done"
             return True
-        if self._buffer in (b"", b"\r"):
+        if not self._buffer or self._buffer == b"\r":
             return False
         end = _head_end(self._buffer, max(0, self._scanned - 2))
         if end < 0:

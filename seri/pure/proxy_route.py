@@ -69,9 +69,7 @@ def _bypassed(no_proxy: str, host: str, port: int) -> bool:
     return False
 
 
-def proxy_for(
-    environ: Mapping[str, str], scheme: str, host: str, port: int
-) -> ProxyChoice | None:
+def proxy_for(environ: Mapping[str, str], scheme: str, host: str, port: int) -> ProxyChoice | None:
     """The proxy for a request to ``scheme://host:port``, or ``None`` to go direct."""
     name = normal_host(host)
     if is_loopback(name):

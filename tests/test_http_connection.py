@@ -1,0 +1,353 @@
+"""seri's HTTP/1.1 client over real sockets: kept-alive connections the server closes, broken
+framing, timeouts, TLS with a CA trustme made, and a real proxy (Debian's tinyproxy).
+
+Nothing is mocked: every server here is a real socket server in a thread (tests/http_servers.py)
+or a real program.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import ssl
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trustme
+
+from scripts.fake_model import FakeModel
+from seri.io.http_connection import HttpClient, ReadTimeout, TransportError
+from seri.io.provider import ProviderClient
+from seri.pure.provider_failure import ProviderFailure
+from seri.pure.stream_assembly import StreamResult
+from seri.pure.records import user
+from seri.pure.wire import build_request
+from tests.http_servers import (
+    RawServer,
+    TlsRelay,
+    drip,
+    hang_up,
+    json_answer,
+    outward_address,
+    send,
+    tinyproxy,
+)
+
+KEY = "sk-or-v1-connection0123456789SECRET"
+OK = json_answer(b'{"ok": true}')
+
+
+def provider(url: str, **options: Any) -> ProviderClient:
+    settings: dict[str, Any] = {"sleep": lambda _s: None, "jitter": lambda: 0.5}
+    settings.update(options)
+    return ProviderClient(url, KEY, **settings)
+
+
+def chat_body() -> dict[str, Any]:
+    return build_request("fake/model", (user("hi"),), (), stream=True)
+
+
+def sse_answer(text: str) -> bytes:
+    chunk = {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}
+    end = {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+    return f"data: {json.dumps(chunk)}\n\ndata: {json.dumps(end)}\n\ndata: [DONE]\n\n".encode()
+
+
+def chunked(body: bytes, size: int = 5) -> bytes:
+    pieces = [body[i : i + size] for i in range(0, len(body), size)]
+    return b"".join(b"%X\r\n%s\r\n" % (len(p), p) for p in pieces) + b"0\r\n\r\n"
+
+
+SSE_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+
+@pytest.fixture
+def fake_model() -> Iterator[FakeModel]:
+    with FakeModel() as server:
+        yield server
+
+
+@pytest.fixture
+def servers() -> Iterator[list[RawServer]]:
+    made: list[RawServer] = []
+    yield made
+    for server in made:
+        server.close()
+
+
+def serve(servers: list[RawServer], *answers: Any, **options: Any) -> RawServer:
+    server = RawServer(list(answers), **options)
+    servers.append(server)
+    return server
+
+
+# --- kept-alive connections ----------------------------------------------------------------
+
+
+def test_one_connection_carries_the_calls_of_a_run(servers: list[RawServer]) -> None:
+    server = serve(servers, send(OK))
+    client = HttpClient()
+    for _ in range(3):
+        with client.request("GET", server.url("/v1/models")) as response:
+            assert response.read() == b'{"ok": true}'
+    client.close()
+    assert (server.connections, len(server.requests)) == (1, 3)
+
+
+def _close_after(answer: bytes) -> Any:
+    """Answer as if keeping the connection, then close it a moment later (an idle timeout)."""
+
+    def act(conn: socket.socket, _request: bytes) -> bool:
+        conn.sendall(answer)
+        time.sleep(0.05)
+        return False
+
+    return act
+
+
+def test_a_kept_connection_the_server_closed_is_replaced_and_the_call_sent_once(
+    servers: list[RawServer],
+) -> None:
+    server = serve(servers, _close_after(OK))
+    client = HttpClient()
+    with client.request("GET", server.url("/v1/models")) as response:
+        assert response.read() == b'{"ok": true}'
+    time.sleep(0.3)  # the server has closed its end by now
+    with client.request("POST", server.url("/v1/chat"), b"{}") as response:
+        assert response.status_code == 200
+        assert response.read() == b'{"ok": true}'
+    client.close()
+    assert len(server.requests) == 2  # the second call reached the server once
+    assert server.connections == 2
+
+
+def test_a_request_that_crossed_the_close_of_a_kept_connection_is_sent_again(
+    servers: list[RawServer],
+) -> None:
+    """The server reads the second request and hangs up without a byte of answer (its idle
+    close crossed the request): nothing of the answer arrived, so it goes again, once."""
+    server = serve(servers, send(OK), hang_up(), send(OK))
+    client = HttpClient()
+    for _ in range(2):
+        with client.request("POST", server.url("/v1/chat"), b"{}") as response:
+            assert response.read() == b'{"ok": true}'
+    client.close()
+    assert len(server.requests) == 3 and server.connections == 2
+
+
+def test_an_answer_that_started_is_never_sent_again(servers: list[RawServer]) -> None:
+    """A kept connection whose second answer is cut after its head: an error, not a resend."""
+    cut = SSE_HEAD + b"5\r\ndata:"
+    server = serve(servers, send(OK), send(cut, keep=False))
+    client = HttpClient()
+    with client.request("GET", server.url("/v1/models")) as response:
+        response.read()
+    with client.request("POST", server.url("/v1/chat"), b"{}") as response:
+        assert response.status_code == 200
+        with pytest.raises(TransportError, match="closed in the middle of a chunk"):
+            response.read()
+    client.close()
+    assert len(server.requests) == 2
+
+
+def test_the_stream_stops_at_done_and_the_connection_is_kept(fake_model: FakeModel) -> None:
+    """The provider stops reading at [DONE]; the chunked body's last bytes are read before
+    the next request, so the next call goes over the same connection."""
+    fake_model.add_steps({"text": "one"}, {"text": "two"})
+    with provider(fake_model.base_url) as client:
+        for text in ("one", "two"):
+            outcome = client.stream_chat(chat_body())
+            assert isinstance(outcome, StreamResult) and outcome.message.text == text
+    assert len(fake_model.requests) == 2
+
+
+# --- framing the server gets wrong -----------------------------------------------------------
+
+
+def test_a_head_over_64_kib_is_refused(servers: list[RawServer]) -> None:
+    huge = b"HTTP/1.1 200 OK\r\n" + b"X-Pad: " + b"a" * 70_000 + b"\r\n\r\n"
+    server = serve(servers, send(huge, keep=False))
+    with provider(server.url(), max_attempts=1) as client:
+        failure = client.stream_chat(chat_body())
+    assert isinstance(failure, ProviderFailure)
+    assert failure.kind == "connection"
+    assert failure.message.startswith("could not reach the provider: a response head over 64 KiB")
+
+
+def test_a_bad_chunk_size_is_an_error_not_a_hang(servers: list[RawServer]) -> None:
+    server = serve(servers, send(SSE_HEAD + b"zz\r\nhello\r\n", keep=False))
+    client = HttpClient(read_timeout=5)
+    started = time.monotonic()
+    with client.request("POST", server.url("/v1/chat"), b"{}") as response:
+        with pytest.raises(TransportError, match="chunk size that is not a hexadecimal number"):
+            response.read()
+    assert time.monotonic() - started < 2
+
+
+def test_a_stream_cut_mid_chunk_keeps_what_arrived(servers: list[RawServer]) -> None:
+    body = sse_answer("partial")
+    whole = chunked(body, size=len(body) // 2 + 1)
+    server = serve(servers, send(SSE_HEAD + whole[: whole.index(b"[DONE]")], keep=False))
+    with provider(server.url()) as client:
+        result = client.stream_chat(chat_body())
+    assert isinstance(result, StreamResult)
+    assert not result.complete
+    assert result.failure is not None and result.failure.kind == "interrupted"
+    assert "closed in the middle of a chunk" in result.failure.message
+    assert len(server.requests) == 1
+
+
+def test_a_slow_drip_trips_the_watchdog(servers: list[RawServer]) -> None:
+    """A keep-alive comment a byte at a time: every read gets a byte within the read timeout,
+    and the content watchdog ends it."""
+    comments = b": OPENROUTER PROCESSING\n\n" * 20
+    server = serve(servers, drip(SSE_HEAD + chunked(comments, size=1), 0.02))
+    started = time.monotonic()
+    with provider(server.url(), idle_timeout=0.5) as client:
+        result = client.stream_chat(chat_body())
+    assert time.monotonic() - started < 3
+    assert isinstance(result, StreamResult)
+    assert result.failure is not None and result.failure.kind == "stalled"
+
+
+def test_silence_is_a_read_timeout(servers: list[RawServer]) -> None:
+    def silent(_conn: socket.socket, _request: bytes) -> bool:
+        time.sleep(1.5)
+        return False
+
+    server = serve(servers, silent)
+    client = HttpClient(read_timeout=0.3)
+    with pytest.raises(ReadTimeout, match=r"no answer for 0\.3 s"):
+        client.request("GET", server.url("/v1/models"))
+
+
+# --- TLS ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def authority() -> trustme.CA:
+    return trustme.CA()
+
+
+def _server_context(ca: trustme.CA) -> ssl.SSLContext:
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("localhost", "127.0.0.1").configure_cert(context)
+    return context
+
+
+def test_https_with_the_ca_in_ssl_cert_file(
+    authority: trustme.CA,
+    fake_model: FakeModel,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    bundle = tmp_path / "ca.pem"
+    authority.cert_pem.write_to_path(str(bundle))
+    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
+    relay = TlsRelay(_server_context(authority), fake_model.port)
+    fake_model.add_steps({"text": "over tls"}, {"text": "again"})
+    try:
+        with provider(f"https://localhost:{relay.port}/v1") as client:
+            for text in ("over tls", "again"):
+                result = client.stream_chat(chat_body())
+                assert isinstance(result, StreamResult) and result.message.text == text
+            assert client.context_window("fake/model") is not None
+    finally:
+        relay.close()
+    assert fake_model.request_headers[0]["authorization"] == f"Bearer {KEY}"
+
+
+def test_https_with_the_wrong_ca_fails_with_a_clear_message(
+    authority: trustme.CA, fake_model: FakeModel, tmp_path: Path
+) -> None:
+    bundle = tmp_path / "other-ca.pem"
+    trustme.CA().cert_pem.write_to_path(str(bundle))
+    relay = TlsRelay(_server_context(authority), fake_model.port)
+    try:
+        client = HttpClient(environ={"SSL_CERT_FILE": str(bundle)})
+        with pytest.raises(TransportError) as caught:
+            client.request("GET", f"https://localhost:{relay.port}/v1/models")
+    finally:
+        relay.close()
+    message = str(caught.value)
+    assert message.startswith("the TLS certificate of localhost could not be verified (")
+    assert "point SSL_CERT_FILE at its CA bundle" in message
+    assert fake_model.requests == []
+
+
+def test_an_unreadable_ca_file_is_named(tmp_path: Path) -> None:
+    client = HttpClient(environ={"SSL_CERT_FILE": str(tmp_path / "missing.pem")})
+    with pytest.raises(TransportError, match=r"missing\.pem \(SSL_CERT_FILE\) cannot be loaded"):
+        client.request("GET", "https://localhost:9/v1/models")
+
+
+# --- a real proxy ---------------------------------------------------------------------------
+
+
+def test_a_real_proxy_carries_https_by_connect_and_http_in_absolute_form(
+    authority: trustme.CA, tmp_path: Path, servers: list[RawServer]
+) -> None:
+    host = outward_address()
+    plain = serve(servers, send(OK), host=host)
+    secure = serve(servers, send(OK), host=host, tls=_server_context_for(authority, host))
+    bundle = tmp_path / "ca.pem"
+    authority.cert_pem.write_to_path(str(bundle))
+    with tinyproxy(tmp_path, user="seri", password="s3cr3t") as (port, log):
+        # Percent-encoded in the URL, decoded for Proxy-Authorization.
+        proxy = f"http://seri:s%33cr%33t@127.0.0.1:{port}"
+        environ = {"HTTPS_PROXY": proxy, "http_proxy": proxy, "SSL_CERT_FILE": str(bundle)}
+        client = HttpClient(environ=environ)
+        for server in (secure, plain):
+            with client.request("GET", server.url("/v1/models")) as response:
+                assert response.read() == b'{"ok": true}'
+        client.close()
+        carried = log.read_text()
+    assert f"CONNECT {host}:{secure.port} HTTP/1.1" in carried
+    assert f"GET http://{host}:{plain.port}/v1/models HTTP/1.1" in carried
+    # tinyproxy says who carried a plain request; a tunnelled one it cannot see into.
+    assert b"(tinyproxy/" in plain.requests[0].lower()
+    assert b"proxy-authorization" not in plain.requests[0].lower()
+
+
+def test_the_proxys_refusal_names_it_without_its_password(
+    tmp_path: Path, servers: list[RawServer]
+) -> None:
+    host = outward_address()
+    server = serve(servers, send(OK), host=host)
+    with tinyproxy(tmp_path, user="seri", password="right") as (port, _log):
+        secret = f"http://seri:wrong-SECRET@127.0.0.1:{port}"
+        client = HttpClient(environ={"HTTPS_PROXY": secret})
+        with pytest.raises(TransportError) as caught:
+            client.request("GET", server.url("/v1/models", scheme="https"))
+    message = str(caught.value)
+    assert message.startswith(f"the proxy http://127.0.0.1:{port} (set by HTTPS_PROXY) refused")
+    # tinyproxy answers 401 where RFC 9110 says 407; either is a refusal.
+    assert ("407" in message or "401" in message) and "SECRET" not in message
+
+
+def test_no_proxy_and_loopback_go_direct(tmp_path: Path, servers: list[RawServer]) -> None:
+    """The proxy named is a port nothing listens on: only a direct request can succeed."""
+    host = outward_address()
+    remote, local = serve(servers, send(OK), host=host), serve(servers, send(OK))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    for no_proxy in (host, "*", f"example.com, {host}:{remote.port}"):
+        client = HttpClient(environ={"HTTP_PROXY": dead, "NO_PROXY": no_proxy})
+        with client.request("GET", remote.url("/v1/models")) as response:
+            assert response.read() == b'{"ok": true}'
+        client.close()
+    client = HttpClient(environ={"HTTP_PROXY": dead})
+    with client.request("GET", local.url("/v1/models")) as response:
+        assert response.status_code == 200
+    with pytest.raises(TransportError, match=r"the proxy http://127\.0\.0\.1:\d+ \(set by HTTP_"):
+        client.request("GET", remote.url("/v1/models"))
+
+
+def _server_context_for(ca: trustme.CA, host: str) -> ssl.SSLContext:
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert(host).configure_cert(context)
+    return context
