@@ -22,8 +22,8 @@ from scripts.fake_model import FakeModel
 from seri.io.http_connection import HttpClient, ReadTimeout, TransportError
 from seri.io.provider import ProviderClient
 from seri.pure.provider_failure import ProviderFailure
-from seri.pure.stream_assembly import StreamResult
 from seri.pure.records import user
+from seri.pure.stream_assembly import StreamResult
 from seri.pure.wire import build_request
 from tests.http_servers import (
     RawServer,
@@ -61,7 +61,9 @@ def chunked(body: bytes, size: int = 5) -> bytes:
     return b"".join(b"%X\r\n%s\r\n" % (len(p), p) for p in pieces) + b"0\r\n\r\n"
 
 
-SSE_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+SSE_HEAD = (
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+)
 
 
 @pytest.fixture
@@ -181,9 +183,11 @@ def test_a_bad_chunk_size_is_an_error_not_a_hang(servers: list[RawServer]) -> No
     server = serve(servers, send(SSE_HEAD + b"zz\r\nhello\r\n", keep=False))
     client = HttpClient(read_timeout=5)
     started = time.monotonic()
-    with client.request("POST", server.url("/v1/chat"), b"{}") as response:
-        with pytest.raises(TransportError, match="chunk size that is not a hexadecimal number"):
-            response.read()
+    with (
+        client.request("POST", server.url("/v1/chat"), b"{}") as response,
+        pytest.raises(TransportError, match="chunk size that is not a hexadecimal number"),
+    ):
+        response.read()
     assert time.monotonic() - started < 2
 
 
