@@ -314,24 +314,27 @@ class HttpClient:
         # The CAs first: a CA file that cannot be read is said before any connecting.
         context = tls_context(self._environ) if target.scheme == "https" else None
         if proxy is None:
-            sock = self._connect(target.host, target.port, target.authority)
+            sock = self._connect(target.host, target.port)
         else:
-            sock = self._connect(proxy.host, proxy.port, proxy.where)
+            sock = self._connect(proxy.host, proxy.port, proxy)
             if target.scheme == "https":
                 self._tunnel(sock, target, proxy)
         if context is not None:
             sock = self._tls(sock, context, target.host)
         return sock
 
-    def _connect(self, host: str, port: int, where: str) -> socket.socket:
+    def _connect(self, host: str, port: int, proxy: _Proxy | None = None) -> socket.socket:
+        """A TCP connection; its failure names the proxy when it is one (the caller names
+        the URL it asked for)."""
         try:
             sock = socket.create_connection((host, port), timeout=self._connect_timeout)
         except TimeoutError:
+            where = proxy.where if proxy is not None else f"{host}:{port}"
             raise ConnectTimeout(
                 f"connecting to {where} took over {self._connect_timeout:g} s"
             ) from None
         except OSError as exc:
-            raise TransportError(f"{where}: {exc}") from None
+            raise TransportError(f"{proxy.where}: {exc}" if proxy else str(exc)) from None
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return sock
 

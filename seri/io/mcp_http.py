@@ -19,6 +19,10 @@ it needs no messages that are not about a request it made.
 
 A body or stream longer than the message limit is cut off with an error; headers given in the
 configuration (tokens) are sent and never written anywhere.
+
+This stays on httpx (redirects, its proxy and TLS handling), unlike the provider's client
+(``seri.io.http_connection``): an MCP server connects beside a chat's start, never before its
+first request, so httpx's import cost is not on that path.
 """
 
 from __future__ import annotations
