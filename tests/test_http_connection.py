@@ -355,3 +355,28 @@ def _server_context_for(ca: trustme.CA, host: str) -> ssl.SSLContext:
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     ca.issue_cert(host).configure_cert(context)
     return context
+
+
+def test_a_proxy_seri_cannot_speak_to_is_refused_by_name() -> None:
+    client = HttpClient(environ={"ALL_PROXY": "socks5://user:SECRET@127.0.0.1:1080"})
+    with pytest.raises(TransportError) as caught:
+        client.request("GET", "https://example.com/v1/models")
+    assert str(caught.value) == (
+        "the proxy socks5://127.0.0.1:1080 (set by ALL_PROXY): seri goes through http:// "
+        "proxies only"
+    )
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("ftp://example.com/v1", "the URL is not an http:// or https:// URL with a host"),
+        ("localhost:8080/v1", "the URL is not an http:// or https:// URL with a host"),
+        ("http://localhost:99999/v1", "the URL's port is not a number from 1 to 65535"),
+    ],
+)
+def test_a_url_seri_cannot_ask_is_a_connection_failure(url: str, why: str) -> None:
+    with provider(url, max_attempts=1) as client:
+        failure = client.stream_chat(chat_body())
+    assert isinstance(failure, ProviderFailure) and failure.kind == "connection"
+    assert failure.message.startswith(f"could not reach the provider: {why}")

@@ -67,12 +67,17 @@ class _Target:
     """Where a URL points, and how its request line and Host header read."""
 
     def __init__(self, url: str) -> None:
+        # Said without the URL, which the caller names (and which could hold a password).
         parts = urlsplit(url)
         if parts.scheme not in _DEFAULT_PORTS or not parts.hostname:
-            raise ValueError(f"not an http or https URL: {url!r}")
+            raise TransportError("the URL is not an http:// or https:// URL with a host")
+        try:
+            port = parts.port
+        except ValueError:
+            raise TransportError("the URL's port is not a number from 1 to 65535") from None
         self.scheme = parts.scheme
         self.host = parts.hostname
-        self.port = parts.port or _DEFAULT_PORTS[parts.scheme]
+        self.port = port or _DEFAULT_PORTS[parts.scheme]
         self.path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         shown = f"[{self.host}]" if ":" in self.host else self.host
         self.authority = f"{shown}:{self.port}"
@@ -185,6 +190,7 @@ class Response:
         self._connection: _Connection | None = connection
         self._parser = parser
         self._first = first
+        self._broken = False
 
     def iter_bytes(self) -> Iterator[bytes]:
         """The body's bytes as they arrive; ``ReadTimeout`` when a read waits longer than
@@ -196,7 +202,11 @@ class Response:
             raise TransportError(self._parser.error.message)
         connection = self._connection
         while connection is not None and not self._parser.done:
-            data = self._client.receive(connection)
+            try:
+                data = self._client.receive(connection)
+            except TransportError:
+                self._broken = True
+                raise
             progress = self._parser.feed(data) if data else self._parser.finish()
             if progress.error is not None:
                 raise TransportError(progress.error.message)
@@ -214,7 +224,9 @@ class Response:
 
     def close(self) -> None:
         connection, self._connection = self._connection, None
-        if connection is not None:
+        if connection is not None and self._broken:
+            connection.close()
+        elif connection is not None:
             self._client.release(connection, self._parser)
 
     def __enter__(self) -> Response:
@@ -277,8 +289,6 @@ class HttpClient:
         if connection is not None:
             try:
                 return self._exchange(connection, method, message)
-            except TransportTimeout:
-                raise
             except _NothingBack:
                 pass  # the server closed the kept connection as the request crossed it
         connection = _Connection(self._open(target, proxy), key)
