@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import socket
 import ssl
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +26,7 @@ from seri.pure.provider_failure import ProviderFailure
 from seri.pure.records import user
 from seri.pure.stream_assembly import StreamResult
 from seri.pure.wire import build_request
+from tests.conftest import SERI, seri_env
 from tests.http_servers import (
     RawServer,
     TlsRelay,
@@ -208,7 +210,7 @@ def test_a_slow_drip_trips_the_watchdog(servers: list[RawServer]) -> None:
     """A keep-alive comment a byte at a time: every read gets a byte within the read timeout,
     and the content watchdog ends it."""
     comments = b": OPENROUTER PROCESSING\n\n" * 20
-    server = serve(servers, drip(SSE_HEAD + chunked(comments, size=1), 0.02))
+    server = serve(servers, drip(SSE_HEAD + chunked(comments, size=1), 0.01))
     started = time.monotonic()
     with provider(server.url(), idle_timeout=0.5) as client:
         result = client.stream_chat(chat_body())
@@ -380,3 +382,39 @@ def test_a_url_seri_cannot_ask_is_a_connection_failure(url: str, why: str) -> No
         failure = client.stream_chat(chat_body())
     assert isinstance(failure, ProviderFailure) and failure.kind == "connection"
     assert failure.message.startswith(f"could not reach the provider: {why}")
+
+
+def test_the_installed_seri_talks_https_with_the_ca_in_ssl_cert_file(
+    authority: trustme.CA, fake_model: FakeModel, tmp_path: Path
+) -> None:
+    """The whole way: `seri chat -p` against the fake behind TLS, trusting trustme's CA
+    through SSL_CERT_FILE, with a dead proxy named that a loopback server must not use."""
+    bundle = tmp_path / "ca.pem"
+    authority.cert_pem.write_to_path(str(bundle))
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    (home / "config.json").write_text('{"context_window": 200000}')
+    relay = TlsRelay(_server_context(authority), fake_model.port)
+    fake_model.add_steps({"text": "over tls"})
+    extra = {
+        "SERI_BASE_URL": f"https://localhost:{relay.port}/v1",
+        "OPENROUTER_API_KEY": KEY,
+        "SSL_CERT_FILE": str(bundle),
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+    }
+    try:
+        done = subprocess.run(
+            [SERI, "chat", "-p", "hi"],
+            cwd=project,
+            env=seri_env(home, extra),
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+    finally:
+        relay.close()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "over tls\n"
+    assert fake_model.request_headers[0]["authorization"] == f"Bearer {KEY}"
