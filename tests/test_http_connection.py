@@ -157,15 +157,27 @@ def test_an_answer_that_started_is_never_sent_again(servers: list[RawServer]) ->
     assert len(server.requests) == 2
 
 
-def test_the_stream_stops_at_done_and_the_connection_is_kept(fake_model: FakeModel) -> None:
-    """The provider stops reading at [DONE]; the chunked body's last bytes are read before
-    the next request, so the next call goes over the same connection."""
-    fake_model.add_steps({"text": "one"}, {"text": "two"})
-    with provider(fake_model.base_url) as client:
+def test_the_stream_stops_at_done_and_its_connection_is_kept(servers: list[RawServer]) -> None:
+    """The provider stops reading at [DONE]; the chunked body's last bytes, which come a
+    moment later, are read before the next request, which goes over the same connection."""
+
+    def stream(text: str) -> Any:
+        def act(conn: socket.socket, _request: bytes) -> bool:
+            body = sse_answer(text)
+            conn.sendall(SSE_HEAD + b"%X\r\n%s\r\n" % (len(body), body))
+            time.sleep(0.1)
+            conn.sendall(b"0\r\n\r\n")
+            return True
+
+        return act
+
+    server = serve(servers, stream("one"), stream("two"))
+    with provider(server.url()) as client:
         for text in ("one", "two"):
             outcome = client.stream_chat(chat_body())
             assert isinstance(outcome, StreamResult) and outcome.message.text == text
-    assert len(fake_model.requests) == 2
+            time.sleep(0.3)  # the tools run; the last chunk arrives
+    assert (len(server.requests), server.connections) == (2, 1)
 
 
 # --- framing the server gets wrong -----------------------------------------------------------
@@ -418,3 +430,36 @@ def test_the_installed_seri_talks_https_with_the_ca_in_ssl_cert_file(
     assert done.returncode == 0, done.stderr
     assert done.stdout == "over tls\n"
     assert fake_model.request_headers[0]["authorization"] == f"Bearer {KEY}"
+
+
+def test_an_answer_sent_before_the_request_was_read_is_heard(servers: list[RawServer]) -> None:
+    """A server that refuses a body too large at once and closes, while seri still sends:
+    the refusal is what seri reports, not a broken pipe."""
+    refusal = b'{"error": {"code": 413, "message": "Payload too large"}}'
+    head = (
+        b"HTTP/1.1 413 Payload Too Large\r\nContent-Type: application/json\r\n"
+        b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(refusal)
+    )
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def refuse() -> None:
+        conn, _ = listener.accept()
+        conn.recv(1024)
+        conn.sendall(head + refusal)
+        conn.shutdown(socket.SHUT_WR)
+        time.sleep(0.5)  # unread bytes at close would reset the connection before it is read
+        conn.close()
+
+    import threading
+
+    threading.Thread(target=refuse, daemon=True).start()
+    huge = b'{"pad": "' + b"x" * 32_000_000 + b'"}'
+    client = HttpClient(write_timeout=10)
+    try:
+        with client.request(
+            "POST", f"http://127.0.0.1:{listener.getsockname()[1]}/v1/chat", huge
+        ) as response:
+            assert response.status_code == 413
+            assert response.read() == refusal
+    finally:
+        listener.close()

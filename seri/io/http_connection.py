@@ -393,8 +393,17 @@ class HttpClient:
 
     def _exchange(self, connection: _Connection, method: str, message: bytes) -> Response:
         try:
-            self._send(connection, message)
-            parser, first = self._head(connection, method)
+            try:
+                self._send(connection, message)
+            except _NothingBack as unsent:
+                # A server may answer before it has read all of a request (413 for a body
+                # too large) and close: its answer, when there is one, says more.
+                try:
+                    parser, first = self._head(connection, method)
+                except TransportError:
+                    raise unsent from None
+            else:
+                parser, first = self._head(connection, method)
         except BaseException:
             connection.close()
             raise
