@@ -463,3 +463,31 @@ def test_an_answer_sent_before_the_request_was_read_is_heard(servers: list[RawSe
             assert response.read() == refusal
     finally:
         listener.close()
+
+
+def test_the_otlp_poster_sends_url_credentials_and_reads_a_refusal(
+    servers: list[RawServer],
+) -> None:
+    """The OTLP sender rides the same client: the endpoint's user:password@ as Basic
+    authorization (as httpx sent it), the settings' headers over seri's own, the answer read."""
+    from seri.io.otlp_sender import OtlpPoster
+    from seri.pure.otlp_settings import Target
+    from seri.pure.redaction import Redactor
+
+    busy = b"HTTP/1.1 503 Busy\r\nRetry-After: 2\r\nContent-Length: 4\r\n\r\nbusy"
+    server = serve(servers, send(busy))
+    url = f"http://user:p%40ss@127.0.0.1:{server.port}/v1/traces"
+    target = Target(url=url, protocol="http/json", headers=(("user-agent", "mine"),))
+    poster = OtlpPoster(target, Redactor())
+    delivery = poster.post(b"{}")
+    poster.close()
+    assert (delivery.ok, delivery.retry, delivery.why, delivery.retry_after) == (
+        False,
+        True,
+        "HTTP 503: busy",
+        2.0,
+    )
+    (request,) = server.requests
+    assert b"\r\nAuthorization: Basic dXNlcjpwQHNz\r\n" in request  # user:p@ss
+    assert b"\r\nuser-agent: mine\r\n" in request and b"OTLP/HTTP" not in request
+    assert request.startswith(b"POST /v1/traces HTTP/1.1\r\n")

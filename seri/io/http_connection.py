@@ -17,9 +17,9 @@ a request takes is ``seri.pure.proxy_route``'s. What stays here is the part only
 * proxies from the environment: CONNECT tunnels for https, absolute-form requests for http,
   the proxy's credentials (in its URL) as ``Proxy-Authorization``, never in a message.
 
-Redirects are not followed (the provider answers where it is asked). MCP over HTTP
-(``seri.io.mcp_http``) and the OTLP sender (``seri.io.otlp_sender``) stay on httpx: neither
-is on the way to a chat's first request.
+Redirects are not followed (the provider answers where it is asked). The OTLP sender
+(``seri.io.otlp_sender``) posts through this too; MCP over HTTP (``seri.io.mcp_http``) stays on
+httpx, which follows its servers' redirects, and is not on the way to a chat's first request.
 """
 
 from __future__ import annotations
@@ -96,13 +96,19 @@ class _Proxy:
             raise TransportError(f"{self.where}: seri goes through http:// proxies only")
         self.host = parts.hostname
         self.port = parts.port or 80
-        self.headers: tuple[tuple[str, str], ...] = ()
-        if parts.username is not None:
-            import binascii
+        credentials = basic_credentials(url)
+        self.headers = (("Proxy-Authorization", credentials),) if credentials else ()
 
-            secret = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
-            token = binascii.b2a_base64(secret.encode(), newline=False).decode("ascii")
-            self.headers = (("Proxy-Authorization", f"Basic {token}"),)
+
+def basic_credentials(url: str) -> str:
+    """A URL's ``user:password@`` (percent-decoded) as a Basic authorization value, or ``""``."""
+    parts = urlsplit(url)
+    if parts.username is None:
+        return ""
+    import binascii
+
+    secret = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
+    return "Basic " + binascii.b2a_base64(secret, newline=False).decode("ascii")
 
 
 _TLS_CONTEXTS: dict[tuple[str, str], ssl.SSLContext] = {}

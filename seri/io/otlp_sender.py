@@ -8,10 +8,10 @@ waits a short, fixed time for the last batch; a collector that does not answer b
 loses it. Whatever goes wrong is said once, in one line, never with a header's value
 (headers often carry an API key) and never with the URL's user, password or query.
 
-httpx is imported when a poster is made, so nothing pays for it unless export is on. The
-provider's own client (``seri.io.http_connection``) is not used here: export is off the way
-to a chat's first request, and its proxy, TLS and error wording were measured and tested
-with httpx (bench-results/otlp*.md, tests/test_otlp_*).
+The posts go through seri's own HTTP client (``seri.io.http_connection``, the provider's):
+proxies from the environment, TLS with SSL_CERT_FILE or certifi's CAs, no redirects, and a
+``user:password@`` in the endpoint's URL sent as Basic authorization, as httpx did before.
+It loads when a poster is made, so nothing pays for it unless export is on.
 """
 
 from __future__ import annotations
@@ -33,8 +33,7 @@ from seri.pure.redaction import Redactor
 from seri.pure.shared_repr import SharedRepr
 
 if TYPE_CHECKING:
-    import httpx
-
+    from seri.io.http_connection import Response
     from seri.pure.otlp_settings import OtlpSettings, Target
 
 # A connection that is not made in this time will not be made: a collector that drops
@@ -69,44 +68,48 @@ class OtlpPoster:
     """Posts request bodies to one signal's endpoint."""
 
     def __init__(self, target: Target, redactor: Redactor) -> None:
-        import httpx
+        from seri.io.http_connection import HttpClient, basic_credentials
 
         self.target = target
         self.redactor = redactor
-        headers = {
-            "Content-Type": CONTENT_TYPES[target.protocol],
-            "User-Agent": f"seri/{__version__} (OTLP/HTTP)",
-            **dict(target.headers),
-        }
+        defaults = [
+            ("Content-Type", CONTENT_TYPES[target.protocol]),
+            ("User-Agent", f"seri/{__version__} (OTLP/HTTP)"),
+        ]
+        if credentials := basic_credentials(target.url):
+            defaults.append(("Authorization", credentials))
         if target.gzip:
-            headers["Content-Encoding"] = "gzip"
-        self._client = httpx.Client(
-            headers=headers,
-            timeout=httpx.Timeout(target.timeout, connect=min(target.timeout, CONNECT_SECONDS)),
-            follow_redirects=False,
+            defaults.append(("Content-Encoding", "gzip"))
+        # The settings' headers win over seri's own of the same name.
+        own = {name.lower() for name, _ in target.headers}
+        kept = tuple(header for header in defaults if header[0].lower() not in own)
+        self._headers = (*kept, *target.headers)
+        self._client = HttpClient(
+            connect_timeout=min(target.timeout, CONNECT_SECONDS),
+            read_timeout=target.timeout,
+            write_timeout=target.timeout,
         )
 
     def post(self, body: bytes) -> Delivery:
-        import httpx
+        from seri.io.http_connection import TransportError, TransportTimeout
 
         if self.target.gzip:
             body = gzip.compress(body, compresslevel=5)
         try:
-            answer = self._client.post(self.target.url, content=body)
-        except httpx.TimeoutException:
+            with self._client.request("POST", self.target.url, body, self._headers) as answer:
+                return self._judged(answer, answer.read())
+        except TransportTimeout:
             return Delivery(False, retry=True, why=f"no answer within {self.target.timeout:g} s")
-        except httpx.HTTPError as exc:
+        except (TransportError, ValueError) as exc:
+            # ValueError: a header in the settings that cannot be sent (named, never its value).
             return Delivery(False, retry=True, why=self._words(exc))
-        return self._judged(answer)
 
-    def _judged(self, answer: httpx.Response) -> Delivery:
+    def _judged(self, answer: Response, content: bytes) -> Delivery:
         status = answer.status_code
         if 200 <= status < 300:
-            count, message = refused(
-                self.target.protocol, answer.headers.get("content-type", ""), answer.content
-            )
+            count, message = refused(self.target.protocol, answer.head.get("content-type"), content)
             return Delivery(True, refused=count, refused_why=self.redactor.text(message[:300]))
-        text = answer.text.strip().replace("\n", " ")[:200] if answer.content else ""
+        text = content.decode("utf-8", errors="replace").strip().replace("\n", " ")[:200]
         why = f"HTTP {status}" + (f": {self.redactor.text(text)}" if text else "")
         if status in (404, 405) and self.target.signal == "metrics":
             why += " (a receiver of traces only? OTEL_METRICS_EXPORTER=none sends no metrics)"
@@ -114,7 +117,7 @@ class OtlpPoster:
             False,
             retry=status in RETRYABLE,
             why=why,
-            retry_after=_seconds(answer.headers.get("retry-after")),
+            retry_after=_seconds(answer.head.get("retry-after") or None),
         )
 
     def _words(self, exc: Exception) -> str:
