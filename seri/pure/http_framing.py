@@ -21,6 +21,8 @@ from collections.abc import Mapping
 
 import attrs
 
+from seri.pure.shared_repr import SharedRepr
+
 MAX_HEAD_BYTES = 64 * 1024
 # A chunk-size line with its extensions; the size itself is at most 16 hex digits (2**64).
 _MAX_CHUNK_LINE = 4096
@@ -32,8 +34,8 @@ _TOKEN_CHARS = frozenset(
 _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 
 
-@attrs.frozen
-class ResponseHead:
+@attrs.frozen(repr=False)
+class ResponseHead(SharedRepr):
     """A status line and its headers, names as the server wrote them, in order."""
 
     version: str
@@ -59,15 +61,15 @@ class ResponseHead:
         return joined
 
 
-@attrs.frozen
-class FramingError:
+@attrs.frozen(repr=False)
+class FramingError(SharedRepr):
     """Why the bytes are not an HTTP/1.1 response (a sentence fragment, no bytes quoted)."""
 
     message: str
 
 
-@attrs.frozen
-class Progress:
+@attrs.frozen(repr=False)
+class Progress(SharedRepr):
     """What one ``feed`` (or ``finish``) found: the head when it completed, the body bytes
     that arrived, whether the response is whole, or why it cannot be read."""
 

@@ -19,11 +19,13 @@ from collections.abc import Mapping
 
 import attrs
 
+from seri.pure.shared_repr import SharedRepr
+
 LOOPBACK_NAMES = frozenset({"localhost", "::1"})
 
 
-@attrs.frozen
-class ProxyChoice:
+@attrs.frozen(repr=False)
+class ProxyChoice(SharedRepr):
     """The proxy's URL as written and the variable that named it (for messages)."""
 
     variable: str
