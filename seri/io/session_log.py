@@ -127,7 +127,7 @@ class SessionLog:
         if counters is None:
             return
         conn.execute(
-            "UPDATE sessions SET turns_used = ?, last_input_tokens = ?,"
+            "UPDATE sessions SET turns_used = COALESCE(?, turns_used), last_input_tokens = ?,"
             " token_scale = CASE WHEN ? > 0 THEN ? ELSE token_scale END,"
             " learned_window = CASE WHEN ? > 0 THEN ? ELSE learned_window END WHERE id = ?",
             (

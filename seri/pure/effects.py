@@ -217,11 +217,11 @@ class Say(Request[None]):
 
 @attrs.frozen(repr=False)
 class UpdateCounters(Request[None]):
-    """Store the turn count, the last billed input tokens, the learned token scale (0: not
-    measured) and the window a provider's overflow answer stated (0: none). Answered with
-    None."""
+    """Store the turn count (None: keep the stored one; a compaction runs no turns), the last
+    billed input tokens, the learned token scale (0: not measured) and the window a provider's
+    overflow answer stated (0: none). Answered with None."""
 
-    turns_used: int
+    turns_used: int | None
     last_input_tokens: int
     token_scale: float = 0.0
     learned_window: int = 0

@@ -252,9 +252,12 @@ class _Loop:
         tokens = self.window.tokens
         return tokens if tokens < self.setup.context_window else 0
 
-    def counters(self) -> UpdateCounters:
+    def counters(self, *, turns: bool = True) -> UpdateCounters:
+        """What the session keeps of this task's counting; ``turns=False`` (a compaction on
+        demand, which runs no turns) leaves the stored turn count as it is."""
         scale = self.window.scale if self.window.measured else 0.0
-        return UpdateCounters(self.turns, self.billed, scale, self.learned_window())
+        used = self.turns if turns else None
+        return UpdateCounters(used, self.billed, scale, self.learned_window())
 
     def end(
         self, status: EndStatus, answer: str = "", detail: str = "", *, by_user: bool = False
@@ -746,4 +749,10 @@ def compact_on_demand(
     loop = _Loop(setup, conversation)
     yield from loop.cap_history()
     why_not = yield from loop.make_fit(trigger, focus)
+    learned = loop.learned_window()
+    if learned and learned != conversation.learned_window:
+        # A summarizer request refused as too long stated the window: kept with the session
+        # by the same write a task's counting uses, so the next process sizes for it at once,
+        # whether or not this compaction went on to succeed.
+        yield loop.counters(turns=False)
     return CompactEnd(loop.conversation(), why_not, loop.budget)

@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 import attrs
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 from seri.pure.compaction import compact
@@ -25,6 +25,7 @@ from seri.pure.effects import (
     Record,
     ShrinkPayloads,
     SpillText,
+    UpdateCounters,
 )
 from seri.pure.fold import MIN_ENTRY_CHARS, next_chunk, request_tokens
 from seri.pure.permission_policy import Policy
@@ -317,6 +318,45 @@ def test_compact_on_demand_leaves_a_fitting_session_or_says_why(
     if after.recap is not None:
         for pin in pins:
             assert f"- {pin}" in after.history[0].text
+
+
+class SmallerSlot(Provider):
+    """A provider whose window is below the configured one; keeps the counters written."""
+
+    def __init__(self, ratio: float, limit: int) -> None:
+        super().__init__(ratio, limit)
+        self.counters: list[UpdateCounters] = []
+
+    def __call__(self, effect: Any) -> Any:
+        if isinstance(effect, UpdateCounters):
+            self.counters.append(effect)
+            return None
+        return super().__call__(effect)
+
+
+@settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
+@given(histories(), st.sampled_from([1.0, 3.0]), st.sampled_from([4_000, 8_000]))
+def test_a_window_a_refusal_stated_is_kept_and_the_turn_count_left(
+    history: list[Message], ratio: float, slot: int
+) -> None:
+    """/compact and seri compact against a slot smaller than config.json's 16k: a refused
+    summarizer request teaches the window, and the compaction writes it with the session's
+    counters (without a turn count: a compaction runs no turns); nothing refused, nothing
+    written."""
+    setup = on_demand_setup(16_000)
+    conversation = Conversation(
+        tuple(history), total_chars=messages_chars(history), token_scale=ratio
+    )
+    provider = SmallerSlot(ratio, slot)
+    end = drive(compact_on_demand(setup, conversation, ""), provider)
+    event("refused" if provider.refused else "not refused")
+    if provider.refused:
+        [counters] = provider.counters
+        assert counters.turns_used is None
+        assert counters.learned_window == slot == end.conversation.learned_window
+    else:
+        assert provider.counters == []
+        assert end.conversation.learned_window == 0
 
 
 @settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
