@@ -68,6 +68,7 @@ class ShellCompaction:
         from seri.pure.redaction import Redactor, secrets_from_environment
         from seri.runtime.chat_options import api_key_from
         from seri.runtime.running import load_settings_warned
+        from seri.runtime.telemetry import live_observers
 
         session_id = conversations.resolve_session_id(profile.store, raw_id)
         settings = load_settings_warned(profile.root)
@@ -83,7 +84,9 @@ class ShellCompaction:
         lease = Lease.take(profile.store, session_id, "seri compact")
         if not quiet:
             print(f"seri: compacting session {session_id}", file=sys.stderr)
-        return cls(profile, session_id, settings, api_key, redactor, lease)
+        # Exported live like a chat's run when an endpoint is named (imports nothing else).
+        observers = live_observers(os.environ, settings, redactor)
+        return cls(profile, session_id, settings, api_key, redactor, lease, observers)
 
     def attempt(self, focus: str) -> NotCompacted | None:
         """One compaction from a fresh read; None when done, else why not."""

@@ -31,7 +31,7 @@ def _capture(capture_id: str) -> dict[str, Any]:
     return next(c for c in load() if c["id"] == capture_id)
 
 
-def _import_meridian(seri_home: Path) -> str:
+def import_meridian(seri_home: Path) -> str:
     raw = gzip.decompress((REAL / "real-cc-meridian.jsonl.gz").read_bytes()).decode("utf-8")
     session_id = str(json.loads(raw.splitlines()[0])["id"])
     sessions = seri_home / "sessions"
@@ -59,7 +59,7 @@ def test_seri_compact_stores_the_window_a_refused_summary_stated(
     run_seri: RunSeri, seri_home: Path
 ) -> None:
     refusal = _capture("openrouter-of-text-input")
-    session_id = _import_meridian(seri_home)
+    session_id = import_meridian(seri_home)
     (seri_home / "config.json").write_text(json.dumps({"context_window": 200_000}))
     script: list[dict[str, Any]] = [
         {"status": refusal["status"], "body": refusal["body"]},
