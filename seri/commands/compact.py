@@ -32,6 +32,12 @@ A session that a running seri holds (a chat, another compact, a rewind) is refus
 that process's pid (exit 1): one writer per session (--dry-run writes nothing and is never
 refused). Should the session change anyway while the recap is being written, seri reads it
 again and retries once, then gives up (exit 1) without changing anything.
+
+The run is recorded in the session's trajectory (`seri trajectory export`) and, when an
+OTLP endpoint is named (OTEL_EXPORTER_OTLP_ENDPOINT or telemetry.otlp in config.json),
+exported live as OpenTelemetry spans, as a chat's runs are. A window the provider states
+when it refuses a summarizer request as too long is kept with the session, so the next
+`seri chat` or `seri compact` on that model sizes its requests by it.
 """
 
 from __future__ import annotations
