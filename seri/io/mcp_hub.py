@@ -90,11 +90,13 @@ class McpServerStatus(SharedRepr):
 @attrs.frozen(repr=False)
 class McpEvent(SharedRepr):
     """Something about a server a person should hear of: ``ready`` (late), ``failed``,
-    ``restarting``, ``restarted``, ``gone``, ``tools_changed``."""
+    ``restarting``, ``restarted``, ``gone``, ``tools_changed``; with the tools it offers
+    after it."""
 
     server: str
     kind: str
     message: str
+    tools: int = 0
 
 
 class _Server:
@@ -289,13 +291,17 @@ class McpHub:
             server.generation += 1
             if server.startup_seconds is None:
                 server.startup_seconds = time.monotonic() - server.started_at
+            count = len(listed.tools)
             if server.restarts:
-                self._event(server, "restarted", f"MCP server {config.name!r} is running again")
+                self._event(
+                    server, "restarted", f"MCP server {config.name!r} is running again", count
+                )
             elif late:
                 self._event(
                     server,
                     "ready",
-                    f"MCP server {config.name!r} is ready now, with {len(listed.tools)} tool(s)",
+                    f"MCP server {config.name!r} is ready now, with {count} tool(s)",
+                    count,
                 )
             server.settled.set()
 
@@ -408,6 +414,7 @@ class McpHub:
                         server,
                         "restarting",
                         f"MCP server {name!r} stopped ({reason}); restarting it once",
+                        len(server.tools),
                     )
             state = server.state
         if old is not None:
@@ -456,6 +463,7 @@ class McpHub:
                     server,
                     "tools_changed",
                     f"MCP server {server.config.name!r} now offers {len(after)} tool(s)",
+                    len(after),
                 )
 
     # --- helpers ------------------------------------------------------------------------------
@@ -492,9 +500,10 @@ class McpHub:
                 restarts=server.restarts,
             )
 
-    def _event(self, server: _Server, kind: str, message: str) -> None:
+    def _event(self, server: _Server, kind: str, message: str, tools: int = 0) -> None:
         with self._events_lock:
-            self._events.append(McpEvent(server.config.name, kind, self._redactor.text(message)))
+            safe = self._redactor.text(message)
+            self._events.append(McpEvent(server.config.name, kind, safe, tools))
 
     def _safe(self, outcome: McpCallOutcome) -> McpCallOutcome:
         return attrs.evolve(outcome, text=self._redactor.text(outcome.text))

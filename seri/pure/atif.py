@@ -343,6 +343,11 @@ def _system_message(kind: str, body: Mapping[str, Any]) -> str:
         return f"model switched to {body.get('model', '?')}"
     if kind == "rule":
         return f"rule {body.get('name', '?')} fired"
+    if kind == "mcp_server":
+        ready = (
+            f"MCP server {body.get('server', '?')!r} is ready, with {body.get('tools', 0)} tool(s)"
+        )
+        return str(body.get("detail") or ready)
     return kind.replace("_", " ")
 
 
@@ -491,6 +496,11 @@ class _Builder:
             step = self.call_steps.get(self.running_call)
             if step is not None:
                 step.result(self.running_call).setdefault("extra", {})[kind] = body
+        elif kind == "mcp_server" and self.running_call in self.call_steps:
+            # Noticed on a call to the server (it died on it, say): that call's facts.
+            step = self.call_steps[self.running_call]
+            facts = step.result(self.running_call).setdefault("extra", {})
+            facts.setdefault(kind, []).append(body)
         elif kind == "subagent_start":
             self._subagent_start(body)
         elif kind == "subagent_end":

@@ -445,6 +445,24 @@ class SubagentEnd(Event):
     turns: int | Absent = field("the turns it took", optional=True)
 
 
+@attrs.frozen(kw_only=True, repr=False)
+class McpServer(Event):
+    """An MCP server of the chat: up with its tools, not started, stopped and started again,
+    gone, or offering other tools. What a person was told on stderr is `detail`."""
+
+    type: ClassVar[str] = "mcp_server"
+
+    server: str = field("the server's name in the configuration")
+    state: str = field(
+        "`ready` (started, at the first wait or later), `failed` (could not be started, or "
+        "started again), `starting` (still starting when the first task went without it), "
+        "`restarting` (it stopped; started again once), `restarted`, `gone` (stopped again "
+        "after its restart: its tools are gone for the session) or `tools_changed`"
+    )
+    tools: int = field("the tools it offers now (0 once failed or gone)")
+    detail: str | Absent = field("why, in the words said on stderr", optional=True)
+
+
 # --- the history -------------------------------------------------------------------------------
 
 
@@ -525,6 +543,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     TurnEnd,
     SubagentStart,
     SubagentEnd,
+    McpServer,
     MemoryStaged,
 )
 

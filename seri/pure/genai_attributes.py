@@ -219,6 +219,8 @@ EVENT_FIELDS: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "memory_staged": (("n", "scope", "bytes"), ()),
     "subagent_start": ((), ("description",)),
     "subagent_end": (("status", "turns"), ()),
+    # Its detail may quote the server's stderr (paths, its own output): content.
+    "mcp_server": (("server", "state", "tools"), ("detail",)),
 }
 # Free text among the plain fields: seri's own wording, redacted like a diagnostic.
 _DIAGNOSTIC_FIELDS = frozenset({"reason", "error", "why"})

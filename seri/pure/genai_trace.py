@@ -66,9 +66,19 @@ from seri.pure.usage_totals import UsageTotals
 
 AgentRole = Literal["pending", "task", "standalone", "subagent"]
 
-# Records that happen inside a tool's run: they leave the tool's span open.
+# Records that happen inside a tool's run: they leave the tool's span open (an MCP server's
+# life is noticed on a call to it, and recorded before the call's result).
 _INSIDE_TOOL = frozenset(
-    {"checkpoint", "edit", "check", "denial", "session_rule", "memory_staged", "subagent_start"}
+    {
+        "checkpoint",
+        "edit",
+        "check",
+        "denial",
+        "session_rule",
+        "memory_staged",
+        "subagent_start",
+        "mcp_server",
+    }
 )
 # Records written while a model call is under way: they belong to the next call span.
 _DURING_CALL = frozenset({"retry", "output_budget_lowered"})

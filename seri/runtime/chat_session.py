@@ -506,10 +506,8 @@ class ChatSession:
         assert self.log is not None
         window = self._window()
         if self.mcp is not None:
-            from seri.runtime.mcp_tools import say
-
-            say(self.mcp.wait_first(self.settings.mcp_startup_wait))
-            say(self.mcp.notices())
+            self.mcp.wait_first(self.settings.mcp_startup_wait, self.events)
+            self.mcp.tell(self.events)
         offered, deferred = self.offered_tools()
         tools = ToolHost(
             project=Path(self.project),

@@ -1,5 +1,6 @@
 """A chat's MCP servers as tools: read the configuration, start the servers that may start in
-the background, hand their tools to each task as records, run calls, and say what happened.
+the background, hand their tools to each task as records, run calls, and say what happened
+(on stderr, and in the trajectory as ``mcp_server`` events of the run that noticed it).
 
 The hub (``seri.io.mcp_hub``) is imported only when there is a server to start: a chat
 without servers never loads it.
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from seri.pure.effects import ToolRun
+from seri.pure.events import ABSENT, McpServer
 from seri.pure.mcp_config import (
     McpConfigProblem,
     McpServerConfig,
@@ -27,9 +29,10 @@ from seri.pure.terminal_text import neutralise
 from seri.pure.tool_specs import ToolSpec, mcp_spec
 
 if TYPE_CHECKING:
-    from seri.io.mcp_hub import McpHub, McpServerStatus
+    from seri.io.mcp_hub import McpEvent, McpHub, McpServerStatus
     from seri.io.store import Store
     from seri.pure.settings import Settings
+    from seri.runtime.run_events import RunEvents
 
 __all__ = ["PROJECT_FILE", "McpTools", "say", "start_plan"]
 
@@ -105,18 +108,19 @@ class McpTools:
         hub.start()
         self.hubs.append(hub)
 
-    def wait_first(self, bound: float) -> tuple[str, ...]:
+    def wait_first(self, bound: float, events: RunEvents) -> None:
         """Before the first model call (and the first after servers were added): wait for
-        them up to ``bound`` seconds, once; the notices for servers that failed or are still
-        starting (the call goes without them; a late one joins at a later task)."""
-        lines: list[str] = []
+        them up to ``bound`` seconds, once. Each server's state is recorded (up with its tools,
+        failed, still starting); those that failed or are still starting are said on stderr
+        (the call goes without them; a late one joins at a later task)."""
         for hub in self.hubs:
             if id(hub) in self._waited:
                 continue
             self._waited.add(id(hub))
-            statuses = hub.wait_ready(bound)
-            lines.extend(line for status in statuses if (line := _start_notice(status, bound)))
-        return tuple(lines)
+            for status in hub.wait_ready(bound):
+                line = _start_notice(status, bound)
+                say((line,) if line else ())
+                events.record(_status_event(status, line))
 
     def specs(self) -> tuple[ToolSpec, ...]:
         """The records of every tool of every server up now."""
@@ -126,11 +130,17 @@ class McpTools:
             for entry in hub.tools()
         )
 
-    def notices(self) -> tuple[str, ...]:
-        """What happened to the servers since last asked (late, restarted, gone)."""
-        return tuple(f"seri: {event.message}" for hub in self.hubs for event in hub.events())
+    def tell(self, events: RunEvents) -> None:
+        """What happened to the servers since last asked (late, restarted, gone, other
+        tools): said on stderr and recorded in ``events``' run."""
+        for hub in self.hubs:
+            for event in hub.events():
+                say((f"seri: {event.message}",))
+                events.record(_life_event(event))
 
-    def run(self, name: str, arguments: Mapping[str, Any], max_chars: int | None) -> ToolRun:
+    def run(
+        self, name: str, arguments: Mapping[str, Any], max_chars: int | None, events: RunEvents
+    ) -> ToolRun:
         hub = next(
             (h for h in self.hubs if any(entry.name == name for entry in h.tools())),
             self.hubs[0] if self.hubs else None,
@@ -145,7 +155,7 @@ class McpTools:
             return ToolRun("", is_error=True, interrupted=True)
         # A server that died on this call was restarted, or is gone: say so now, not at the
         # next task (a -p run has no next task).
-        say(self.notices())
+        self.tell(events)
         return ToolRun(outcome.text, is_error=outcome.is_error)
 
     def statuses(self) -> tuple[McpServerStatus, ...]:
@@ -165,6 +175,17 @@ def _start_notice(status: McpServerStatus, bound: float) -> str:
     if status.state == "failed":
         return f"seri: MCP server {status.name!r} did not start: {status.message}"
     return ""
+
+
+def _status_event(status: McpServerStatus, notice: str) -> McpServer:
+    """A server as the first wait left it: up (with its tools), failed, or still starting;
+    ``notice`` is what stderr was told of it (nothing for a server that is up)."""
+    detail = notice.removeprefix("seri: ") or ABSENT
+    return McpServer(server=status.name, state=status.state, tools=status.tools, detail=detail)
+
+
+def _life_event(event: McpEvent) -> McpServer:
+    return McpServer(server=event.server, state=event.kind, tools=event.tools, detail=event.message)
 
 
 def say(lines: tuple[str, ...]) -> None:

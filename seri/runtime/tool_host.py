@@ -203,7 +203,7 @@ class ToolHost:
                     found = self.mcp.specs() if self.mcp is not None else ()
                     return ToolRun(search_tools(found, str(arguments.get("query", ""))))
                 case "mcp" if self.mcp is not None:
-                    return self.mcp.run(call.name, arguments, max_chars)
+                    return self.mcp.run(call.name, arguments, max_chars, self.events)
                 case "shell":
                     refused = self._protected_shell_write(call, arguments)
                     if refused:
