@@ -160,6 +160,9 @@ class ChatSession:
         self.mcp_unapproved: tuple[str, ...] = ()
         self._mcp_to_ask: tuple[McpServerConfig, ...] = ()
         self.mcp = self._start_mcp()
+        # The current task's tool host: an "always" given during the task reaches the
+        # subagents it starts later in that task (they run under its policy).
+        self._tool_host: ToolHost | None = None
         # One writer per session: the lease on the session this chat writes (see leases).
         self.lease = lease
         if session_id:
@@ -526,6 +529,7 @@ class ChatSession:
             mcp=self.mcp,
             spending=self.tally,
         )
+        self._tool_host = tools
         return build_agent(
             Role.CHAT,
             settings=self.settings,
@@ -572,6 +576,8 @@ class ChatSession:
             now=time.time(),
         )
         self._apply_session_rules(list_session_rules(self.store, self.session_id))
+        if self._tool_host is not None:
+            self._tool_host.policy = self.policy
 
     def _apply_session_rules(self, stored: tuple[SessionRule, ...]) -> None:
         """The policy of this run: config.json and --allow, then the session's own rules.

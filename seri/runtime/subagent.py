@@ -5,7 +5,8 @@ The child does not inherit the parent's budget: it gets ``subagent_max_turns``
 tokens without a ceiling. It sees read-only tools unless the parent's policy
 allows more, never the `task` tool itself (one level deep), is never asked
 anything (what needs approval is denied), and records into the parent's run,
-so its token usage counts toward the parent's.
+so its token usage counts toward the parent's. The parent's MCP servers serve it
+too: the tools of theirs the same policy allows without asking.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
     )
     host.events.record(SubagentStart(child=child_id, description=description))
     child_host = host.for_child(child_id)
+    offered, deferred = child_host.child_tools()
     agent = build_agent(
         Role.SUBAGENT,
         settings=settings,
@@ -64,7 +66,8 @@ def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
         redactor=host.redactor,
         spill_dir=host.context.spill_dir,
         tools=child_host,
-        offered=child_host.child_tools(),
+        offered=offered,
+        deferred=deferred,
         policy=host.policy,
         glob_rules=glob_rules,
         spending=host.spending,

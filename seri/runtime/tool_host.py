@@ -45,9 +45,11 @@ from seri.pure.tool_specs import (
     FILE_CAP_BYTES,
     READ_ONLY,
     SPECS,
+    TOOL_SEARCH,
     ToolSpec,
     find_spec,
     search_tools,
+    should_defer,
     spec_of,
 )
 
@@ -368,8 +370,9 @@ class ToolHost:
     # -- subagents -----------------------------------------------------------------------------
 
     def for_child(self, child_id: str) -> ToolHost:
-        """The host a subagent's calls run in: the same project, policy and recording, its
-        own session, one level deeper; file checkpoints stay with the parent's turn."""
+        """The host a subagent's calls run in: the same project, policy, MCP servers and
+        recording, its own session, one level deeper; file checkpoints stay with the
+        parent's turn."""
         return ToolHost(
             project=self.project,
             profile=self.profile,
@@ -385,12 +388,16 @@ class ToolHost:
             checkpoint_session=self.checkpoint_session,
             sandbox=self.sandbox,
             child_env=self.child_env,
+            mcp=self.mcp,
             spending=self.spending,
         )
 
-    def child_tools(self) -> tuple[ToolSpec, ...]:
+    def child_tools(self) -> tuple[tuple[ToolSpec, ...], bool]:
         """Read-only tools, plus the writing and running ones the parent's policy allows;
-        never `task` or `remember` (seri's own tools), nor the parent's MCP servers.
+        never `task` or `remember` (seri's own tools). And the tools of the parent's MCP
+        servers that the same policy allows without asking (those marked read-only, and
+        those an allow rule names), out by name only (with tool_search) past the same
+        threshold as the parent's; and whether they are.
 
         A tool allowed only for some paths or commands (``write_file(src/**)``) is offered
         too: the child runs under the same policy with no one to ask, so every call outside
@@ -403,7 +410,22 @@ class ToolHost:
             if spec.access in ("write", "exec")
             and any(rule.tool in (spec.name, "*") for rule in self.policy.allow)
         )
-        return (*reading, *allowed)
+        served = self._child_mcp_tools()
+        deferred = should_defer(served, self.settings.mcp_tool_search_threshold)
+        return (*reading, *allowed, *served, *((TOOL_SEARCH,) if deferred else ())), deferred
+
+    def _child_mcp_tools(self) -> tuple[ToolSpec, ...]:
+        """The MCP tools up now that the policy allows unasked: a child has no one to ask,
+        so a tool that needs an answer would only be denied."""
+        if self.mcp is None:
+            return ()
+        from seri.pure.permissions import decide
+
+        return tuple(
+            spec
+            for spec in self.mcp.specs()
+            if decide(self.policy, spec.name, {}, spec=spec).action == "allow"
+        )
 
     def _subagent(self, arguments: Mapping[str, Any]) -> ToolRun:
         if self.depth >= 1 or self.start_subagent is None:
