@@ -86,6 +86,49 @@ def stored_tool_texts(run_seri: RunSeri) -> list[str]:
     return texts
 
 
+def killed_twice(
+    project: Path, servers: Servers, *, before: str = ""
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The filesystem server behind a shell that notes its pid (running ``before`` first), and
+    a model that reads note.txt through it, kills it with kill -9, reads twice, kills it
+    again and reads twice more: c1, c3, c4, c6 and c7 are the reads."""
+    (project / "note.txt").write_text("alive\n")
+    pid_file = project / "server.pid"
+    wrapper = f"{before}echo $$ > {pid_file}; exec {servers.filesystem} {project}"
+    read = {"path": str(project / "note.txt")}
+    kill = f"kill -9 $(cat {pid_file})"
+    script: list[dict[str, Any]] = [
+        {"tool_calls": [call("c1", "mcp__fs__read_text_file", **read)]},
+        {"tool_calls": [call("c2", "bash", command=kill)]},
+        {"tool_calls": [call("c3", "mcp__fs__read_text_file", **read)]},
+        {"tool_calls": [call("c4", "mcp__fs__read_text_file", **read)]},
+        {"tool_calls": [call("c5", "bash", command=kill)]},
+        {"tool_calls": [call("c6", "mcp__fs__read_text_file", **read)]},
+        {"tool_calls": [call("c7", "mcp__fs__read_text_file", **read)]},
+        {"text": "done"},
+    ]
+    return {"command": "sh", "args": ["-c", wrapper]}, script
+
+
+def answer_always_once(
+    argv: list[str], project: Path, seri_home: Path, fake: FakeModel
+) -> tuple[str, str, list[dict[str, Any]]]:
+    """`seri ARGV` on a terminal: one task, whose one question is answered "always", then
+    /exit. What the question showed, the whole output, and the model's requests."""
+    from tests.e2e.test_interactive import PROMPT, Terminal, _terminal_env
+
+    term = Terminal(argv, project, _terminal_env(seri_home, fake))
+    term.expect(PROMPT)
+    term.type("write two files")
+    asked = term.expect("[y/N] ")
+    term.type("a")
+    term.expect(PROMPT)
+    term.type("/exit")
+    status = term.wait()
+    assert status == 0, term.output
+    return asked, term.output, fake.requests
+
+
 def test_a_scripted_model_reads_a_file_through_the_real_filesystem_server(
     run_seri: RunSeri, project: Path, mcp_servers: Servers
 ) -> None:
@@ -245,22 +288,8 @@ def test_a_server_that_hangs_at_start_is_left_behind_within_the_bound(
 def test_a_server_killed_mid_session_is_restarted_once_then_its_tools_are_gone(
     run_seri: RunSeri, project: Path, mcp_servers: Servers, seri_home: Path
 ) -> None:
-    (project / "note.txt").write_text("alive\n")
-    pid_file = project / "server.pid"
-    wrapper = f"echo $$ > {pid_file}; exec {mcp_servers.filesystem} {project}"
-    write_config(seri_home, mcpServers={"fs": {"command": "sh", "args": ["-c", wrapper]}})
-    read = {"path": str(project / "note.txt")}
-    kill = f"kill -9 $(cat {pid_file})"
-    script: list[dict[str, Any]] = [
-        {"tool_calls": [call("c1", "mcp__fs__read_text_file", **read)]},
-        {"tool_calls": [call("c2", "bash", command=kill)]},
-        {"tool_calls": [call("c3", "mcp__fs__read_text_file", **read)]},
-        {"tool_calls": [call("c4", "mcp__fs__read_text_file", **read)]},
-        {"tool_calls": [call("c5", "bash", command=kill)]},
-        {"tool_calls": [call("c6", "mcp__fs__read_text_file", **read)]},
-        {"tool_calls": [call("c7", "mcp__fs__read_text_file", **read)]},
-        {"text": "done"},
-    ]
+    fs, script = killed_twice(project, mcp_servers)
+    write_config(seri_home, mcpServers={"fs": fs})
     with FakeModel(script) as fake:
         result = run_seri(
             "chat", "--allow", "bash", "-p", "read twice", env=chat_env(fake), timeout=120
@@ -307,8 +336,6 @@ def test_a_result_holding_the_api_key_is_redacted_before_the_model_or_the_store_
 def test_on_a_terminal_a_servers_tool_is_asked_with_its_arguments_and_always_stops_asking(
     run_seri: RunSeri, project: Path, mcp_servers: Servers, seri_home: Path
 ) -> None:
-    from tests.e2e.test_interactive import PROMPT, Terminal, _terminal_env
-
     write_mcp_json(project, {"fs": filesystem(mcp_servers, project)})
     run_seri("mcp", "approve")
     first, second = project / "one.txt", project / "two.txt"
@@ -318,19 +345,11 @@ def test_on_a_terminal_a_servers_tool_is_asked_with_its_arguments_and_always_sto
         {"text": "both written"},
     ]
     with FakeModel(script) as fake:
-        term = Terminal(["chat"], project, _terminal_env(seri_home, fake))
-        term.expect(PROMPT)
-        term.type("write two files")
-        asked = term.expect("[y/N] ")
-        term.type("a")
-        term.expect(PROMPT)
-        term.type("/exit")
-        status = term.wait()
-    assert status == 0, term.output
+        asked, output, _ = answer_always_once(["chat"], project, seri_home, fake)
     assert "? mcp__fs__write_file" in asked
     assert f'"path": "{first}"' in asked and '"content": "1"' in asked
     assert "a always: mcp__fs__write_file for this session" in asked
-    assert term.output.count("[y/N] ") == 1
+    assert output.count("[y/N] ") == 1
     assert first.read_text() == "1" and second.read_text() == "2"
 
 

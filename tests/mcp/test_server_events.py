@@ -15,7 +15,13 @@ from typing import Any
 from scripts.fake_model import FakeModel
 from tests.conftest import RunSeri
 from tests.mcp.install import Servers
-from tests.mcp.test_chat_with_servers import KEY, call, chat_env, tool_names, write_config
+from tests.mcp.test_chat_with_servers import (
+    KEY,
+    chat_env,
+    killed_twice,
+    tool_names,
+    write_config,
+)
 
 
 def mcp_events(run_seri: RunSeri) -> list[dict[str, Any]]:
@@ -28,33 +34,11 @@ def mcp_events(run_seri: RunSeri) -> list[dict[str, Any]]:
 def test_started_failed_restarted_and_gone_servers_are_recorded(
     run_seri: RunSeri, project: Path, mcp_servers: Servers, seri_home: Path
 ) -> None:
-    (project / "note.txt").write_text("alive\n")
-    pid_file = project / "server.pid"
     # Its stderr names the API key: the notice of its death quotes the stderr's end.
-    wrapper = (
-        f"echo 'licensed to {KEY}' >&2; echo $$ > {pid_file}; "
-        f"exec {mcp_servers.filesystem} {project}"
-    )
-    broken = "exit 3"
+    fs, script = killed_twice(project, mcp_servers, before=f"echo 'licensed to {KEY}' >&2; ")
     write_config(
-        seri_home,
-        mcpServers={
-            "fs": {"command": "sh", "args": ["-c", wrapper]},
-            "broken": {"command": "sh", "args": ["-c", broken]},
-        },
+        seri_home, mcpServers={"fs": fs, "broken": {"command": "sh", "args": ["-c", "exit 3"]}}
     )
-    read = {"path": str(project / "note.txt")}
-    kill = f"kill -9 $(cat {pid_file})"
-    script: list[dict[str, Any]] = [
-        {"tool_calls": [call("c1", "mcp__fs__read_text_file", **read)]},
-        {"tool_calls": [call("c2", "bash", command=kill)]},
-        {"tool_calls": [call("c3", "mcp__fs__read_text_file", **read)]},
-        {"tool_calls": [call("c4", "mcp__fs__read_text_file", **read)]},
-        {"tool_calls": [call("c5", "bash", command=kill)]},
-        {"tool_calls": [call("c6", "mcp__fs__read_text_file", **read)]},
-        {"tool_calls": [call("c7", "mcp__fs__read_text_file", **read)]},
-        {"text": "done"},
-    ]
     with FakeModel(script) as fake:
         result = run_seri(
             "chat", "--allow", "bash", "-p", "read twice", env=chat_env(fake), timeout=120

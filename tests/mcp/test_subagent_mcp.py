@@ -16,9 +16,9 @@ from typing import Any
 from scripts.fake_model import FakeModel
 from seri.runtime.subagent import CHILD_PREAMBLE
 from tests.conftest import RunSeri
-from tests.e2e.test_interactive import PROMPT, Terminal, _terminal_env
 from tests.mcp.install import Servers
 from tests.mcp.test_chat_with_servers import (
+    answer_always_once,
     call,
     chat_env,
     tool_names,
@@ -96,19 +96,12 @@ def test_an_always_the_person_gave_in_the_task_covers_the_child_it_starts(
         {"text": "both written"},
     ]
     with FakeModel(script) as fake:
-        term = Terminal(["chat", "--allow", "task"], project, _terminal_env(seri_home, fake))
-        term.expect(PROMPT)
-        term.type("write two files")
-        asked = term.expect("[y/N] ")
-        term.type("a")
-        term.expect(PROMPT)
-        term.type("/exit")
-        status = term.wait()
-        requests = fake.requests
-    assert status == 0, term.output
+        asked, output, requests = answer_always_once(
+            ["chat", "--allow", "task"], project, seri_home, fake
+        )
     assert "a always: mcp__fs__write_file for this session" in asked
     # Asked once, for the parent's call; the child's ran under the rule the answer made.
-    assert term.output.count("[y/N] ") == 1
+    assert output.count("[y/N] ") == 1
     child_first = next(body for body in requests if _is_child(body))
     assert "mcp__fs__write_file" in tool_names(child_first)
     assert first.read_text() == "p" and second.read_text() == "c"
