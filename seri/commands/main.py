@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 from seri import __version__
 
 # Commands are imported only when run: `seri --version` and `seri sessions` must
-# not pay for httpx or the agent loop.
+# not pay for the HTTP client or the agent loop.
 COMMANDS = {
     "chat": "seri.commands.chat",
     "sessions": "seri.commands.sessions",

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
@@ -275,9 +275,13 @@ class HttpClient:
         url: str,
         body: bytes | None = None,
         headers: tuple[tuple[str, str], ...] = (),
+        *,
+        while_waiting: Callable[[], object] | None = None,
     ) -> Response:
         """Send a request and wait for its answer's head (the body is the caller's to read:
-        close the response when done with it)."""
+        close the response when done with it). ``while_waiting`` is called once the request
+        is sent, before the wait: work the caller needs for the answer, done in the server's
+        time instead of before the request."""
         target = _Target(url)
         choice = proxy_for(self._environ, target.scheme, target.host, target.port)
         proxy = _Proxy(choice) if choice is not None else None
@@ -294,12 +298,12 @@ class HttpClient:
         connection = self._kept(key)
         if connection is not None:
             try:
-                return self._exchange(connection, method, message)
+                return self._exchange(connection, method, message, while_waiting)
             except _NothingBack:
                 pass  # the server closed the kept connection as the request crossed it
         connection = _Connection(self._open(target, proxy), key)
         try:
-            return self._exchange(connection, method, message)
+            return self._exchange(connection, method, message, while_waiting)
         except _NothingBack as exc:
             raise TransportError(str(exc)) from None
 
@@ -397,10 +401,18 @@ class HttpClient:
 
     # --- bytes --------------------------------------------------------------------------------
 
-    def _exchange(self, connection: _Connection, method: str, message: bytes) -> Response:
+    def _exchange(
+        self,
+        connection: _Connection,
+        method: str,
+        message: bytes,
+        while_waiting: Callable[[], object] | None,
+    ) -> Response:
         try:
             try:
                 self._send(connection, message)
+                if while_waiting is not None:
+                    while_waiting()
             except _NothingBack as unsent:
                 # A server may answer before it has read all of a request (413 for a body
                 # too large) and close: its answer, when there is one, says more.

@@ -14,7 +14,10 @@ retry. What it owns is the part only I/O can do:
 * keeping the API key out of every message, exception and repr.
 
 The HTTP is seri's own (``seri.io.http_connection``): httpx cost a ``seri chat -p`` ~55 ms of
-imports before its first request.
+imports before its first request. For the same reason what reads an answer (the SSE parser,
+the assembler, the failure classes, the retry plan: ~12 ms of imports) is imported once the
+request is sent, while the provider works on it (``_load_answer_readers``), and used from
+inside the methods.
 """
 
 from __future__ import annotations
@@ -23,28 +26,15 @@ import json
 import random
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from seri.io.http_connection import HttpClient, Response, TransportError, TransportTimeout
 from seri.pure import json_text
-from seri.pure.provider_errors import (
-    classify_http_error,
-    connection_failure,
-    malformed_response,
-    redact,
-    stream_interrupted,
-    stream_overdue,
-    stream_stalled,
-)
-from seri.pure.provider_failure import ProviderFailure
-from seri.pure.retry_plan import plan_retry
-from seri.pure.server_windows import (
-    window_from_listing,
-    window_from_ollama_show,
-    window_from_props,
-)
-from seri.pure.sse import SSEDone, SSEEvent, SSEParser
-from seri.pure.stream_assembly import StreamAssembler, StreamResult, assemble_completion
+
+if TYPE_CHECKING:
+    from seri.pure.provider_failure import ProviderFailure
+    from seri.pure.sse import SSEDone, SSEEvent
+    from seri.pure.stream_assembly import StreamAssembler, StreamResult
 
 # attempt number (from 1), HTTP status (None when there was no answer), delay in s, reason.
 RetryCallback = Callable[[int, int | None, float, str], None]
@@ -146,6 +136,8 @@ class ProviderClient:
         return f"{self._base_url}/{path}"
 
     def _scrub(self, text: str) -> str:
+        from seri.pure.provider_errors import redact
+
         return redact(text, (self._api_key.value,))
 
     # --- chat ---------------------------------------------------------------------------------
@@ -171,6 +163,10 @@ class ProviderClient:
         while True:
             attempt += 1
             outcome = self._attempt(body, on_text, on_reasoning)
+            # Here, not above: loaded while the first request was on its way (see the top).
+            from seri.pure.retry_plan import plan_retry
+            from seri.pure.stream_assembly import StreamResult
+
             if isinstance(outcome, StreamResult):
                 return outcome
             plan = plan_retry(
@@ -196,19 +192,27 @@ class ProviderClient:
     ) -> StreamResult | ProviderFailure:
         try:
             with self._http.request(
-                "POST", self._url("chat/completions"), _encoded(body), _JSON_HEADERS
+                "POST",
+                self._url("chat/completions"),
+                _encoded(body),
+                _JSON_HEADERS,
+                while_waiting=_load_answer_readers,
             ) as response:
                 if response.status_code != 200:
                     return self._refusal(response)
                 if "text/event-stream" not in response.head.get("content-type"):
                     return self._whole(response, on_text)
                 return self._read_stream(response, on_text, on_reasoning)
-        except TransportTimeout as exc:
-            return connection_failure(f"no answer in time ({type(exc).__name__})")
         except TransportError as exc:
+            from seri.pure.provider_errors import connection_failure
+
+            if isinstance(exc, TransportTimeout):
+                return connection_failure(f"no answer in time ({type(exc).__name__})")
             return connection_failure(self._scrub(str(exc)) or type(exc).__name__)
 
     def _refusal(self, response: Response) -> ProviderFailure:
+        from seri.pure.provider_errors import classify_http_error
+
         raw = response.read(_ERROR_BODY_LIMIT)
         return classify_http_error(
             response.status_code,
@@ -222,6 +226,9 @@ class ProviderClient:
         self, response: Response, on_text: Callable[[str], None] | None
     ) -> StreamResult | ProviderFailure:
         """A 200 with a JSON body: a non-streaming request, or a server that ignored ``stream``."""
+        from seri.pure.provider_errors import malformed_response
+        from seri.pure.stream_assembly import assemble_completion
+
         try:
             parsed = json_text.loads_lenient_numbers(response.read())
         except ValueError:
@@ -243,6 +250,15 @@ class ProviderClient:
         on_text: Callable[[str], None] | None,
         on_reasoning: Callable[[str], None] | None,
     ) -> StreamResult | ProviderFailure:
+        from seri.pure.provider_errors import (
+            connection_failure,
+            stream_interrupted,
+            stream_overdue,
+            stream_stalled,
+        )
+        from seri.pure.sse import SSEParser
+        from seri.pure.stream_assembly import StreamAssembler
+
         parser = SSEParser()
         assembler = StreamAssembler()
         started = last_content = self._clock()
@@ -295,6 +311,12 @@ class ProviderClient:
         ``None``: the caller falls back to a configured or default window rather than refusing
         to start. (Config wins over all of this: the caller only asks when it has none.)
         """
+        from seri.pure.server_windows import (
+            window_from_listing,
+            window_from_ollama_show,
+            window_from_props,
+        )
+
         listing = self._get_json(self._url("models"))
         window = window_from_listing(listing, model)
         if window is None:
@@ -327,6 +349,14 @@ class ProviderClient:
                 return json_text.loads_lenient_numbers(response.read())
         except (TransportError, ValueError):
             return None
+
+
+def _load_answer_readers() -> None:
+    """Import what reads an answer, while the provider works on the request just sent."""
+    import seri.pure.provider_errors
+    import seri.pure.retry_plan
+    import seri.pure.sse
+    import seri.pure.stream_assembly  # noqa: F401
 
 
 def _encoded(body: Mapping[str, Any] | bytes) -> bytes:

@@ -26,7 +26,7 @@ from seri.pure.usage_totals import UsageTotals
 from seri.runtime.ports import RecorderPort
 
 if TYPE_CHECKING:
-    # The client (httpx) and the assembler load on the first call: start-up does not wait.
+    # The client and the assembler load on the first call: start-up does not wait.
     from seri.io.provider import ProviderClient
     from seri.pure.provider_failure import ProviderFailure
     from seri.pure.stream_assembly import StreamResult
