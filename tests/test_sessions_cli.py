@@ -13,7 +13,7 @@ import pytest
 from seri.io import conversations
 from seri.io.store import open_store
 from seri.pure.records import Message, ToolCall, assistant, tool_result, user
-from tests.conftest import RunSeri
+from tests.conftest import SERI, RunSeri, seri_env
 from tests.store_writes import append_latest
 
 SESSION_KEYS = [
@@ -105,6 +105,27 @@ def test_list_shows_the_current_project_newest_first(populated: Path, run_seri: 
         assert [row.split()[0] for row in rows[1:]] == ["abc222", "abd333", "abc111"]
         assert "zzz999" not in result.stdout  # another project
         assert "kid-of-abc222" not in result.stdout  # subagents are shown under their parent
+
+
+# What the listing once imported and never needed: pathlib (with re, urllib.parse and
+# ipaddress behind it), typing and docopt; json is for --json only. ~15 ms of a 50 ms budget.
+NOT_FOR_LISTING = {"pathlib", "typing", "re", "docopt", "json", "urllib.parse", "ipaddress"}
+
+
+@pytest.mark.parametrize("args", [("sessions",), ("sessions", "list", "--all", "--limit", "9")])
+def test_the_listing_loads_no_path_typing_regex_or_argv_parser(
+    populated: Path, project: Path, args: tuple[str, ...]
+) -> None:
+    """A title cut with "…" (not ASCII) goes through the neutraliser without its regex."""
+    _make(populated, "abe444", str(project), T0 + 60, [user("long title " * 20)])
+    env = seri_env(populated, {"PYTHONPROFILEIMPORTTIME": "1"})
+    done = subprocess.run(
+        [SERI, *args], cwd=project, env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "…" in done.stdout and "abe444" in done.stdout
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line}
+    assert not NOT_FOR_LISTING & loaded
 
 
 def test_list_all_includes_every_project_with_a_project_column(

@@ -31,9 +31,12 @@ OpenTelemetry traces and metrics live (README: OpenTelemetry).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
 
 from seri import __version__
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
 # Commands are imported only when run: `seri --version` and `seri sessions` must
 # not pay for the HTTP client or the agent loop.
@@ -76,12 +79,9 @@ def _tolerant_stdio() -> None:
 
 
 def _dispatch(args: list[str]) -> int:
-    from docopt import DocoptExit, docopt
-
     from seri.pure.argv_text import undecodable_argument
     from seri.pure.errors import EXIT_USAGE
     from seri.pure.terminal_text import neutralise
-    from seri.runtime.running import usage_error
 
     undecodable = undecodable_argument(args)
     if undecodable:
@@ -91,11 +91,7 @@ def _dispatch(args: list[str]) -> int:
         listed = ", ".join(COMMANDS)
         print(f"seri: a command is needed ({listed}); see seri --help", file=sys.stderr)
         return EXIT_USAGE
-    try:
-        options = docopt(__doc__, args, version=f"seri {__version__}", options_first=True)
-    except DocoptExit:
-        usage_error(__doc__ or "", args, "seri")
-    name = options["<command>"]
+    name, rest = command_words(args)
     if name not in COMMANDS:
         shown = neutralise(repr(name))
         print(f"seri: unknown command {shown}; `seri --help` lists the commands", file=sys.stderr)
@@ -104,7 +100,27 @@ def _dispatch(args: list[str]) -> int:
 
     module = importlib.import_module(COMMANDS[name])
     run: Callable[[list[str]], int] = module.run
-    return run([name, *options["<args>"]])
+    return run([name, *rest])
+
+
+def command_words(args: list[str]) -> tuple[str, list[str]]:
+    """The command's name and the words after it.
+
+    A known command name first is what docopt (options first) would read there too, and
+    skipping it keeps docopt (and the re and typing it imports) out of `seri sessions`;
+    anything else (--help, an option, a typo) goes through docopt.
+    """
+    if args[0] in COMMANDS:
+        return args[0], args[1:]
+    from docopt import DocoptExit, docopt
+
+    from seri.runtime.running import usage_error
+
+    try:
+        options = docopt(__doc__, args, version=f"seri {__version__}", options_first=True)
+    except DocoptExit:
+        usage_error(__doc__ or "", args, "seri")
+    return options["<command>"], options["<args>"]
 
 
 if __name__ == "__main__":

@@ -42,25 +42,27 @@ was rejected); the import itself happens on first use anyway.
 from __future__ import annotations
 
 import io
-import json
 import sys
-from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
 
 from seri.io.session_index import listing_rows
 from seri.pure.terminal_text import neutralise
 from seri.pure.text_table import render_table
 from seri.runtime.profile import Profile, current_project, open_profile
 from seri.runtime.running import parse_usage, positive_number
-from seri.runtime.sessions_export import row_to_dict, session_head, write_json_lines
 
+# Listing is what people and scripts run most (target: 50 ms with 1,000 sessions): json,
+# datetime, typing and docopt load only for the forms that use them.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any
+
     from seri.pure.records import Session
 
 
 def run(argv: list[str]) -> int:
-    options = parse_usage(__doc__ or "", argv)
+    listing = listing_options(argv[1:])
+    options = parse_usage(__doc__ or "", argv) if listing is None else listing
     if isinstance(sys.stdout, io.TextIOWrapper):
         # A lone surrogate in stored text is written as a \udXXX escape (valid in
         # JSON) instead of failing the whole listing.
@@ -98,12 +100,40 @@ def run(argv: list[str]) -> int:
     return _list(profile, all_projects=options["--all"], as_json=options["--json"], limit=limit)
 
 
+# What docopt gives for the listing form, less the keys it does not read.
+_LISTING = dict.fromkeys(("show", "import", "search", "export", "rename", "rm"), False)
+_LISTING_FLAGS = ("--json", "--all")
+
+
+def listing_options(words: Sequence[str]) -> dict[str, Any] | None:
+    """The options of `seri sessions [list] [--json] [--all] [--limit N]` when the words are
+    plainly that form (each at most once, written out in full), else None: docopt then
+    reads them, abbreviations, help and errors included."""
+    options: dict[str, Any] = {**_LISTING, "--json": False, "--all": False, "--limit": None}
+    rest = list(words)
+    if rest[:1] == ["list"]:
+        rest.pop(0)
+    while rest:
+        word = rest.pop(0)
+        if word in _LISTING_FLAGS and not options[word]:
+            options[word] = True
+        elif word == "--limit" and rest and options["--limit"] is None:
+            options["--limit"] = rest.pop(0)
+        elif word.startswith("--limit=") and options["--limit"] is None:
+            options["--limit"] = word.removeprefix("--limit=")
+        else:
+            return None
+    return options
+
+
 def _limit(text: str | None) -> int | None:
     return None if text is None else positive_number(text, "--limit")
 
 
 def _local_time_formatter() -> Callable[[float], str]:
     """'2026-12-02 16:04' in the local zone; the zone is looked up once, not per row."""
+    from datetime import UTC, datetime
+
     zone = datetime.now(UTC).astimezone().tzinfo
 
     def short_local(seconds: float) -> str:
@@ -127,6 +157,8 @@ def _list(profile: Profile, *, all_projects: bool, as_json: bool, limit: int | N
     more = limit is not None and len(rows) > limit
     rows = rows[:limit] if more else rows
     if as_json:
+        import json
+
         lines = (json.dumps(listing_to_dict(row), ensure_ascii=False) + "\n" for row in rows)
         out.write("".join(lines))
         return 0
@@ -170,6 +202,10 @@ def _screen_rows() -> int:
 
 def listing_to_dict(row: Sequence[Any]) -> dict[str, Any]:
     """A listing row (``session_index.listing_rows``) as the JSON object scripts rely on."""
+    import json
+
+    from seri.runtime.sessions_export import row_to_dict
+
     calls, input_tokens, output_tokens, cached, cost, costed, tags = row[8:15]
     return {
         **row_to_dict(row[:8]),
@@ -186,6 +222,7 @@ def listing_to_dict(row: Sequence[Any]) -> dict[str, Any]:
 
 def _show(profile: Profile, raw_id: str, *, as_json: bool) -> int:
     from seri.io import conversations
+    from seri.runtime.sessions_export import session_head, write_json_lines
 
     store = profile.store
     with store.snapshot():
@@ -199,7 +236,6 @@ def _show(profile: Profile, raw_id: str, *, as_json: bool) -> int:
 
 
 def _print_human(session: Session, head: dict[str, Any], store: Any, session_id: str) -> None:
-    from seri.io import conversations
 
     out = sys.stdout
     fields = [
@@ -237,62 +273,35 @@ def _print_human(session: Session, head: dict[str, Any], store: Any, session_id:
         )
         out.write("".join(f"  {line}\n" for line in table.split("\n")))
     out.write("\n")
-    # Bodies are read as plain JSON (no records are built): what is shown needs nothing else.
-    # A body that decodes whole is used as it is; anything else goes through message_dict,
-    # which reports the damage (json.loads would give the same object for the former).
+    _print_messages(out, store, session_id)
+
+
+def _print_messages(out: Any, store: Any, session_id: str) -> None:
+    """The messages, a thousand at a time. Bodies are read as plain JSON (no records are
+    built): a body that decodes whole is used as it is; anything else goes through
+    message_dict, which reports the damage (json.loads would give the same object for the
+    former). Stored text may hold escape sequences (a model's answer, a file it read): a
+    chunk is neutralised whole, which is the same as message by message (neutralise works
+    one character at a time) and saves a call per message."""
+    import json
+
+    from seri.io import conversations
+    from seri.pure.shown_message import render_message
+
     decode = json.JSONDecoder().raw_decode
     pending: list[str] = []
-    for seq, _created, body in conversations.iter_message_bodies(store, session_id):
+    for seq, body in conversations.iter_message_bodies(store, session_id):
         try:
             message, end = decode(body) if isinstance(body, str) else (None, -1)
         except ValueError:
             message, end = None, -1
         if not isinstance(message, dict) or end != len(body):
             message = conversations.message_dict(session_id, seq, body)
-        # Stored text may hold escape sequences (a model's answer, a file it read). One
-        # message at a time, most are plain ASCII, which neutralise checks quickest.
-        pending.append(neutralise(_render_message(seq, message)))
+        pending.append(render_message(seq, message))
         if len(pending) == 1000:
-            out.write("".join(pending))
+            out.write(neutralise("".join(pending)))
             pending.clear()
-    out.write("".join(pending))
-
-
-def _render_message(seq: int, message: dict[str, Any]) -> str:
-    """One stored message (its JSON body, defaults left out) for people."""
-    get = message.get
-    role = get("role", "?")
-    kind = get("kind")
-    head = f"[{seq}] {role} ({kind})" if kind else f"[{seq}] {role}"
-    if role == "tool":
-        head += f" {get('tool_name', '')} [{get('tool_call_id', '')}]"
-    lines = [head]
-    reasoning = get("reasoning")
-    if reasoning:
-        lines.append(_indent("(thinking) " + reasoning))
-    text = get("text")
-    if text:
-        lines.append(_indent("(error) " + text if get("is_error") else text))
-    calls = get("tool_calls")
-    if calls:
-        lines.extend(
-            _indent(f"-> {call.get('name')}({call.get('arguments')})  [{call.get('id')}]")
-            for call in calls
-        )
-    lines.append("")
-    return "\n".join(lines)
-
-
-def _indent(text: str, width: int = 2000) -> str:
-    if "\n" not in text and len(text) <= width:
-        return ("    " + text).rstrip()  # one short line: what the general case gives, sooner
-    shown = text if len(text) <= width else text[:width] + f"… ({len(text) - width} more chars)"
-    # Lines end at "\n" only: a carriage return is not a line (the terminal text drops it).
-    shown = shown.removesuffix("\n")
-    if " \n" in shown or "\t\n" in shown or "\r\n" in shown or "\n\n" in shown:
-        # Some line ends in blanks (or is empty): strip each (the quick way below cannot).
-        return "\n".join(("    " + line).rstrip() for line in shown.split("\n"))
-    return ("    " + shown.replace("\n", "\n    ")).rstrip()
+    out.write(neutralise("".join(pending)))
 
 
 def _import_report(profile: Profile) -> int:

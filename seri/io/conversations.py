@@ -317,12 +317,19 @@ def iter_message_rows(store: Store, session_id: str) -> Iterator[tuple[int, floa
         yield seq, created, decode_message(session_id, seq, body)
 
 
-def iter_message_bodies(store: Store, session_id: str) -> Iterator[tuple[int, float, str]]:
-    """(seq, created, stored JSON body) in order, for output that needs no records."""
+def iter_message_bodies(store: Store, session_id: str) -> Iterator[tuple[int, str]]:
+    """(seq, stored JSON body) in order, for output that needs no records."""
     yield from store.connection.execute(
-        "SELECT seq, created, body FROM messages WHERE session_id = ? ORDER BY seq",
-        (session_id,),
+        "SELECT seq, body FROM messages WHERE session_id = ? ORDER BY seq", (session_id,)
     )
+
+
+def message_body(store: Store, session_id: str, seq: int) -> object:
+    """One message's stored body as it is (its JSON text, unless the row is damaged)."""
+    rows = store.connection.execute(
+        "SELECT body FROM messages WHERE session_id = ? AND seq = ?", (session_id, seq)
+    ).fetchall()
+    return rows[0][0]
 
 
 # One `seri sessions show --json` line per message, built by SQLite: the keys show adds,
@@ -353,10 +360,7 @@ def message_line_chunks(store: Store, session_id: str) -> Iterator[str]:
             return
         if damaged is not None:
             # Named like every other reader of a damaged row names it (DamagedSession).
-            body = store.connection.execute(
-                "SELECT body FROM messages WHERE session_id = ? AND seq = ?", (session_id, damaged)
-            ).fetchall()[0][0]
-            message_dict(session_id, int(damaged), body)
+            message_dict(session_id, int(damaged), message_body(store, session_id, int(damaged)))
         after = int(last)
         yield str(lines)
 

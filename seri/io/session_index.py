@@ -6,9 +6,12 @@ milliseconds, so this module imports nothing beyond the store.
 
 from __future__ import annotations
 
-from typing import Any
-
 from seri.io.store import Store
+
+# No typing at import (see seri.io.store).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SESSION_COLUMNS = "id, project, created, updated, model, title, message_count, parent_id"
 

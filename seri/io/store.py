@@ -15,14 +15,21 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
-from typing import Any
 
 import apsw
 
 from seri.io.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from seri.pure.errors import EXIT_UNFINISHED, SeriError
+
+# `seri sessions` opens the store first thing: pathlib (with re, urllib and ipaddress
+# behind it) and typing would be a fifth of its start-up, so paths here are strings and
+# annotations stay annotations. (mypy and ruff read `if TYPE_CHECKING:` by name.)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Mapping
+    from os import PathLike
+    from pathlib import Path
+    from typing import Any
 
 BUSY_TIMEOUT_MS = 10_000
 MIN_SQLITE = (3, 51, 3)
@@ -68,26 +75,37 @@ def _sqlite_version() -> tuple[int, ...]:
 
 
 def profile_root(environ: Mapping[str, str] | None = None) -> Path:
+    from pathlib import Path
+
+    return Path(profile_dir(environ))
+
+
+def profile_dir(environ: Mapping[str, str] | None = None) -> str:
+    """The profile root as a string: $SERI_HOME, else ~/.seri."""
     env = os.environ if environ is None else environ
     home = env.get("SERI_HOME")
-    return Path(home) if home else Path.home() / ".seri"
+    return home if home else os.path.join(os.path.expanduser("~"), ".seri")
 
 
 def ensure_profile(root: Path) -> Path:
     """Create the profile directory 0700 (a directory we create is ours to lock down)."""
+    _ensure_dir(os.fspath(root))
+    return root
+
+
+def _ensure_dir(root: str) -> None:
     try:
-        if not root.exists():
-            root.mkdir(parents=True, mode=0o700, exist_ok=True)
+        if not os.path.exists(root):
+            os.makedirs(root, mode=0o700, exist_ok=True)
             os.chmod(root, 0o700)
-        elif not root.is_dir():
+        elif not os.path.isdir(root):
             raise StoreError(f"{root} is not a directory; set SERI_HOME to a directory for seri")
     except OSError as exc:
         message = f"cannot create the profile directory {root}: {exc.strerror}"
         raise store_error(message, exc) from exc
-    return root
 
 
-def _precreate_private(db: Path) -> bool:
+def _precreate_private(db: str) -> bool:
     """Create the db file 0600 before SQLite opens it: -wal and -shm copy its mode.
 
     Returns whether the file is new. An existing file is left alone here: it is
@@ -107,12 +125,12 @@ def _precreate_private(db: Path) -> bool:
     return True
 
 
-def _tighten(db: Path) -> None:
+def _tighten(db: str) -> None:
     """A db (and its -wal/-shm) readable by others is made 0600, with a warning.
 
     chmod opens no file descriptor, so it cannot disturb SQLite's locks.
     """
-    for path in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+    for path in (db, f"{db}-wal", f"{db}-shm"):
         try:
             mode = stat.S_IMODE(os.stat(path).st_mode)
         except FileNotFoundError:
@@ -133,7 +151,7 @@ def _tighten(db: Path) -> None:
             print(f"seri: warning: tightened {path} from {mode:o} to 600", file=sys.stderr)
 
 
-def describe_sqlite_error(exc: BaseException, db: Path) -> str | None:
+def describe_sqlite_error(exc: BaseException, db: str | PathLike[str]) -> str | None:
     """Name what went wrong, walking the chain: after a full disk apsw reports
     'cannot rollback' while the real FullError sits in ``__context__``."""
     seen: set[int] = set()
@@ -147,7 +165,7 @@ def describe_sqlite_error(exc: BaseException, db: Path) -> str | None:
     return None
 
 
-def _describe_one(exc: BaseException, db: Path) -> str | None:
+def _describe_one(exc: BaseException, db: str | PathLike[str]) -> str | None:
     if isinstance(exc, apsw.FullError):
         return f"disk full ({db}): free some space and run the command again; nothing was lost"
     if isinstance(exc, apsw.NotADBError | apsw.CorruptError):
@@ -168,10 +186,17 @@ def _describe_one(exc: BaseException, db: Path) -> str | None:
 class Store:
     """An open connection plus the transaction discipline around it."""
 
-    def __init__(self, connection: apsw.Connection, path: Path) -> None:
+    def __init__(self, connection: apsw.Connection, path: str | PathLike[str]) -> None:
         self.connection = connection
-        self.path = path
+        self._path = os.fspath(path)
         self._write_depth = 0
+
+    @property
+    def path(self) -> Path:
+        """The database file (a Path, made when asked: listing never needs one)."""
+        from pathlib import Path
+
+        return Path(self._path)
 
     @contextlib.contextmanager
     def write(self) -> Iterator[apsw.Connection]:
@@ -248,7 +273,7 @@ class Store:
         self.connection.close()
 
 
-def open_store(root: Path | None = None, *, readonly: bool = False) -> Store:
+def open_store(root: str | PathLike[str] | None = None, *, readonly: bool = False) -> Store:
     """Open (creating on first use) the profile's database, migrated to the current schema.
 
     The order matters. The file is identified (``application_id``, a read that
@@ -263,11 +288,11 @@ def open_store(root: Path | None = None, *, readonly: bool = False) -> Store:
             "reinstall seri so that apsw brings a current SQLite"
         )
     # One canonical path: two spellings of one file must not look like two databases.
-    root = Path(os.path.realpath(profile_root() if root is None else root))
-    root = ensure_profile(root)
-    db = root / DB_NAME
+    root_dir = os.path.realpath(profile_dir() if root is None else root)
+    _ensure_dir(root_dir)
+    db = os.path.join(root_dir, DB_NAME)
     if readonly:
-        if not db.exists():
+        if not os.path.exists(db):
             raise StoreError(f"{db} does not exist yet: run a seri command that writes first")
         flags = apsw.SQLITE_OPEN_READONLY
     else:
@@ -281,7 +306,7 @@ def open_store(root: Path | None = None, *, readonly: bool = False) -> Store:
         try:
             _check_identity(connection, db, readonly=readonly)
         except (apsw.CantOpenError, apsw.ReadOnlyError):
-            if not readonly or os.access(root, os.W_OK):
+            if not readonly or os.access(root_dir, os.W_OK):
                 raise
             # A read-only filesystem: SQLite cannot create the -shm index a WAL reader
             # needs. Nothing can write the file there either, so it is read as immutable.
@@ -305,19 +330,19 @@ def open_store(root: Path | None = None, *, readonly: bool = False) -> Store:
     return store
 
 
-def _open_immutable(db: Path) -> apsw.Connection:
+def _open_immutable(db: str) -> apsw.Connection:
     """A read-only connection to a database on a read-only filesystem (``immutable=1``)."""
     from urllib.parse import quote
 
-    wal = Path(f"{db}-wal")
+    wal = f"{db}-wal"
     with contextlib.suppress(OSError):
-        if wal.stat().st_size:
+        if os.stat(wal).st_size:
             print(
                 f"seri: warning: {db} is on a read-only filesystem; what is still only in "
                 f"{wal} cannot be read",
                 file=sys.stderr,
             )
-    uri = f"file:{quote(str(db))}?immutable=1"
+    uri = f"file:{quote(db)}?immutable=1"
     connection = apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
     connection.set_busy_timeout(BUSY_TIMEOUT_MS)
     return connection
@@ -389,7 +414,7 @@ def _with_busy_retry(action: Callable[[], object]) -> None:
             return
 
 
-def _check_identity(conn: apsw.Connection, db: Path, *, readonly: bool = False) -> None:
+def _check_identity(conn: apsw.Connection, db: str, *, readonly: bool = False) -> None:
     """Ours (our application_id), or new and empty; anything else is refused untouched.
 
     Both facts are read in one read transaction: read one after the other, another
@@ -439,7 +464,7 @@ def _migrate(store: Store) -> None:
         conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
 
 
-def _too_new(db: Path, version: int) -> None:
+def _too_new(db: str | PathLike[str], version: int) -> None:
     raise StoreError(
         f"{db} was written by a newer seri (schema {version}, this one knows "
         f"{SCHEMA_VERSION}); upgrade seri"

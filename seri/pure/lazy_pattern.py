@@ -8,9 +8,13 @@ and used the same way.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterator
-from typing import Any
+# Not even `re` loads at import: `seri sessions` neutralises its table through a module
+# that holds a LazyPattern, and never needs it for ASCII text.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
+    from collections.abc import Callable, Iterator
+    from typing import Any
 
 
 class LazyPattern:
@@ -26,6 +30,8 @@ class LazyPattern:
     @property
     def compiled(self) -> re.Pattern[str]:
         if self._compiled is None:
+            import re
+
             self._compiled = re.compile(self.pattern, self.flags)
         return self._compiled
 

@@ -8,40 +8,57 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
 
 from seri.io.session_index import legacy_dir_seen, pending_legacy_names, remember_legacy_dir
-from seri.io.store import Store, open_store, profile_root
+from seri.io.store import Store, open_store, profile_dir
 
+# No pathlib or typing at import (see seri.io.store): `seri sessions` pays for both.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from seri.io.legacy_import import ImportReport
 
 LEGACY_DIR = "sessions"
 
 
-class Profile(NamedTuple):
-    root: Path
-    store: Store
-    # What this run's legacy import did; None when there was nothing to import.
-    legacy: ImportReport | None = None
+class Profile:
+    """The profile root, its open store, and what this run's legacy import did (None when
+    there was nothing to import)."""
+
+    __slots__ = ("home", "legacy", "store")
+
+    def __init__(
+        self, root: str | os.PathLike[str], store: Store, legacy: ImportReport | None = None
+    ) -> None:
+        self.home = os.fspath(root)
+        self.store = store
+        self.legacy = legacy
+
+    @property
+    def root(self) -> Path:
+        from pathlib import Path
+
+        return Path(self.home)
 
 
 def open_profile(*, readonly: bool = False) -> Profile:
     """Open the store; on first use (and whenever new files appear) import legacy sessions."""
-    root = profile_root()
+    root = profile_dir()
     store = open_store(root, readonly=readonly)
     if readonly or not _legacy_files_pending(store, root):
         return Profile(root, store)
+    from pathlib import Path
+
     from seri.io.legacy_import import import_legacy
 
-    return Profile(root, store, import_legacy(store, root))
+    return Profile(root, store, import_legacy(store, Path(root)))
 
 
-def _legacy_files_pending(store: Store, root: Path) -> bool:
+def _legacy_files_pending(store: Store, root: str) -> bool:
     """One stat when the directory has not changed since everything in it was imported;
     else one listing and one query. The importer loads only when there is work for it."""
-    directory = root / LEGACY_DIR
+    directory = os.path.join(root, LEGACY_DIR)
     try:
         info = os.stat(directory)
         stamp = f"{info.st_ino}:{info.st_mtime_ns}"
