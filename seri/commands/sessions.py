@@ -288,6 +288,7 @@ def _print_messages(out: Any, store: Any, session_id: str) -> None:
     from seri.io import conversations
     from seri.pure.shown_message import render_message
 
+    write = _chunk_writer(out)
     decode = json.JSONDecoder().raw_decode
     pending: list[str] = []
     for seq, body in conversations.iter_message_bodies(store, session_id):
@@ -299,9 +300,37 @@ def _print_messages(out: Any, store: Any, session_id: str) -> None:
             message = conversations.message_dict(session_id, seq, body)
         pending.append(render_message(seq, message))
         if len(pending) == 1000:
-            out.write(neutralise("".join(pending)))
+            write("".join(pending))
             pending.clear()
-    out.write(neutralise("".join(pending)))
+    write("".join(pending))
+
+
+def _chunk_writer(out: Any) -> Callable[[str], None]:
+    """Writes text for the terminal, neutralised. On a UTF-8 stream a chunk with nothing to
+    neutralise (nearly all) is checked on its UTF-8 bytes and written as them: one encoding
+    instead of a regex search and the stream's own encoding."""
+    import codecs
+
+    from seri.pure.terminal_text import inert_utf8
+
+    raw = getattr(out, "buffer", None)
+    encoding = getattr(out, "encoding", None) or ""
+    try:
+        utf8 = codecs.lookup(encoding).name == "utf-8"
+    except LookupError:
+        utf8 = False
+    if raw is None or not utf8:
+        return lambda text: out.write(neutralise(text))
+
+    def write(text: str) -> None:
+        data = inert_utf8(text)
+        if data is None:
+            out.write(neutralise(text))
+        else:
+            out.flush()  # what the text layer holds goes first
+            raw.write(data)
+
+    return write
 
 
 def _import_report(profile: Profile) -> int:

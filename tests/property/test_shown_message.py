@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from seri.io.codec import message_to_dict
 from seri.pure.records import Message, ToolCall
 from seri.pure.shown_message import SHOWN_WIDTH, indent, render_message
-from seri.pure.terminal_text import _TABLE, neutralise
+from seri.pure.terminal_text import _TABLE, inert_utf8, neutralise
 
 
 def _reference_render(seq: int, message: dict[str, Any]) -> str:
@@ -131,3 +131,31 @@ def test_nothing_neutralise_changes_is_printable() -> None:
     controls, C1, the bidirectional formatting, surrogates) is unprintable."""
     printable = "".join(ch for ch in map(chr, range(0x110000)) if ch.isprintable())
     assert printable.translate(_TABLE) == printable
+
+
+# Text as the show command writes it: mostly plain, with cut marks, curly quotes, no-break
+# spaces, and what must be neutralised (C0, DEL, C1, bidirectional controls, surrogates).
+UTF8_PIECES = st.sampled_from(
+    [
+        *("x", "\n", "\t", "…", "’", "\xa0", "é", "\u3000", "\x1b", "\x7f", "\x85", "\x9b"),
+        *("\u202a", "\u202e", "\u2066", "\u2069", "\u2028", "\ud800", "\udfff", "😀", "\x00"),
+    ]
+)
+
+
+@settings(max_examples=400)
+@given(
+    st.one_of(
+        st.lists(
+            st.one_of(UTF8_PIECES, st.text(st.characters(codec=None), max_size=4)), max_size=80
+        ),
+        # Many lead bytes in little text: the regex decides.
+        st.lists(st.sampled_from(["…", "’", "\x85", "a"]), min_size=60, max_size=200),
+    ).map("".join)
+)
+def test_inert_utf8_is_the_text_in_utf8_exactly_when_neutralise_leaves_it(text: str) -> None:
+    data = inert_utf8(text)
+    if neutralise(text) == text:
+        assert data == text.encode("utf-8")
+    else:
+        assert data is None
