@@ -291,14 +291,15 @@ def _print_messages(out: Any, store: Any, session_id: str) -> None:
     write = _chunk_writer(out)
     decode = json.JSONDecoder().raw_decode
     pending: list[str] = []
+    add = pending.append
     for seq, body in conversations.iter_message_bodies(store, session_id):
         try:
-            message, end = decode(body) if isinstance(body, str) else (None, -1)
-        except ValueError:
+            message, end = decode(body)
+        except (ValueError, TypeError):  # not JSON, or not text at all
             message, end = None, -1
-        if not isinstance(message, dict) or end != len(body):
+        if type(message) is not dict or end != len(body):
             message = conversations.message_dict(session_id, seq, body)
-        pending.append(render_message(seq, message))
+        add(render_message(seq, message))
         if len(pending) == 1000:
             write("".join(pending))
             pending.clear()

@@ -33,8 +33,10 @@ def render_message(seq: int, message: dict[str, Any]) -> str:
     calls = get("tool_calls")
     if calls:
         lines.extend(
-            indent(f"-> {call.get('name')}({call.get('arguments')})  [{call.get('id')}]")
-            for call in calls
+            [
+                indent(f"-> {call.get('name')}({call.get('arguments')})  [{call.get('id')}]")
+                for call in calls
+            ]
         )
     lines.append("")
     return "\n".join(lines)
