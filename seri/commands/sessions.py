@@ -117,8 +117,8 @@ def listing_options(words: Sequence[str]) -> dict[str, Any] | None:
         word = rest.pop(0)
         if word in _LISTING_FLAGS and not options[word]:
             options[word] = True
-        elif word == "--limit" and rest and options["--limit"] is None:
-            options["--limit"] = rest.pop(0)
+        elif word == "--limit" and rest and rest[0] != "--" and options["--limit"] is None:
+            options["--limit"] = rest.pop(0)  # docopt takes any next word but "--" as N
         elif word.startswith("--limit=") and options["--limit"] is None:
             options["--limit"] = word.removeprefix("--limit=")
         else:

@@ -45,7 +45,7 @@ def _docopt(words: list[str]) -> dict[str, object] | None:
         return None
 
 
-@settings(max_examples=500)
+@settings(max_examples=1000)
 @given(st.lists(WORDS, max_size=5))
 def test_a_listing_is_read_as_docopt_reads_it(words: list[str]) -> None:
     quick = sessions.listing_options(words)
