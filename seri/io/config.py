@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -80,6 +79,8 @@ def write_config(root: Path, config: Mapping[str, Any]) -> None:
 
 
 def _replace(root: Path, path: Path, config: Mapping[str, Any]) -> None:
+    import tempfile  # here: it loads shutil, bz2 and lzma, which reading config never needs
+
     fd, temp = tempfile.mkstemp(dir=root, prefix=".config.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

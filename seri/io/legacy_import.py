@@ -22,13 +22,13 @@ from seri.io.conversations import insert_messages
 from seri.io.store import Store
 from seri.pure.legacy import LegacyFileError, LegacySession, parse_legacy_file
 from seri.pure.session_titles import title_from_prompt
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 LEGACY_DIR = "sessions"
 
 
-@attrs.frozen(repr=False)
-class ImportReport(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class ImportReport(ValueRecord):
     imported: tuple[str, ...] = ()
     rejected: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()

@@ -45,7 +45,7 @@ from seri.pure.mcp_protocol import LEGACY, ServerInfo
 from seri.pure.mcp_results import McpCallOutcome
 from seri.pure.mcp_tools import McpTool
 from seri.pure.redaction import Redactor, secrets_from_environment
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 STARTING = "starting"
 READY = "ready"
@@ -58,8 +58,8 @@ DEFAULT_CALL_SECONDS = 120.0
 MAX_RESTARTS = 1
 
 
-@attrs.frozen(repr=False)
-class McpToolEntry(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class McpToolEntry(ValueRecord):
     """A tool as the model sees it (``name``) and where it lives."""
 
     name: str
@@ -67,8 +67,8 @@ class McpToolEntry(SharedRepr):
     tool: McpTool
 
 
-@attrs.frozen(repr=False)
-class McpServerStatus(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class McpServerStatus(ValueRecord):
     """One server for ``seri mcp list`` and start-up notices."""
 
     name: str
@@ -87,8 +87,8 @@ class McpServerStatus(SharedRepr):
     restarts: int = 0
 
 
-@attrs.frozen(repr=False)
-class McpEvent(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class McpEvent(ValueRecord):
     """Something about a server a person should hear of: ``ready`` (late), ``failed``,
     ``restarting``, ``restarted``, ``gone``, ``tools_changed``; with the tools it offers
     after it."""

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 import attrs
 
 from seri.pure.jsonrpc import ErrorResponse, Notification, RequestId, Response
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 TIMEOUT = "timeout"
 CANCELLED = "cancelled"
@@ -39,8 +39,8 @@ CANCEL_POLL_SECONDS = 0.05
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
 
-@attrs.frozen(repr=False)
-class Call(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Call(ValueRecord):
     """One request to send: its method and params, how long to wait for the answer, the
     caller's cancel flag, and extra HTTP headers (stateless era; stdio ignores them)."""
 
@@ -51,8 +51,8 @@ class Call(SharedRepr):
     headers: tuple[tuple[str, str], ...] = ()
 
 
-@attrs.frozen(repr=False)
-class Failure(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Failure(ValueRecord):
     """No response came. ``kind`` is one of the constants above; ``message`` is for people."""
 
     kind: str
@@ -82,7 +82,7 @@ class Transport(Protocol):
 
 
 @attrs.define(repr=False)
-class _Slot(SharedRepr):
+class _Slot(ValueRecord):
     event: threading.Event = attrs.field(factory=threading.Event)
     answer: Answer | None = None
 

@@ -14,13 +14,13 @@ import attrs
 from seri.io.prompt_files import MEMORY_CAP_BYTES, global_memory_file, project_memory_file
 from seri.io.store import Store
 from seri.pure.errors import SeriError
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 SCOPES = ("project", "global")
 
 
-@attrs.frozen(repr=False)
-class PendingMemory(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class PendingMemory(ValueRecord):
     n: int
     scope: str
     project: str

@@ -30,7 +30,7 @@ from seri.pure.genai_metrics import MetricKey, MetricSum, Observation, accumulat
 from seri.pure.otlp_model import Producer, Span
 from seri.pure.otlp_request import CONTENT_TYPES, metrics_body, refused, traces_body
 from seri.pure.redaction import Redactor
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 if TYPE_CHECKING:
     from seri.io.http_connection import Response
@@ -52,8 +52,8 @@ COOLDOWN_SECONDS = 30.0
 CLOSE_SECONDS = 2.0
 
 
-@attrs.frozen(repr=False)
-class Delivery(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Delivery(ValueRecord):
     """How one post went."""
 
     ok: bool

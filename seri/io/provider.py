@@ -23,7 +23,6 @@ inside the methods.
 from __future__ import annotations
 
 import json
-import random
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -87,7 +86,7 @@ class ProviderClient:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
-        jitter: Callable[[], float] = random.random,
+        jitter: Callable[[], float] | None = None,
         on_retry: RetryCallback | None = None,
         referer: str = "",
         title: str = "",
@@ -104,7 +103,7 @@ class ProviderClient:
         self._sleep = sleep
         self._clock = clock
         self._wall_clock = wall_clock
-        self._jitter = jitter
+        self._jitter = jitter if jitter is not None else _random_fraction
         self._on_retry = on_retry
         headers = [("Authorization", f"Bearer {api_key}")]
         if referer:
@@ -349,6 +348,14 @@ class ProviderClient:
                 return json_text.loads_lenient_numbers(response.read())
         except (TransportError, ValueError):
             return None
+
+
+def _random_fraction() -> float:
+    """A retry's jitter. random is imported when a retry draws one: it loads hashlib's
+    sha512 and more, which a start pays for otherwise."""
+    import random
+
+    return random.random()  # noqa: S311 (retry jitter, not a secret)
 
 
 def _load_answer_readers() -> None:

@@ -36,8 +36,8 @@ from typing import Any
 import attrs
 
 from seri.pure.records import Message
-from seri.pure.shared_repr import SharedRepr
 from seri.pure.timestamps import iso_utc
+from seri.pure.value_record import ValueRecord
 
 SCHEMA_VERSION = "ATIF-v1.8"
 AGENT_NAME = "seri"
@@ -49,8 +49,8 @@ _CALL_DETAILS = frozenset({"edit", "check", "checkpoint", "memory_staged"})
 _FOLDED = frozenset({"summary_call", "context_window", "turn_end", "run_usage"})
 
 
-@attrs.frozen(repr=False)
-class RecordedEvent(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class RecordedEvent(ValueRecord):
     """One stored event: its type, time and JSON body as the recorder wrote it."""
 
     type: str
@@ -58,23 +58,23 @@ class RecordedEvent(SharedRepr):
     body: str
 
 
-@attrs.frozen(repr=False)
-class StoredMessage(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class StoredMessage(ValueRecord):
     seq: int
     created: float
     message: Message
 
 
-@attrs.frozen(repr=False)
-class SessionMessages(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class SessionMessages(ValueRecord):
     """A subagent session's stored messages."""
 
     session_id: str
     messages: tuple[StoredMessage, ...]
 
 
-@attrs.frozen(repr=False)
-class RunRecording(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class RunRecording(ValueRecord):
     """One run: its header and events, the session's messages stored while it ran, and the
     messages of the subagent sessions it started."""
 
@@ -89,8 +89,8 @@ class RunRecording(SharedRepr):
     continued_by: str = ""
 
 
-@attrs.frozen(repr=False)
-class UnrecordedMessages(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class UnrecordedMessages(ValueRecord):
     """A session's messages from before its first recorded run (or of a session never
     recorded): an imported session, or one written with recording off."""
 
@@ -198,7 +198,7 @@ def _usage_metrics(usage: Any) -> tuple[dict[str, Any] | None, dict[str, Any]]:
 
 
 @attrs.define(repr=False)
-class _Totals(SharedRepr):
+class _Totals(ValueRecord):
     prompt: int = 0
     completion: int = 0
     cached: int = 0
@@ -234,7 +234,7 @@ class _Totals(SharedRepr):
 
 
 @attrs.define(repr=False)
-class _Step(SharedRepr):
+class _Step(ValueRecord):
     source: str
     timestamp: str | None
     message: str = ""
@@ -700,8 +700,8 @@ class _Builder:
         return "; ".join(said) + "." if said else None
 
 
-@attrs.frozen(repr=False)
-class _Context(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class _Context(ValueRecord):
     """What every document of one export shares: who ran, as what."""
 
     session_id: str

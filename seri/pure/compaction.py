@@ -44,9 +44,9 @@ from seri.pure.recap import Recap, merge_paths, merge_recap, render_recap
 from seri.pure.recap_answer import parse_recap_answer
 from seri.pure.recap_paths import TouchedPaths, paths_touched
 from seri.pure.records import Message
-from seri.pure.shared_repr import SharedRepr
 from seri.pure.shrink import Payload, elided_payload, plan_shrink, saving, with_elided
 from seri.pure.tokens import estimate_tokens, messages_chars
+from seri.pure.value_record import ValueRecord
 from seri.pure.window import UNMEASURED_SCALE, Window
 
 # A scale learned during a fold cuts the kept tail again when it grew by more than this much
@@ -327,8 +327,8 @@ def _summarizer_failed(detail: str) -> NotCompacted:
 # --- a plan, for `seri compact --dry-run` ----------------------------------------------------
 
 
-@attrs.frozen(repr=False)
-class CompactionPlan(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class CompactionPlan(ValueRecord):
     """What a compaction would do, without calling the model or changing anything.
 
     ``chunks`` are the fold's requests as planned now: the first is exact; each later one

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 
 import attrs
 
-from seri.pure.shared_repr import SharedRepr
 from seri.pure.usage_errors import option_specs, usage_forms
+from seri.pure.value_record import ValueRecord
 
 SHELLS = ("bash", "zsh", "fish")
 ID_OPTIONS = ("--resume", "--session")
@@ -20,8 +20,8 @@ IDS_COMMAND = "seri completion session-ids 2>/dev/null"
 _HELP = frozenset({"-h", "--help"})
 
 
-@attrs.frozen(repr=False)
-class CommandWords(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class CommandWords(ValueRecord):
     """What one subcommand takes: its plain words, its flags, its options with a value."""
 
     words: tuple[str, ...]

@@ -14,12 +14,12 @@ from typing import Literal
 
 import attrs
 
-from seri.pure.shared_repr import SharedRepr
 from seri.pure.usage_totals import UsageTotals
+from seri.pure.value_record import ValueRecord
 
 
-@attrs.frozen(repr=False)
-class BudgetStop(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class BudgetStop(ValueRecord):
     """Why no call may start: ``budget`` (spent) or ``error`` (no cost reported)."""
 
     status: Literal["budget", "error"]

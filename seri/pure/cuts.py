@@ -31,8 +31,8 @@ from collections.abc import Iterable, Sequence
 import attrs
 
 from seri.pure.records import Message, Role
-from seri.pure.shared_repr import SharedRepr
 from seri.pure.tokens import estimate_tokens, message_chars
+from seri.pure.value_record import ValueRecord
 
 DEFAULT_KEEP_TOKENS = 20_000
 MIN_EVICTED = 4
@@ -42,8 +42,8 @@ MIN_EVICTED = 4
 _GROUP_STARTS: frozenset[str] = frozenset({"user", "assistant"})
 
 
-@attrs.frozen(repr=False)
-class Cut(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Cut(ValueRecord):
     """A safe cut: messages ``[0, index_of_first_kept)`` go, the rest stay.
 
     ``evicted_count`` equals ``index_of_first_kept``; it is spelled out because that is the

@@ -27,8 +27,8 @@ import attrs
 
 from seri.pure.records import Usage
 from seri.pure.settings import Settings
-from seri.pure.shared_repr import SharedRepr
 from seri.pure.usage_totals import UsageTotals
+from seri.pure.value_record import ValueRecord
 
 
 class _Absent(enum.Enum):
@@ -74,8 +74,8 @@ def usage_record(usage: Usage | None) -> dict[str, Any]:
     }
 
 
-@attrs.frozen(repr=False)
-class Event(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Event(ValueRecord):
     """A trajectory record. Subclasses set ``type`` and declare their fields with ``field``."""
 
     type: ClassVar[str]
@@ -130,7 +130,7 @@ def _plain(value: object) -> object:
 # --- the run -----------------------------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True, repr=False)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class Header(Event):
     """How a run (one invocation of seri on a session) was set up: the first line of its
     recording. A chat's header names its project, budget and sandbox; a `seri compact`'s
@@ -192,7 +192,7 @@ class Header(Event):
         )
 
 
-@attrs.frozen(kw_only=True, repr=False)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ContextWindow(Event):
     """The window used, when config.json sets none."""
 
@@ -202,7 +202,7 @@ class ContextWindow(Event):
     from_: str = field("`server` (asked of it) or `default`", export_name="from")
 
 
-@attrs.frozen(kw_only=True, repr=False)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ModelSwitch(Event):
     """`/model NAME`: the rest of the run talks to another model."""
 
@@ -211,7 +211,7 @@ class ModelSwitch(Event):
     model: str = field("the model switched to")
 
 
-@attrs.frozen(kw_only=True, repr=False)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class RunUsage(Event):
     """At the end of a run: what its model calls used, and how much came from the cache."""
 
@@ -246,7 +246,7 @@ class RunUsage(Event):
 # --- model calls -------------------------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True, repr=False)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ModelCall(Event):
     """One model call of a turn (also one that failed after part of its answer arrived:
     `finish_reason` `incomplete`, without `model` and `generation_id`)."""
@@ -265,7 +265,7 @@ class ModelCall(Event):
     refusal: str | Absent = field("the model's words when it declined", optional=True)
 
 
-@attrs.frozen(kw_only=True, repr=False)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class SummaryCall(Event):
     """One call of the compaction summarizer."""
 
@@ -275,7 +275,7 @@ class SummaryCall(Event):
     finish_reason: str = field("why the answer ended")
 
 
-@attrs.frozen(kw_only=True, repr=False)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class Retry(Event):
     """A failed request about to be sent again."""
 
@@ -287,7 +287,7 @@ class Retry(Event):
     reason: str = field("what went wrong")
 
 
-@attrs.frozen(kw_only=True, repr=False)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class Overflow(Event):
     """The provider refused a request as too long."""
 
@@ -300,7 +300,7 @@ class Overflow(Event):
     context_window: int = field("the window, as learned from the refusal")
 
 
-@attrs.frozen(kw_only=True, repr=False)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class OutputBudgetLowered(Event):
     """The input fit and only the answer budget did not (or a 402 named what the credit left
     can pay for): the budget was lowered instead of compacting, and the call sent again."""
@@ -315,7 +315,7 @@ class OutputBudgetLowered(Event):
 # --- tool calls --------------------------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True, repr=False)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ToolCall(Event):
     """A tool call the model asked for."""
 
@@ -326,7 +326,7 @@ class ToolCall(Event):
     arguments: str = field("the arguments text as the model sent it")
 
 
-@attrs.frozen(kw_only=True, repr=False)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ToolResult(Event):
     """What a tool call gave the model (a call refused before it ran: `id`, `ok`, `error`)."""
 
@@ -343,7 +343,7 @@ class ToolResult(Event):
     error: str | Absent = field("why it was refused before running", optional=True)
 
 
-@attrs.frozen(kw_only=True, repr=False)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class Denial(Event):
     """A tool call that was not allowed to run."""
 
@@ -359,7 +359,7 @@ class Denial(Event):
     by: str | Absent = field("`policy` or `user`", optional=True)
 
 
-@attrs.frozen(kw_only=True, repr=False)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class SessionRule(Event):
     """A person answered "always": allow rules stored with the session (its later runs
     allow them too)."""
@@ -370,7 +370,7 @@ class SessionRule(Event):
     rules: tuple[str, ...] = field("the allow rules added")
 
 
-@attrs.frozen(kw_only=True, repr=False)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class Checkpoint(Event):
     """A file's content kept before a write (what /rewind puts back)."""
 
@@ -383,7 +383,7 @@ class Checkpoint(Event):
     sha256: str | None = field("its hash (null for a new file)")
 
 
-@attrs.frozen(kw_only=True, repr=False)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class Edit(Event):
     """What a write did to a file: the tool and its outcome's details."""
 
@@ -400,7 +400,7 @@ class Edit(Event):
     )
 
 
-@attrs.frozen(kw_only=True, repr=False)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class Check(Event):
     """The project's check command, run after a successful write."""
 
@@ -413,7 +413,7 @@ class Check(Event):
     output: str = field("what it printed")
 
 
-@attrs.frozen(kw_only=True, repr=False)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class MemoryStaged(Event):
     """The model asked to remember something (nothing is written until approved)."""
 
@@ -424,7 +424,7 @@ class MemoryStaged(Event):
     bytes: int = field("its size")
 
 
-@attrs.frozen(kw_only=True, repr=False)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class SubagentStart(Event):
     """The `task` tool started a subagent."""
 
@@ -434,7 +434,7 @@ class SubagentStart(Event):
     description: str = field("the task's few words")
 
 
-@attrs.frozen(kw_only=True, repr=False)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class SubagentEnd(Event):
     """A subagent ended."""
 
@@ -445,7 +445,7 @@ class SubagentEnd(Event):
     turns: int | Absent = field("the turns it took", optional=True)
 
 
-@attrs.frozen(kw_only=True, repr=False)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class McpServer(Event):
     """An MCP server of the chat: up with its tools, not started, stopped and started again,
     gone, or offering other tools. What a person was told on stderr is `detail`."""
@@ -466,7 +466,7 @@ class McpServer(Event):
 # --- the history -------------------------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True, repr=False)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class Compaction(Event):
     """Older messages were replaced by a recap."""
 
@@ -482,7 +482,7 @@ class Compaction(Event):
     token_scale: float = field("provider tokens per ceil(chars/4)")
 
 
-@attrs.frozen(kw_only=True, repr=False)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class Shrink(Event):
     """Oversized tool payloads were replaced by `{"elided": true, "originalBytes": N,
     "fullText": FILE}`."""
@@ -496,7 +496,7 @@ class Shrink(Event):
     estimate_after: int = field("tokens after")
 
 
-@attrs.frozen(kw_only=True, repr=False)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class Rule(Event):
     """A glob rule fired: its text was added for the model."""
 
@@ -506,7 +506,7 @@ class Rule(Event):
     paths: tuple[str, ...] = field("the paths touched that matched")
 
 
-@attrs.frozen(kw_only=True, repr=False)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class TurnEnd(Event):
     """A task ended."""
 

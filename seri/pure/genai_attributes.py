@@ -17,8 +17,8 @@ import attrs
 
 from seri.pure.otlp_model import Attributes, AttrValue
 from seri.pure.redaction import Redactor, elide_large
-from seri.pure.shared_repr import SharedRepr
 from seri.pure.usage_totals import UsageTotals
+from seri.pure.value_record import ValueRecord
 
 AGENT_NAME = "seri"
 # Strings over this many UTF-8 bytes are elided from exported content, as from recordings.
@@ -78,8 +78,8 @@ def scalar(value: Any) -> AttrValue | None:
     return None
 
 
-@attrs.frozen(repr=False)
-class Content(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Content(ValueRecord):
     """The opt-in: content reaches an export only through here, redacted and elided."""
 
     captured: bool = False
@@ -111,8 +111,8 @@ def diagnostic(redactor: Redactor, value: Any) -> str:
 # -- the server ------------------------------------------------------------------------------
 
 
-@attrs.frozen(repr=False)
-class Server(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Server(ValueRecord):
     address: str = ""
     port: int = 0
     provider: str = DEFAULT_PROVIDER

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 import attrs
 
 from seri.pure.otlp_model import Attributes, Histogram, HistogramPoint
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 TOKEN_USAGE = "gen_ai.client.token.usage"  # noqa: S105 (a metric, not a secret)
 OPERATION_DURATION = "gen_ai.client.operation.duration"
@@ -38,8 +38,8 @@ _DURATION_BOUNDS = (
 )
 
 
-@attrs.frozen(repr=False)
-class MetricSpec(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class MetricSpec(ValueRecord):
     unit: str
     description: str
     bounds: tuple[float, ...]
@@ -51,8 +51,8 @@ METRICS = {
 }
 
 
-@attrs.frozen(repr=False)
-class Observation(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Observation(ValueRecord):
     """One measured value: a call's input tokens, its output tokens, or its duration."""
 
     metric: str
@@ -62,8 +62,8 @@ class Observation(SharedRepr):
     trace_id: bytes = b""
 
 
-@attrs.frozen(repr=False)
-class MetricSum(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class MetricSum(ValueRecord):
     count: int
     total: float
     minimum: float

@@ -61,8 +61,8 @@ from seri.pure.otlp_model import (
 )
 from seri.pure.redaction import Redactor
 from seri.pure.run_tags import tag_attributes, tags_from_header
-from seri.pure.shared_repr import SharedRepr
 from seri.pure.usage_totals import UsageTotals
+from seri.pure.value_record import ValueRecord
 
 AgentRole = Literal["pending", "task", "standalone", "subagent"]
 
@@ -92,8 +92,8 @@ _ASKED_FOR = frozenset({"manual", "shell"})
 _TASK_FAILED = frozenset({"error", "interrupted"})
 
 
-@attrs.frozen(repr=False)
-class TrajectoryRecord(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class TrajectoryRecord(ValueRecord):
     """One line of ``seri trajectory export``: its type, session, run, time (epoch seconds),
     its own fields, and its position in its run (the header is 0)."""
 
@@ -105,8 +105,8 @@ class TrajectoryRecord(SharedRepr):
     ordinal: int
 
 
-@attrs.frozen(repr=False)
-class RunContext(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class RunContext(ValueRecord):
     """What a run's header says, as far as its spans need it."""
 
     session: str
@@ -121,8 +121,8 @@ class RunContext(SharedRepr):
     tags: Attributes = ()
 
 
-@attrs.frozen(repr=False)
-class AgentScope(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class AgentScope(ValueRecord):
     role: AgentRole
     trace_id: bytes
     span_id: bytes
@@ -144,8 +144,8 @@ class AgentScope(SharedRepr):
     chats: int = 0
 
 
-@attrs.frozen(repr=False)
-class ToolScope(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class ToolScope(ValueRecord):
     trace_id: bytes
     span_id: bytes
     parent_id: bytes
@@ -162,8 +162,8 @@ class ToolScope(SharedRepr):
 Scope = AgentScope | ToolScope
 
 
-@attrs.frozen(repr=False)
-class TraceState(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class TraceState(ValueRecord):
     content: Content = attrs.Factory(Content)
     run: RunContext | None = None
     stack: tuple[Scope, ...] = ()
@@ -172,8 +172,8 @@ class TraceState(SharedRepr):
     during_call: tuple[SpanEvent, ...] = ()
 
 
-@attrs.frozen(repr=False)
-class TraceOutput(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class TraceOutput(ValueRecord):
     spans: tuple[Span, ...] = ()
     observations: tuple[Observation, ...] = ()
 
@@ -867,8 +867,8 @@ def _run_context(header: TrajectoryRecord, redactor: Redactor) -> RunContext:
     )
 
 
-@attrs.frozen(repr=False)
-class FinishedTrace(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class FinishedTrace(ValueRecord):
     """One task's trace, complete: its spans (the root last) and its metric observations."""
 
     spans: tuple[Span, ...]

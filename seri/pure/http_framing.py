@@ -21,7 +21,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 MAX_HEAD_BYTES = 64 * 1024
 # A chunk-size line with its extensions; the size itself is at most 16 hex digits (2**64).
@@ -34,8 +34,8 @@ _TOKEN_CHARS = frozenset(
 _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 
 
-@attrs.frozen(repr=False)
-class ResponseHead(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class ResponseHead(ValueRecord):
     """A status line and its headers, names as the server wrote them, in order."""
 
     version: str
@@ -61,15 +61,15 @@ class ResponseHead(SharedRepr):
         return joined
 
 
-@attrs.frozen(repr=False)
-class FramingError(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class FramingError(ValueRecord):
     """Why the bytes are not an HTTP/1.1 response (a sentence fragment, no bytes quoted)."""
 
     message: str
 
 
-@attrs.frozen(repr=False)
-class Progress(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Progress(ValueRecord):
     """What one ``feed`` (or ``finish``) found: the head when it completed, the body bytes
     that arrived, whether the response is whole, or why it cannot be read."""
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -25,16 +25,16 @@ INTERNAL_ERROR = -32603
 RequestId = int | str
 
 
-@attrs.frozen(repr=False)
-class Response(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Response(ValueRecord):
     """A result for request ``id``."""
 
     id: RequestId
     result: Mapping[str, Any]
 
 
-@attrs.frozen(repr=False)
-class ErrorResponse(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class ErrorResponse(ValueRecord):
     """An error for request ``id`` (``None`` when the peer could not read the request)."""
 
     id: RequestId | None
@@ -43,14 +43,14 @@ class ErrorResponse(SharedRepr):
     data: Any = None
 
 
-@attrs.frozen(repr=False)
-class Notification(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Notification(ValueRecord):
     method: str
     params: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(repr=False)
-class ServerRequest(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class ServerRequest(ValueRecord):
     """The peer asks something of us (``ping``, ``roots/list``, ``elicitation/create``)."""
 
     id: RequestId
@@ -58,8 +58,8 @@ class ServerRequest(SharedRepr):
     params: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(repr=False)
-class Unreadable(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Unreadable(ValueRecord):
     """Something arrived that is not a JSON-RPC message; ``sample`` is its start, for errors."""
 
     reason: str

@@ -13,13 +13,13 @@ from typing import Literal
 
 import attrs
 
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 Verdict = Literal["mine", "free", "stale", "held"]
 
 
-@attrs.frozen(repr=False)
-class Holder(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Holder(ValueRecord):
     """A process that holds (or asks for) a lease."""
 
     pid: int
@@ -33,8 +33,8 @@ class Holder(SharedRepr):
         return (self.pid, self.host, self.started) == (other.pid, other.host, other.started)
 
 
-@attrs.frozen(repr=False)
-class Observation(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Observation(ValueRecord):
     """What this host can see of the holder's pid right now."""
 
     exists: bool

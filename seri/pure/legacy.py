@@ -39,7 +39,7 @@ import attrs
 
 from seri.pure.lone_surrogates import replace_lone_surrogates
 from seri.pure.records import Message, MessageKind, ToolCall
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 LOST_RESULT = "result lost before import"
 DENIED_RESULT = "denied: the older release did not run this tool call"
@@ -51,8 +51,8 @@ RECAP_PREFIX = "[Compacted history"
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-@attrs.frozen(repr=False)
-class LegacyHeader(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class LegacyHeader(ValueRecord):
     id: str
     cwd: str
     system_prompt: str
@@ -60,8 +60,8 @@ class LegacyHeader(SharedRepr):
     permission_mode: str
 
 
-@attrs.frozen(repr=False)
-class LegacySession(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class LegacySession(ValueRecord):
     header: LegacyHeader
     messages: tuple[Message, ...]
     warnings: tuple[str, ...]

@@ -30,7 +30,7 @@ from typing import Any
 
 import attrs
 
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 STDIO = "stdio"
 HTTP = "http"
@@ -45,8 +45,8 @@ _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 
 
-@attrs.frozen(repr=False)
-class McpServerConfig(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class McpServerConfig(ValueRecord):
     """One server seri may start or connect to, with every variable already expanded.
 
     ``source`` is the file the entry came from, shown to people (``seri mcp list``, errors);
@@ -73,8 +73,8 @@ class McpServerConfig(SharedRepr):
         return json.dumps([HTTP, self.url], ensure_ascii=False)
 
 
-@attrs.frozen(repr=False)
-class McpConfigProblem(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class McpConfigProblem(ValueRecord):
     """An entry that cannot be used, and why, in words that say what to change."""
 
     name: str
@@ -91,8 +91,8 @@ class McpConfigProblem(SharedRepr):
         return f"MCP server {self.name!r}{where}: {self.message}"
 
 
-@attrs.frozen(repr=False)
-class McpServerSet(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class McpServerSet(ValueRecord):
     """The servers one file (or several, combined) declares."""
 
     servers: tuple[McpServerConfig, ...] = ()

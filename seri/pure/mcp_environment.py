@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 import attrs
 
 from seri.pure.redaction import Redactor
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 # Name parts (split at _ - .) that mark a credential. A part ending in one counts too
 # (PGPASSWORD, APIKEY); AUTHOR (GIT_AUTHOR_NAME) is a name, not a credential.
@@ -48,8 +48,8 @@ _NAME_PARTS = re.compile(r"[_\-.]+")
 _URL_WITH_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]+:[^/\s@]+@")
 
 
-@attrs.frozen(repr=False)
-class ServerEnvironment(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class ServerEnvironment(ValueRecord):
     """The variables to start the server with, and the names held back (for diagnostics)."""
 
     variables: tuple[tuple[str, str], ...]

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 import attrs
 
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 PREFIX = "mcp__"
 SEPARATOR = "__"
@@ -25,8 +25,8 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 VALID_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
-@attrs.frozen(repr=False)
-class ExposedName(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class ExposedName(ValueRecord):
     """The name the model calls, and the server and tool it stands for."""
 
     exposed: str

@@ -23,7 +23,7 @@ import attrs
 from seri.pure.json_text import dump_json
 from seri.pure.mcp_protocol import result_type
 from seri.pure.result_cap import cap_result
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 OK = "ok"
 TOOL_ERROR = "tool_error"
@@ -36,8 +36,8 @@ UNAVAILABLE = "unavailable"
 PROTOCOL = "protocol"
 
 
-@attrs.frozen(repr=False)
-class McpCallOutcome(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class McpCallOutcome(ValueRecord):
     """One call's result: ``text`` for the model, ``is_error`` for the tool message, ``kind``
     for the record; the counts say what the placeholders stand for."""
 
@@ -111,7 +111,7 @@ def timeout_text(server: str, tool: str, seconds: float) -> str:
 
 
 @attrs.define(repr=False)
-class _Counts(SharedRepr):
+class _Counts(ValueRecord):
     images: int = 0
     audio: int = 0
     resources: int = 0

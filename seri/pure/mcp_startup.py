@@ -13,15 +13,15 @@ from collections.abc import Mapping
 import attrs
 
 from seri.pure.mcp_config import McpServerConfig, McpServerSet, combine
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 APPROVE_COMMAND = "seri mcp approve"
 # A project's servers, in Claude Code's file and shape.
 PROJECT_FILE = ".mcp.json"
 
 
-@attrs.frozen(repr=False)
-class StartPlan(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class StartPlan(ValueRecord):
     """The servers to start, the project servers waiting for approval (changed ones too), and
     each configuration problem as the sentence to show."""
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import attrs
 
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 # An attribute value as OTLP allows it: a primitive, or a homogeneous array of primitives.
 Scalar = str | bool | int | float
@@ -34,15 +34,15 @@ def nanos(seconds: float) -> int:
     return round(seconds * 1000) * 1_000_000
 
 
-@attrs.frozen(repr=False)
-class SpanEvent(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class SpanEvent(ValueRecord):
     name: str
     time_ns: int
     attributes: Attributes = ()
 
 
-@attrs.frozen(repr=False)
-class Span(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Span(ValueRecord):
     trace_id: bytes
     span_id: bytes
     parent_span_id: bytes  # b"" for a trace's root
@@ -59,8 +59,8 @@ class Span(SharedRepr):
         return next((value for name, value in self.attributes if name == key), None)
 
 
-@attrs.frozen(repr=False)
-class HistogramPoint(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class HistogramPoint(ValueRecord):
     attributes: Attributes
     start_ns: int
     time_ns: int
@@ -72,16 +72,16 @@ class HistogramPoint(SharedRepr):
     maximum: float
 
 
-@attrs.frozen(repr=False)
-class Histogram(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Histogram(ValueRecord):
     name: str
     unit: str
     description: str
     points: tuple[HistogramPoint, ...]
 
 
-@attrs.frozen(repr=False)
-class Producer(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Producer(ValueRecord):
     """Who sends: the resource (service.name and the rest) and the instrumentation scope."""
 
     resource: Attributes

@@ -22,7 +22,7 @@ import attrs
 
 from seri.pure.errors import SeriError
 from seri.pure.otlp_model import Attributes, AttrValue
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 Protocol = Literal["http/protobuf", "http/json"]
 Signal = Literal["traces", "metrics"]
@@ -41,8 +41,8 @@ class OtlpConfigError(SeriError):
     """The export settings cannot be used as they are."""
 
 
-@attrs.frozen(repr=False)
-class Target(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Target(ValueRecord):
     """Where one signal goes."""
 
     url: str
@@ -60,8 +60,8 @@ class Target(SharedRepr):
         return shown_url(self.url)
 
 
-@attrs.frozen(repr=False)
-class OtlpSettings(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class OtlpSettings(ValueRecord):
     traces: Target | None
     metrics: Target | None
     resource: Attributes

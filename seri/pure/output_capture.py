@@ -23,7 +23,7 @@ import re
 
 import attrs
 
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 HEAD_BYTES = 25_000
 TAIL_BYTES = 25_000
@@ -83,8 +83,8 @@ class OutputCapture:
         return not (self.dropped or self.lines > HEAD_LINES + TAIL_LINES)
 
 
-@attrs.frozen(repr=False)
-class CappedOutput(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class CappedOutput(ValueRecord):
     """The output as shown: ``text`` (with the marker where the middle was left out)."""
 
     text: str

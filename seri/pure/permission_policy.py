@@ -16,8 +16,8 @@ import attrs
 from seri.pure.glob_match import GlobError, compile_glob, glob_matches
 from seri.pure.mcp_names import PREFIX as MCP_PREFIX
 from seri.pure.mcp_names import SEPARATOR as MCP_SEPARATOR
-from seri.pure.shared_repr import SharedRepr
 from seri.pure.tool_specs import RULE_TOOL_NAMES, SPECS, spec_of
+from seri.pure.value_record import ValueRecord
 
 Action = Literal["allow", "ask", "deny"]
 
@@ -39,8 +39,8 @@ class PolicyError(ValueError):
     """A permission rule or the permissions object is malformed."""
 
 
-@attrs.frozen(repr=False)
-class Rule(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Rule(ValueRecord):
     """One permission rule: a tool (or ``*``) and an optional glob pattern."""
 
     text: str
@@ -48,8 +48,8 @@ class Rule(SharedRepr):
     pattern: str | None = None
 
 
-@attrs.frozen(repr=False)
-class Policy(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Policy(ValueRecord):
     """The parsed permission rules, and the absolute paths never written.
 
     ``protected`` holds absolute paths (the profile directory, the home rc
@@ -68,8 +68,8 @@ class Policy(SharedRepr):
     project: str = ""
 
 
-@attrs.frozen(repr=False)
-class Decision(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Decision(ValueRecord):
     """The verdict on one call, with the rule that settled it and why.
 
     ``rule`` is the rule's text as written, ``PROTECTED_RULE`` for a protected

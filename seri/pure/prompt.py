@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 BASE_PROMPT = """\
 You are seri, a coding agent working in the user's project directory: {project}.
@@ -31,16 +31,16 @@ and you work until the task is done, then answer briefly with what you did.
 """
 
 
-@attrs.frozen(repr=False)
-class PromptSource(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class PromptSource(ValueRecord):
     """One file that went into the prompt: a label (e.g. 'AGENTS.md (project)') and its text."""
 
     label: str
     text: str
 
 
-@attrs.frozen(repr=False)
-class FrozenPrompt(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class FrozenPrompt(ValueRecord):
     text: str
     hashes: tuple[tuple[str, str], ...]
 

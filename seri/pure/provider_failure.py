@@ -12,7 +12,7 @@ from typing import Literal
 
 import attrs
 
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 FailureKind = Literal[
     "bad_request",  # 400, 422 and other 4xx the request itself caused
@@ -33,8 +33,8 @@ FailureKind = Literal[
 ]
 
 
-@attrs.frozen(repr=False)
-class OverflowNumbers(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class OverflowNumbers(ValueRecord):
     """Token counts an overflow message states, where it states them.
 
     They tell "the prompt is too long" (compact) apart from "the output budget is too big"
@@ -56,8 +56,8 @@ class OverflowNumbers(SharedRepr):
         )
 
 
-@attrs.frozen(repr=False)
-class ProviderFailure(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class ProviderFailure(ValueRecord):
     """One failed model call, classified.
 
     ``message`` is the line a person reads; it never contains the API key. ``detail`` keeps a

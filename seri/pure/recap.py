@@ -18,7 +18,7 @@ import attrs
 from seri.pure.recap_answer import RecapFields, parse_recap_answer
 from seri.pure.recap_paths import PATHS_SHOWN, TouchedPaths, merge_paths, paths_touched, shown_paths
 from seri.pure.records import Message, ToolCall, system, user
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 __all__ = [
     "RECAP_HEADER",
@@ -40,8 +40,8 @@ __all__ = [
 ]
 
 
-@attrs.frozen(repr=False)
-class Recap(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Recap(ValueRecord):
     """What the evicted part of a session established, kept across compactions."""
 
     goal: str = ""
@@ -310,8 +310,8 @@ RECAP_HEADER = (
 PINS_HEADING = "## Pinned notes (kept verbatim)"
 
 
-@attrs.frozen(repr=False)
-class _Detail(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class _Detail(ValueRecord):
     """How much of a recap a rendering shows: paths and items per list, characters of goal."""
 
     paths: int

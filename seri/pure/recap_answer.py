@@ -24,7 +24,7 @@ from typing import Any
 import attrs
 
 from seri.pure.lazy_pattern import LazyPattern
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 # Spellings of each field, after _key() has folded case and dropped everything but letters and
 # digits. "notes" is the answer's own bucket for extra text; the path headings are there because
@@ -61,8 +61,8 @@ _FENCE = LazyPattern(r"^\s*(```|~~~)[\w+-]*\s*$")
 _WORDY = LazyPattern(r"\w")
 
 
-@attrs.frozen(repr=False)
-class RecapFields(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class RecapFields(ValueRecord):
     """What one summarizer answer says. None means the answer did not mention the field."""
 
     goal: str | None = None

@@ -11,7 +11,7 @@ from typing import Literal
 
 import attrs
 
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -23,8 +23,8 @@ Role = Literal["system", "user", "assistant", "tool"]
 MessageKind = Literal["", "recap", "rule", "synthetic", "partial"]
 
 
-@attrs.frozen(repr=False)
-class ToolCall(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class ToolCall(ValueRecord):
     """One function call the model asked for. ``arguments`` is the raw JSON text."""
 
     id: str
@@ -32,8 +32,8 @@ class ToolCall(SharedRepr):
     arguments: str
 
 
-@attrs.frozen(repr=False)
-class Message(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Message(ValueRecord):
     """One chat message in OpenAI chat-completions shape, minus the wire details.
 
     ``reasoning_details`` holds the provider's reasoning blocks as raw JSON text,
@@ -52,8 +52,8 @@ class Message(SharedRepr):
     kind: MessageKind = ""
 
 
-@attrs.frozen(repr=False)
-class Usage(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Usage(ValueRecord):
     """Tokens (and cost, where reported) of one model call."""
 
     input_tokens: int = 0
@@ -69,8 +69,8 @@ class Usage(SharedRepr):
     upstream_cost: float | None = None
 
 
-@attrs.frozen(repr=False)
-class Session(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Session(ValueRecord):
     """A conversation's metadata, as listed by ``seri sessions``.
 
     Times are seconds since the epoch; the caller reads the clock, not this record.

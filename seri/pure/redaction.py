@@ -21,7 +21,7 @@ from typing import Any
 
 import attrs
 
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 REDACTED = "[REDACTED]"
 # Values shorter than this are too likely to be ordinary words to replace everywhere.
@@ -123,8 +123,8 @@ def child_environment(env: Mapping[str, str], drop: tuple[str, ...] = ()) -> dic
     }
 
 
-@attrs.frozen(repr=False)
-class Redactor(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Redactor(ValueRecord):
     secrets: tuple[str, ...] = ()
 
     @classmethod

@@ -13,13 +13,13 @@ from collections.abc import Iterable
 
 import attrs
 
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 SECONDS_PER_DAY = 86_400.0
 
 
-@attrs.frozen(repr=False)
-class RecordedSession(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class RecordedSession(ValueRecord):
     """A session's recordings in seri.db, summarised."""
 
     session_id: str
@@ -28,8 +28,8 @@ class RecordedSession(SharedRepr):
     events: int
 
 
-@attrs.frozen(repr=False)
-class LegacyRecording(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class LegacyRecording(ValueRecord):
     """A trajectory file from the older release; ``session_id`` is its name without ``.jsonl``."""
 
     path: str
@@ -38,8 +38,8 @@ class LegacyRecording(SharedRepr):
     events: int
 
 
-@attrs.frozen(repr=False)
-class PrunePlan(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class PrunePlan(ValueRecord):
     """What goes: sessions (their runs and events) and files, oldest first."""
 
     sessions: tuple[RecordedSession, ...] = ()

@@ -17,7 +17,7 @@ import attrs
 
 from seri.pure.glob_match import GlobError, glob_matches
 from seri.pure.records import Message
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 RULE_MESSAGE_PREFIX = "[rule "
 # The key, in a session's stored recap object, of the rules whose messages compaction evicted.
@@ -32,8 +32,8 @@ def _glob_matches(pattern: str, path: str) -> bool:
         return False
 
 
-@attrs.frozen(repr=False)
-class GlobRule(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class GlobRule(ValueRecord):
     name: str
     globs: tuple[str, ...]
     text: str
@@ -46,8 +46,8 @@ class GlobRule(SharedRepr):
         return f"{RULE_MESSAGE_PREFIX}{self.name}] {lead}\n\n{self.text}"
 
 
-@attrs.frozen(repr=False)
-class RuleFile(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class RuleFile(ValueRecord):
     name: str
     text: str
     globs: tuple[str, ...] = ()

@@ -14,14 +14,14 @@ from collections.abc import Iterable
 
 import attrs
 
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 # The child's temporary directory inside a bubblewrap sandbox (a private one is bound there).
 SANDBOX_TMP = "/tmp"
 
 
-@attrs.frozen(repr=False)
-class SandboxPlan(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class SandboxPlan(ValueRecord):
     project: str
     private_tmp: str
     # Existing absolute paths inside the project that must stay read-only.

@@ -15,7 +15,7 @@ import attrs
 
 from seri.pure.config_keys import describe, unknown_keys
 from seri.pure.errors import SeriError
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_MODEL = "anthropic/claude-sonnet-4.5"
@@ -39,8 +39,8 @@ class ConfigError(SeriError):
     """config.json or an environment variable holds a value seri cannot use."""
 
 
-@attrs.frozen(repr=False)
-class Settings(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Settings(ValueRecord):
     model: str = DEFAULT_MODEL
     base_url: str = DEFAULT_BASE_URL
     context_window: int | None = None

@@ -13,7 +13,7 @@ import re
 
 import attrs
 
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 MAX_DEPTH = 8
 _FD_PREFIX = re.compile(r"[0-9]+")
@@ -24,7 +24,7 @@ class UnparseableError(Exception):
 
 
 @attrs.define(repr=False)
-class Word(SharedRepr):
+class Word(ValueRecord):
     text: str = ""
     started: bool = False  # distinguishes "" (an empty word) from no word
     quoted: bool = False
@@ -32,7 +32,7 @@ class Word(SharedRepr):
 
 
 @attrs.define(repr=False)
-class RawSegment(SharedRepr):
+class RawSegment(ValueRecord):
     """A segment as lexed: words with their flags, and redirect targets."""
 
     words: list[Word] = attrs.Factory(list)

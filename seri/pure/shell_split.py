@@ -23,7 +23,6 @@ import re
 
 import attrs
 
-from seri.pure.shared_repr import SharedRepr
 from seri.pure.shell_commands import (
     ASSIGNMENT,
     SHELLS,
@@ -34,6 +33,7 @@ from seri.pure.shell_commands import (
     written_arguments,
 )
 from seri.pure.shell_lexer import RawSegment, UnparseableError, Word, lex
+from seri.pure.value_record import ValueRecord
 
 MAX_COMMAND_CHARS = 100_000
 
@@ -60,8 +60,8 @@ _RESERVED = frozenset(
 _HEADERS = frozenset({"for", "select", "function"})
 
 
-@attrs.frozen(repr=False)
-class Segment(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Segment(ValueRecord):
     """One simple command: its words after quote removal, and the files it writes.
 
     ``words`` are normalised to the command that really runs: leading
@@ -109,8 +109,8 @@ class Segment(SharedRepr):
         return tuple(dict.fromkeys(forms)) or ("",)
 
 
-@attrs.frozen(repr=False)
-class Parsed(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Parsed(ValueRecord):
     """The segments of a command, or why it could not be analysed (``error``)."""
 
     segments: tuple[Segment, ...]

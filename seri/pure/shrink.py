@@ -18,15 +18,15 @@ from collections.abc import Iterator, Sequence
 import attrs
 
 from seri.pure.records import Message
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 # Below this many characters a payload is not worth a marker (a marker is about 100).
 SMALLEST_PAYLOAD = 256
 _MARKER_CHARS = 120
 
 
-@attrs.frozen(repr=False)
-class Payload(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Payload(ValueRecord):
     """One payload of ``history[index]``: its tool result (``call`` None) or the arguments of
     its tool call number ``call``."""
 

@@ -12,11 +12,11 @@ import re
 
 import attrs
 
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 
-@attrs.frozen(repr=False)
-class SSEEvent(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class SSEEvent(ValueRecord):
     """One dispatched SSE event. ``event`` is ``"message"`` unless the server named it.
 
     llama.cpp sends stream errors as a bare ``error:`` field rather than ``data:``; such an
@@ -27,8 +27,8 @@ class SSEEvent(SharedRepr):
     event: str = "message"
 
 
-@attrs.frozen(repr=False)
-class SSEDone(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class SSEDone(ValueRecord):
     """The ``data: [DONE]`` sentinel that ends an OpenAI-style stream."""
 
 

@@ -21,24 +21,24 @@ from seri.pure.lazy_pattern import LazyPattern
 from seri.pure.provider_errors import classify_stream_error, malformed_response, stream_interrupted
 from seri.pure.provider_failure import ProviderFailure
 from seri.pure.records import Message, ToolCall, Usage
-from seri.pure.shared_repr import SharedRepr
 from seri.pure.sse import DONE, SSEDone, SSEEvent
+from seri.pure.value_record import ValueRecord
 
 # Finish reasons after which the model's tool calls are not whole, or not meant: "length" can
 # stop mid-arguments, "content_filter" cut the output, "error" ended the stream.
 _UNTRUSTED_FINISH = frozenset({"length", "content_filter", "error"})
 
 
-@attrs.frozen(repr=False)
-class StreamDelta(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class StreamDelta(ValueRecord):
     """What one chunk added that a person may watch arrive (a refusal arrives as text)."""
 
     text: str = ""
     reasoning: str = ""
 
 
-@attrs.frozen(repr=False)
-class StreamResult(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class StreamResult(ValueRecord):
     """A whole model answer, or as much of it as arrived, and whether it can be trusted.
 
     ``message`` is the assistant message with every tool call received, including unfinished
@@ -65,7 +65,7 @@ class StreamResult(SharedRepr):
 
 
 @attrs.define(repr=False)
-class _CallParts(SharedRepr):
+class _CallParts(ValueRecord):
     """A tool call being put together from its fragments."""
 
     id: str = ""

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import attrs
 
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 DetailValue = str | int | float | bool | None
 
 
-@attrs.frozen(repr=False)
-class ToolOutcome(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class ToolOutcome(ValueRecord):
     text: str
     is_error: bool = False
     details: tuple[tuple[str, DetailValue], ...] = ()

@@ -43,9 +43,9 @@ from seri.pure.permission_policy import Policy, with_allowed
 from seri.pure.records import Message, ToolCall
 from seri.pure.result_cap import cap_result, needs_cap
 from seri.pure.rules import GlobRule, rules_fired_by
-from seri.pure.shared_repr import SharedRepr
 from seri.pure.tokens import estimate_tokens, history_estimate, message_chars, should_compact
 from seri.pure.tool_specs import ToolSpec, find_spec, parse_arguments
+from seri.pure.value_record import ValueRecord
 from seri.pure.window import Window
 
 if TYPE_CHECKING:
@@ -60,8 +60,8 @@ INTERRUPTED_RESULT = "interrupted by user: the tool call did not finish"
 NOT_RUN_RESULT = "not run: the turn was interrupted before this call"
 
 
-@attrs.frozen(repr=False)
-class TaskSetup(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class TaskSetup(ValueRecord):
     """What stays fixed for a task: frozen prompt, budget, window, policy."""
 
     system_prompt: str
@@ -105,8 +105,8 @@ class TaskSetup(SharedRepr):
         )
 
 
-@attrs.frozen(repr=False)
-class Conversation(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Conversation(ValueRecord):
     """A session's conversation as the loop sees it; ``total_chars`` is kept incrementally."""
 
     history: tuple[Message, ...]
@@ -122,8 +122,8 @@ class Conversation(SharedRepr):
     learned_window: int = 0
 
 
-@attrs.frozen(repr=False)
-class TaskEnd(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class TaskEnd(ValueRecord):
     status: EndStatus
     answer: str
     conversation: Conversation
@@ -727,8 +727,8 @@ def _one_call(loop: _Loop, call: ToolCall, reply: ModelReply, seen_ids: set[str]
     return run
 
 
-@attrs.frozen(repr=False)
-class CompactEnd(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class CompactEnd(ValueRecord):
     """What ``/compact`` (or ``seri compact``) left: the conversation, why nothing was
     compacted (None: it was), and the answer budget as the run has it now."""
 

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING
 import attrs
 
 from seri.pure.cuts import keep_budget
-from seri.pure.shared_repr import SharedRepr
 from seri.pure.tokens import estimate_tokens
+from seri.pure.value_record import ValueRecord
 
 if TYPE_CHECKING:
     from seri.pure.provider_failure import OverflowNumbers
@@ -64,8 +64,8 @@ def measured_scale(provider_tokens: int, local_tokens: int) -> float | None:
     return clamp_scale(provider_tokens / local_tokens)
 
 
-@attrs.frozen(repr=False)
-class Window(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Window(ValueRecord):
     """One model's window as seri shares it out.
 
     ``tokens`` is the context window and ``keep_tokens`` the keep budget (already at most a

@@ -23,7 +23,6 @@ from seri.pure.records import Message
 from seri.pure.redaction import Redactor
 from seri.pure.rules import GlobRule
 from seri.pure.settings import Settings, configured_max_tokens
-from seri.pure.shared_repr import SharedRepr
 from seri.pure.tool_specs import SPECS, ToolSpec, tool_definition_chars
 from seri.pure.turn import (
     CompactEnd,
@@ -33,6 +32,7 @@ from seri.pure.turn import (
     compact_on_demand,
     run_task,
 )
+from seri.pure.value_record import ValueRecord
 from seri.runtime.interpreter import Interpreter
 from seri.runtime.model_caller import ModelCaller
 from seri.runtime.ports import Nobody, NoTools, Person, SessionPort, SpendingPort, ToolPort
@@ -53,8 +53,8 @@ class Role(enum.Enum):
     SUBAGENT = "subagent"
 
 
-@attrs.frozen(repr=False)
-class Agent(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Agent(ValueRecord):
     """A task setup and the interpreter that carries its effects out."""
 
     role: Role

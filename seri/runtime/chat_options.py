@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import attrs
 
 from seri.pure.errors import SeriError
-from seri.pure.shared_repr import SharedRepr
+from seri.pure.value_record import ValueRecord
 
 KEY_VARIABLES = ("OPENROUTER_API_KEY", "SERI_API_KEY")
 # The run tags' variable (seri.pure.run_tags.TAGS_VARIABLE, spelt here to keep that unloaded).
@@ -17,8 +17,8 @@ TAGS_VARIABLE = "SERI_RUN_TAGS"
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 
 
-@attrs.frozen(repr=False)
-class ChatOptions(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class ChatOptions(ValueRecord):
     continue_last: bool = False
     resume: str = ""
     model: str = ""

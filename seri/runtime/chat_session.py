@@ -55,7 +55,6 @@ from seri.runtime.run_output import RunTally
 from seri.runtime.subagent import run_subagent
 from seri.runtime.telemetry import live_observers
 from seri.runtime.tool_host import ToolHost
-from seri.runtime.window_lookup import WindowLookup
 
 LEASE_COMMAND = "seri chat"
 
@@ -64,6 +63,7 @@ if TYPE_CHECKING:
     from seri.io.sandbox import Sandbox
     from seri.pure.mcp_config import McpServerConfig
     from seri.runtime.mcp_tools import McpTools
+    from seri.runtime.window_lookup import WindowLookup
 
 
 def build_policy(
@@ -470,6 +470,8 @@ class ChatSession:
     def start_window_lookup(self) -> None:
         """Ask the provider for the model's window in the background (for the banner)."""
         if self.context_window is None and self._window_lookup is None:
+            from seri.runtime.window_lookup import WindowLookup  # none with a window in config
+
             self._window_lookup = WindowLookup(self.settings, self.api_key)
 
     def known_window(self, wait: float = 0.0) -> int | None:

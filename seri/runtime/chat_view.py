@@ -20,7 +20,6 @@ from seri.pure import events
 from seri.pure.effects import Answer, AskPerson, ToolRun
 from seri.pure.markdown_stream import MarkdownStream, render_markdown
 from seri.pure.records import ToolCall
-from seri.pure.shared_repr import SharedRepr
 from seri.pure.terminal_style import Span
 from seri.pure.terminal_text import neutralise
 from seri.pure.tokens import CHARS_PER_TOKEN
@@ -33,6 +32,7 @@ from seri.pure.tool_lines import (
 )
 from seri.pure.tool_specs import shown_as
 from seri.pure.usage_totals import UsageTotals
+from seri.pure.value_record import ValueRecord
 
 # Asks the person one line at the terminal (the interactive loop provides it).
 LineReader = Callable[[str], str]
@@ -40,8 +40,8 @@ FileReader = Callable[[str], "str | None"]
 KEEP_OUTPUTS = 20
 
 
-@attrs.frozen(repr=False)
-class ToolOutput(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class ToolOutput(ValueRecord):
     """A finished call's full result, for /last."""
 
     title: str

@@ -14,9 +14,9 @@ from seri.io import checkpoints, conversations
 from seri.io.files import atomic_write, directory_identity, project_root, remove_within
 from seri.io.store import Store
 from seri.pure.errors import EXIT_UNFINISHED, EXIT_USAGE, SeriError
-from seri.pure.shared_repr import SharedRepr
 from seri.pure.terminal_text import neutralise
 from seri.pure.tool_specs import CHECKPOINTED
+from seri.pure.value_record import ValueRecord
 from seri.runtime.running import whole_number
 
 if TYPE_CHECKING:
@@ -29,16 +29,16 @@ HISTORY_GONE_NOTE = (
 )
 
 
-@attrs.frozen(repr=False)
-class Turn(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class Turn(ValueRecord):
     n: int
     seq: int
     text: str
     files: tuple[str, ...]
 
 
-@attrs.frozen(repr=False)
-class RewindPlan(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class RewindPlan(ValueRecord):
     target: Turn
     restore: tuple[checkpoints.Checkpoint, ...]
     changed_outside: tuple[str, ...]

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Literal
 import attrs
 
 from seri.pure.errors import EXIT_UNFINISHED, EXIT_USAGE, SeriError
-from seri.pure.shared_repr import SharedRepr
 from seri.pure.terminal_text import neutralise
+from seri.pure.value_record import ValueRecord
 
 if TYPE_CHECKING:
     from seri.runtime.chat_session import ChatSession
@@ -34,8 +34,8 @@ Handler = Callable[["ChatSession", str], LineOutcome]
 _DESCRIPTION_COLUMN = 25
 
 
-@attrs.frozen(repr=False)
-class SlashCommand(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class SlashCommand(ValueRecord):
     """One slash command: ``forms`` are (how it is written, what it does), for the help."""
 
     name: str

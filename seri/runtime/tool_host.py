@@ -39,7 +39,6 @@ from seri.pure.permission_policy import PROTECTED_RULE, Policy
 from seri.pure.records import ToolCall
 from seri.pure.redaction import Redactor
 from seri.pure.settings import Settings
-from seri.pure.shared_repr import SharedRepr
 from seri.pure.tool_outcome import ToolOutcome
 from seri.pure.tool_specs import (
     FILE_CAP_BYTES,
@@ -52,6 +51,7 @@ from seri.pure.tool_specs import (
     should_defer,
     spec_of,
 )
+from seri.pure.value_record import ValueRecord
 
 if TYPE_CHECKING:
     from seri.io.prompt_files import StartupFiles
@@ -433,8 +433,8 @@ class ToolHost:
         return self.start_subagent(self, str(arguments["description"]), str(arguments["prompt"]))
 
 
-@attrs.frozen(repr=False)
-class _Taken(SharedRepr):
+@attrs.frozen(repr=False, eq=False)
+class _Taken(ValueRecord):
     """A checkpoint just taken: its id (None if the turn had one already), the prior bytes."""
 
     checkpoint_id: int | None
