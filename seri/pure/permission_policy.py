@@ -16,6 +16,7 @@ import attrs
 from seri.pure.glob_match import GlobError, compile_glob, glob_matches
 from seri.pure.mcp_names import PREFIX as MCP_PREFIX
 from seri.pure.mcp_names import SEPARATOR as MCP_SEPARATOR
+from seri.pure.mcp_names import server_prefix
 from seri.pure.tool_specs import RULE_TOOL_NAMES, SPECS, spec_of
 from seri.pure.value_record import ValueRecord
 
@@ -172,14 +173,21 @@ def with_allowed(policy: Policy, rules: Iterable[str]) -> Policy:
     return attrs.evolve(policy, allow=policy.allow + extra)
 
 
-def names_tool(rule: Rule, tool_name: str) -> bool:
+def names_tool(rule: Rule, tool_name: str, server: str = "") -> bool:
     """Whether ``rule`` is about ``tool_name``: the same name, ``*``, or for an MCP tool a glob
-    over its name or its server's prefix (``mcp__git`` covers ``mcp__git__status``)."""
+    over its name or its server's prefix (``mcp__git`` covers ``mcp__git__status``).
+
+    ``server`` is the MCP tool's server when its record is known: a server's prefix then
+    names exactly that server's tools. From the name alone it could not (a server or a tool
+    may itself hold ``__``: ``mcp___`` would seem to cover server ``__``'s tools)."""
     if rule.tool in (tool_name, ANY_TOOL):
         return True
     if not (rule.tool.startswith(MCP_PREFIX) and tool_name.startswith(MCP_PREFIX)):
         return False
-    if tool_name.startswith(rule.tool + MCP_SEPARATOR):
+    if server:
+        if rule.tool == server_prefix(server).removesuffix(MCP_SEPARATOR):
+            return True
+    elif tool_name.startswith(rule.tool + MCP_SEPARATOR):
         return True
     return glob_matches(rule.tool, tool_name, paths=False)
 
@@ -191,11 +199,12 @@ def by_rules(
     matches: Callable[[Rule], bool],
     allow_matches: Callable[[Rule], bool],
     allowed_by_default: bool | None = None,
+    server: str = "",
 ) -> Decision:
     """Deny, then ask, then allow, then the default, for one tool and subject.
 
     The default is the tool record's unless ``allowed_by_default`` says it (a tool that is not
-    built in, such as an MCP tool, brings its own record)."""
+    built in, such as an MCP tool, brings its own record; ``server`` is an MCP tool's server)."""
     tiers: tuple[tuple[Action, str, tuple[Rule, ...], Callable[[Rule], bool]], ...] = (
         ("deny", "denied", policy.deny, matches),
         ("ask", "needs approval", policy.ask, matches),
@@ -203,7 +212,7 @@ def by_rules(
     )
     for action, verb, rules, check in tiers:
         for rule in rules:
-            if names_tool(rule, tool_name) and check(rule):
+            if names_tool(rule, tool_name, server) and check(rule):
                 return Decision(action, rule.text, f"{shown} {verb} by rule {rule.text}")
     if allowed_by_default is None:
         spec = spec_of(tool_name)

@@ -65,6 +65,7 @@ def decide(
             _any_rule,
             _any_rule,
             allowed_by_default=spec.default == "allow",
+            server=spec.server,
         )
     if spec.runner == "shell":
         return decide_command(policy, str(args.get("command", "")), project or policy.project)

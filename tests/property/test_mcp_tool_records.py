@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from seri.pure.mcp_config import McpServerConfig, McpServerSet
@@ -83,7 +83,9 @@ def test_a_name_that_is_no_tool_offered_is_denied() -> None:
     assert decide(parse_policy({"allow": ["*"]}), "mcp__git__git_log", {}).action == "deny"
 
 
+@settings(max_examples=1000)
 @given(server=NAMES, tool=NAMES, other=NAMES)
+@example(server="__", tool="0", other="_")  # a name alone would seem to be server _'s
 def test_a_server_rule_covers_exactly_that_servers_tools(
     server: str, tool: str, other: str
 ) -> None:
