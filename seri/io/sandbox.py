@@ -151,10 +151,15 @@ class Detected(ValueRecord):
 
 
 def _on_path(program: str) -> str:
-    """Where ``program`` is on PATH, as ``shutil.which`` says, without importing shutil
-    (with bz2, lzma and zlib behind it: ~3 ms of every chat's start, to look for bwrap)."""
+    """Where ``program`` is in PATH's absolute directories (without importing shutil, with
+    bz2, lzma and zlib behind it: ~3 ms of every chat's start, to look for bwrap).
+
+    An empty or relative entry (``:`` or ``.``, the current directory) is skipped: seri starts
+    in a project it may not trust, and a ``bwrap`` placed there must not become the sandbox."""
     for directory in os.environ.get("PATH", os.defpath).split(os.pathsep):
-        candidate = os.path.join(directory or os.curdir, program)
+        if not os.path.isabs(directory):
+            continue
+        candidate = os.path.join(directory, program)
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
     return ""
