@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from scripts.tcp_relay import Relay
+
 # An answer: given the connection and the request's head (and body), write what it likes;
 # return False to close the connection afterwards.
 Answer = Callable[[socket.socket, bytes], bool]
@@ -127,48 +129,9 @@ def json_answer(body: bytes, *, extra: str = "") -> bytes:
     ).encode() + body
 
 
-class TlsRelay:
+def tls_relay(context: ssl.SSLContext, target_port: int) -> Relay:
     """Terminates TLS (the certificate trustme made) and relays the bytes to a plain server."""
-
-    def __init__(self, context: ssl.SSLContext, target_port: int) -> None:
-        self.context = context
-        self.target = target_port
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                raw, _ = self.listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._relay, args=(raw,), daemon=True).start()
-
-    def _relay(self, raw: socket.socket) -> None:
-        try:
-            client = self.context.wrap_socket(raw, server_side=True)
-        except (OSError, ssl.SSLError):
-            raw.close()
-            return
-        upstream = socket.create_connection(("127.0.0.1", self.target))
-        threading.Thread(target=_pipe, args=(upstream, client), daemon=True).start()
-        _pipe(client, upstream)
-
-    def close(self) -> None:
-        self.listener.close()
-
-
-def _pipe(source: socket.socket, sink: socket.socket) -> None:
-    try:
-        while data := source.recv(65536):
-            sink.sendall(data)
-    except OSError:
-        pass
-    finally:
-        for end in (source, sink):
-            with contextlib.suppress(OSError):
-                end.close()
+    return Relay(target_port, wrap=lambda raw: context.wrap_socket(raw, server_side=True))
 
 
 def outward_address() -> str:

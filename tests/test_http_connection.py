@@ -29,13 +29,13 @@ from seri.pure.wire import build_request
 from tests.conftest import SERI, seri_env
 from tests.http_servers import (
     RawServer,
-    TlsRelay,
     drip,
     hang_up,
     json_answer,
     outward_address,
     send,
     tinyproxy,
+    tls_relay,
 )
 
 KEY = "sk-or-v1-connection0123456789SECRET"
@@ -265,7 +265,7 @@ def test_https_with_the_ca_in_ssl_cert_file(
     bundle = tmp_path / "ca.pem"
     authority.cert_pem.write_to_path(str(bundle))
     monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
-    relay = TlsRelay(_server_context(authority), fake_model.port)
+    relay = tls_relay(_server_context(authority), fake_model.port)
     fake_model.add_steps({"text": "over tls"}, {"text": "again"})
     try:
         with provider(f"https://localhost:{relay.port}/v1") as client:
@@ -283,7 +283,7 @@ def test_https_with_the_wrong_ca_fails_with_a_clear_message(
 ) -> None:
     bundle = tmp_path / "other-ca.pem"
     trustme.CA().cert_pem.write_to_path(str(bundle))
-    relay = TlsRelay(_server_context(authority), fake_model.port)
+    relay = tls_relay(_server_context(authority), fake_model.port)
     try:
         client = HttpClient(environ={"SSL_CERT_FILE": str(bundle)})
         with pytest.raises(TransportError) as caught:
@@ -407,7 +407,7 @@ def test_the_installed_seri_talks_https_with_the_ca_in_ssl_cert_file(
     home.mkdir()
     project.mkdir()
     (home / "config.json").write_text('{"context_window": 200000}')
-    relay = TlsRelay(_server_context(authority), fake_model.port)
+    relay = tls_relay(_server_context(authority), fake_model.port)
     fake_model.add_steps({"text": "over tls"})
     extra = {
         "SERI_BASE_URL": f"https://localhost:{relay.port}/v1",

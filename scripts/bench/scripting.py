@@ -16,16 +16,13 @@ measures only the `seri sessions` rows (no model server, no llm install).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import resource
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -33,6 +30,7 @@ from scripts.bench.common import SERI as OWN_SERI
 from scripts.bench.common import seri_env
 from scripts.bench.data import store_with_history, store_with_sessions
 from scripts.fake_model import FakeModel
+from scripts.tcp_relay import Relay as TcpRelay
 
 RUNS = int(os.environ.get("RUNS", "7"))
 PARTS = os.environ.get("PARTS", "all")
@@ -41,42 +39,17 @@ SERI = os.environ.get("SERI_BIN", OWN_SERI)
 OUT = Path(os.environ.get("BENCH_OUT", "bench-results/scripting.md"))
 
 
-class Relay:
-    """A loopback TCP relay that notes when each connection's first bytes arrive."""
+class Relay(TcpRelay):
+    """A loopback TCP relay that notes when each request's first bytes arrive."""
 
     def __init__(self, target_port: int) -> None:
-        self.target = target_port
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
         self.arrivals: list[tuple[float, bytes]] = []
-        threading.Thread(target=self._serve, daemon=True).start()
+        super().__init__(target_port, on_data=self._note)
 
-    def _serve(self) -> None:
-        while True:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._relay, args=(client,), daemon=True).start()
-
-    def _relay(self, client: socket.socket) -> None:
-        upstream = socket.create_connection(("127.0.0.1", self.target))
-        threading.Thread(target=self._pipe, args=(upstream, client), daemon=True).start()
-        self._pipe(client, upstream, note=True)
-
-    def _pipe(self, source: socket.socket, sink: socket.socket, *, note: bool = False) -> None:
-        try:
-            while data := source.recv(65536):
-                if note and data.startswith((b"GET ", b"POST ")):
-                    # A request's first bytes (keep-alive connections carry several).
-                    self.arrivals.append((time.perf_counter(), data.split(b"\r\n", 1)[0]))
-                sink.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for end in (source, sink):
-                with contextlib.suppress(OSError):
-                    end.shutdown(socket.SHUT_RDWR)
+    def _note(self, data: bytes) -> None:
+        if data.startswith((b"GET ", b"POST ")):
+            # A request's first bytes (keep-alive connections carry several).
+            self.arrivals.append((time.perf_counter(), data.split(b"\r\n", 1)[0]))
 
 
 def _timed(argv: list[str], env: dict[str, str], cwd: str) -> float:
