@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import textwrap
@@ -106,8 +105,6 @@ def run(argv: list[str]) -> int:
         argv = with_chosen_session(argv, missing_id, open_profile())
     plain = plain_options(argv[1:])
     options = parse_usage(__doc__ or "", argv) if plain is None else plain
-    if options["--prompt"] is not None:
-        _load_http_client_meanwhile()
     output_format = options["--output-format"] or "text"
     if output_format not in OUTPUT_FORMATS:
         raise SeriError(f"--output-format must be text, json or stream-json, not {output_format!r}")
@@ -191,20 +188,6 @@ def plain_options(words: list[str]) -> dict[str, Any] | None:
     if options["--output-format"] is None:
         options["--output-format"] = "text"  # the usage's [default: text]
     return options
-
-
-def _load_http_client_meanwhile() -> None:
-    """Import the HTTP client on a thread of its own: a -p run needs it for its first
-    request, and it loads while the main thread waits on the disk (the store's first
-    transactions, the prompt files) instead of after. seri has no import cycle (a test
-    keeps it so), so the two threads' module locks cannot deadlock."""
-    import threading
-
-    def load() -> None:
-        with contextlib.suppress(Exception):  # the main thread imports it again, and says why
-            import seri.io.provider  # noqa: F401
-
-    threading.Thread(target=load, name="seri-import", daemon=True).start()
 
 
 def _chat_options(options: dict[str, Any]) -> ChatOptions:
