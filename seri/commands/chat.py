@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from seri.pure.errors import SeriError
 from seri.runtime.chat_options import OUTPUT_FORMATS
 from seri.runtime.profile import current_project, open_profile
-from seri.runtime.running import parse_usage, positive_number
+from seri.runtime.running import parse_usage, plain_reading, positive_number
 from seri.runtime.slash import command_lines
 
 if TYPE_CHECKING:
@@ -156,38 +156,15 @@ _FLAGS = ("--continue", "--fork")
 
 def plain_options(words: list[str]) -> dict[str, Any] | None:
     """What docopt reads from the words after `seri chat` when they are written out plainly
-    (every option spelt in full with its value as the next word, none given twice, not both
-    --continue and --resume), else None: docopt then reads them, abbreviations, `--opt=value`,
-    help and errors included. A scripted `seri chat -p` starts without importing docopt
-    (~7 ms of a start whose target is 120 ms); tests/property/test_chat_argv.py holds this
-    reading to docopt's."""
-    options: dict[str, Any] = {
-        "chat": True,
-        "--help": False,
-        **dict.fromkeys(_FLAGS, False),
-        **dict.fromkeys(_VALUED.values()),
-        **{key: [] for key in _REPEATED},
-    }
-    rest = list(words)
-    while rest:
-        word = rest.pop(0)
-        if word in _FLAGS and not options[word]:
-            options[word] = True
-            continue
-        if (word not in _VALUED and word not in _REPEATED) or not rest or rest[0] == "--":
-            return None
-        value = rest.pop(0)
-        if word in _REPEATED:
-            options[word].append(value)
-        elif options[_VALUED[word]] is None:
-            options[_VALUED[word]] = value
-        else:
-            return None
-    if options["--continue"] and options["--resume"] is not None:
+    (see ``plain_reading``; and not both --continue and --resume), else None: docopt then
+    reads them. A scripted `seri chat -p` starts without importing docopt (~7 ms of a start
+    whose target is 120 ms)."""
+    read = plain_reading(words, flags=_FLAGS, valued=_VALUED, repeated=_REPEATED)
+    if read is None or (read["--continue"] and read["--resume"] is not None):
         return None
-    if options["--output-format"] is None:
-        options["--output-format"] = "text"  # the usage's [default: text]
-    return options
+    if read["--output-format"] is None:
+        read["--output-format"] = "text"  # the usage's [default: text]
+    return {"chat": True, "--help": False, **read}
 
 
 def _chat_options(options: dict[str, Any]) -> ChatOptions:

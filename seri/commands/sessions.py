@@ -48,7 +48,7 @@ from seri.io.session_index import listing_rows
 from seri.pure.terminal_text import neutralise
 from seri.pure.text_table import render_table
 from seri.runtime.profile import Profile, current_project, open_profile
-from seri.runtime.running import parse_usage, positive_number
+from seri.runtime.running import parse_usage, plain_reading, positive_number
 
 # Listing is what people and scripts run most (target: 50 ms with 1,000 sessions): json,
 # datetime, typing and docopt load only for the forms that use them.
@@ -102,28 +102,14 @@ def run(argv: list[str]) -> int:
 
 # What docopt gives for the listing form, less the keys it does not read.
 _LISTING = dict.fromkeys(("show", "import", "search", "export", "rename", "rm"), False)
-_LISTING_FLAGS = ("--json", "--all")
 
 
 def listing_options(words: Sequence[str]) -> dict[str, Any] | None:
     """The options of `seri sessions [list] [--json] [--all] [--limit N]` when the words are
-    plainly that form (each at most once, written out in full), else None: docopt then
-    reads them, abbreviations, help and errors included."""
-    options: dict[str, Any] = {**_LISTING, "--json": False, "--all": False, "--limit": None}
-    rest = list(words)
-    if rest[:1] == ["list"]:
-        rest.pop(0)
-    while rest:
-        word = rest.pop(0)
-        if word in _LISTING_FLAGS and not options[word]:
-            options[word] = True
-        elif word == "--limit" and rest and rest[0] != "--" and options["--limit"] is None:
-            options["--limit"] = rest.pop(0)  # docopt takes any next word but "--" as N
-        elif word.startswith("--limit=") and options["--limit"] is None:
-            options["--limit"] = word.removeprefix("--limit=")
-        else:
-            return None
-    return options
+    plainly that form (see ``plain_reading``), else None: docopt then reads them."""
+    rest = words[1:] if words[:1] == ["list"] else words
+    read = plain_reading(rest, flags=("--json", "--all"), valued={"--limit": "--limit"})
+    return None if read is None else {**_LISTING, **read}
 
 
 def _limit(text: str | None) -> int | None:
