@@ -9,6 +9,10 @@ vulture reads this file as code that uses the names below; nothing imports or ru
 _.load_history_strings
 _.get_completions
 complete_event
+# Key bindings of the chat's prompt, registered by their decorator; a Buffer's cursor.
+_paste
+_unfold
+_.cursor_position
 
 # Library hooks set or called by name: apsw's connection tracer and VFS, socketserver's and
 # http.server's class attributes and handlers, pytest's plugin and collection hooks.

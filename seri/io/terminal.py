@@ -177,41 +177,12 @@ class Spinner:
         tokens = self.tokens() if self.tokens is not None else 0
         if tokens:
             parts.append(f"{tokens_short(tokens)} tokens")
-        parts.append("Ctrl-C to interrupt")
+        parts.append("Esc to interrupt")
         text = " · ".join(parts)
         width = self.screen.width() - 1
         if len(text) > width:
             text = text[: width - 1] + "…"
         return paint(text, "spinner", colour=self.screen.err_colour)
-
-
-@contextlib.contextmanager
-def keys_not_echoed(stream: TextIO) -> Iterator[None]:
-    """While a task runs: keys typed ahead are not echoed into its output (nor ^C).
-
-    They still wait in the terminal's buffer for the next prompt, which shows them. Ctrl-C
-    still interrupts (only echo is turned off). Anything but a terminal is left alone.
-    """
-    try:
-        import termios
-
-        fd = stream.fileno()
-        saved = termios.tcgetattr(fd)
-    except (ImportError, OSError, ValueError):
-        yield
-        return
-    quiet = list(saved)
-    quiet[3] &= ~(termios.ECHO | termios.ECHOCTL)  # lflags
-    try:
-        termios.tcsetattr(fd, termios.TCSANOW, quiet)
-    except OSError:
-        yield
-        return
-    try:
-        yield
-    finally:
-        with contextlib.suppress(OSError):
-            termios.tcsetattr(fd, termios.TCSANOW, saved)
 
 
 @contextlib.contextmanager
@@ -250,6 +221,13 @@ def _ask_terminal(prompt: str) -> str | None:
     Unbuffered file-descriptor I/O on purpose: ``open("/dev/tty", "r+")`` builds a
     seekable buffered stream, which a terminal is not, so it always fails.
     """
+    from seri.io.busy_keys import keyboard_for_a_question
+
+    with keyboard_for_a_question():
+        return _ask_tty(prompt)
+
+
+def _ask_tty(prompt: str) -> str | None:
     try:
         fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
     except OSError:

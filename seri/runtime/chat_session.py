@@ -654,7 +654,8 @@ class ChatSession:
                 self.view.show_answer(end.answer)
             return EXIT_OK
         if end.by_user and self.interactive:
-            self.view.notice("seri: cancelled (Ctrl-C); what was done so far is kept")
+            key = self.view.stop_key()
+            self.view.notice(f"seri: cancelled ({key}); what was done so far is kept")
         elif end.status == "refused":
             message = neutralise(f"seri: {end.detail}")
             if self.interactive:

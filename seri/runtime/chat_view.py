@@ -55,6 +55,8 @@ class ChatView:
         self.shows_tools = interactive
         self.spinner = Spinner(screen)
         self.read_line: LineReader | None = None
+        # The key that stopped the last task: Ctrl-C, or Esc (the interactive loop knows).
+        self.stop_key: Callable[[], str] = _ctrl_c
         # How a file reads now (for a write's diff), and who hears of an "always".
         self.read_file: FileReader = _no_file
         # Told the rules a person allowed with "always", and the call they were given for.
@@ -228,6 +230,10 @@ class ChatView:
 
     def close(self) -> None:
         self.spinner.stop()
+
+
+def _ctrl_c() -> str:
+    return "Ctrl-C"
 
 
 def _no_file(_: str) -> str | None:

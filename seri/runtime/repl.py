@@ -3,9 +3,14 @@
 Keys at the prompt:
   Enter                  send the message
   Alt-Enter (Esc Enter)  a new line (so does a line ending in a backslash, then Enter)
-  a paste                stays one message, however many lines (bracketed paste)
+  a paste                stays one message, however many lines (bracketed paste), also
+                         when it is made while a task runs: keys pressed then wait for
+                         the next prompt (an Enter among them sends what came before)
+                         a paste over 10 lines shows as [pasted N lines #k]; Ctrl-O shows
+                         it whole (it is sent whole either way)
   Up, Down, Ctrl-R       history, kept across sessions in $SERI_HOME/input_history
   Tab                    complete a slash command
+  Esc                    while a task runs, stop it (as Ctrl-C does)
   Ctrl-C                 clear the line; while a task runs, cancel the task
   Ctrl-D                 on an empty line: leave (exit status 0, or the last task's)
 
@@ -21,7 +26,8 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from seri.io.terminal import Screen, keys_not_echoed
+from seri.io.busy_keys import BusyKeys
+from seri.io.terminal import Screen
 from seri.pure.errors import EXIT_OK
 from seri.pure.terminal_text import neutralise
 
@@ -31,6 +37,7 @@ if TYPE_CHECKING:
     from prompt_toolkit.document import Document
     from prompt_toolkit.history import FileHistory
 
+    from seri.pure.paste_fold import Fold
     from seri.runtime.chat_opening import ChatOpener
     from seri.runtime.chat_options import ChatOptions
     from seri.runtime.profile import Profile
@@ -69,7 +76,8 @@ def _loop(opener: ChatOpener) -> int:
     from seri.runtime.chat_lines import line_outcome
     from seri.runtime.chat_opening import LateLine
 
-    session = _prompt_session(opener)
+    folds = Folds()
+    session = _prompt_session(opener, folds)
     banner = LateLine(opener.screen)
     start_opening: Callable[[], None] | None = None
     # A resumed session is read first (its last exchange comes before the prompt); so is any
@@ -97,6 +105,7 @@ def _loop(opener: ChatOpener) -> int:
 
         start_opening = start
     status = EXIT_OK
+    busy = BusyKeys(sys.stdin.fileno(), sys.stdout.fileno())
     while True:
         if opener.ready and opener.chat is not None:
             opener.chat.show_notes()
@@ -107,19 +116,24 @@ def _loop(opener: ChatOpener) -> int:
             continue  # the line is cleared; Ctrl-D leaves
         except EOFError:
             return status
+        line = folds.unfold(line)
         if not line.strip():
             continue
         chat = opener.result()
-        chat.view.read_line = _read_line
+        chat.view.read_line = lambda question: _read_line(session, busy, question)
+        chat.view.stop_key = lambda: "Esc" if busy.escaped else "Ctrl-C"
         chat.show_notes()
         banner.print_once(banner_line(chat))
         try:
-            with keys_not_echoed(sys.stdin):
+            with busy:
                 outcome = line_outcome(chat, line)
         except KeyboardInterrupt:
             chat.view.close()
-            chat.view.notice("seri: cancelled (Ctrl-C); the session is as it was stored")
+            key = "Esc" if busy.escaped else "Ctrl-C"
+            chat.view.notice(f"seri: cancelled ({key}); the session is as it was stored")
             continue
+        finally:
+            _type_ahead(session, busy.kept())
         if outcome == "exit":
             return status
         if isinstance(outcome, int):
@@ -139,15 +153,37 @@ def _prompt_message() -> Any:
     return FormattedText([("bold fg:ansicyan", PROMPT)])
 
 
-def _prompt_session(opener: ChatOpener) -> PromptSession[str]:
+class Folds:
+    """The long pastes of this chat, shown folded at the prompt (see ``paste_fold``)."""
+
+    def __init__(self) -> None:
+        self.folds: tuple[Fold, ...] = ()
+
+    def fold(self, text: str) -> str:
+        """What the prompt shows for a paste: the paste, or its label."""
+        from seri.pure.paste_fold import Fold, fold_label, needs_folding
+
+        if not needs_folding(text):
+            return text
+        label = fold_label(text, len(self.folds) + 1)
+        self.folds += (Fold(label, text),)
+        return label
+
+    def unfold(self, text: str) -> str:
+        from seri.pure.paste_fold import unfold
+
+        return unfold(text, self.folds)
+
+
+def _prompt_session(opener: ChatOpener, folds: Folds) -> PromptSession[str]:
     from prompt_toolkit import PromptSession
 
     # Not prompt_toolkit's multi-line mode: Enter must send even in a dumb terminal, where
     # only the bindings below (not our Enter) decide; a new line is always an explicit key.
     return PromptSession(
         multiline=False,
-        key_bindings=_key_bindings(),
-        history=_history(str(opener.profile.root)),
+        key_bindings=_key_bindings(folds),
+        history=_history(str(opener.profile.root), folds),
         completer=_slash_completer(),
         complete_while_typing=False,
         prompt_continuation=CONTINUATION,
@@ -168,10 +204,25 @@ def _toolbar(opener: ChatOpener) -> Any:
     return FormattedText([("", f" {neutralise(status)} │ {KEYS_HINT} ")])
 
 
-def _key_bindings() -> Any:
+def _key_bindings(folds: Folds) -> Any:
     from prompt_toolkit.key_binding import KeyBindings
+    from prompt_toolkit.keys import Keys
 
     bindings = KeyBindings()
+
+    @bindings.add(Keys.BracketedPaste)
+    def _paste(event: Any) -> None:
+        # As prompt_toolkit's own: a terminal's \r (and \r\n) line ends are new lines.
+        text = event.data.replace("\r\n", "\n").replace("\r", "\n")
+        event.current_buffer.insert_text(folds.fold(text))
+
+    @bindings.add("c-o")
+    def _unfold(event: Any) -> None:
+        buffer = event.current_buffer
+        whole = folds.unfold(buffer.text)
+        if whole != buffer.text:
+            buffer.text = whole
+            buffer.cursor_position = len(whole)
 
     @bindings.add("enter")
     def _send(event: Any) -> None:
@@ -192,7 +243,7 @@ def _key_bindings() -> Any:
     return bindings
 
 
-def _history(root: str) -> FileHistory:
+def _history(root: str, folds: Folds) -> FileHistory:
     from prompt_toolkit.history import FileHistory
 
     class History(FileHistory):
@@ -203,7 +254,8 @@ def _history(root: str) -> FileHistory:
             return _history_entries(os.fsdecode(self.filename))
 
         def store_string(self, string: str) -> None:
-            super().store_string(string)
+            # The whole paste, not its label: a label means nothing in the next chat.
+            super().store_string(folds.unfold(string))
             with contextlib.suppress(OSError):
                 os.chmod(self.filename, 0o600)
 
@@ -255,11 +307,34 @@ def _slash_completer() -> Completer:
     return SlashCompleter()
 
 
-def _read_line(question: str) -> str:
-    """One line from the person, for approvals: Ctrl-D counts as no, Ctrl-C cancels the task."""
-    from prompt_toolkit import prompt
+def _type_ahead(session: PromptSession[str], keys: bytes) -> None:
+    """Keys pressed while the task ran go to the next prompt, as if typed there."""
+    if not keys:
+        return
+    from prompt_toolkit.input.typeahead import store_typeahead
+    from prompt_toolkit.input.vt100_parser import Vt100Parser
+    from prompt_toolkit.key_binding import KeyPress
 
-    try:
-        return prompt(question)
-    except EOFError:
-        return "n"
+    presses: list[KeyPress] = []
+    parser = Vt100Parser(presses.append)
+    parser.feed(keys.decode("utf-8", "replace"))
+    parser.flush()
+    store_typeahead(session.input, presses)
+
+
+def _read_line(session: PromptSession[str], busy: BusyKeys, question: str) -> str:
+    """One line from the person, for approvals: Ctrl-D counts as no, Ctrl-C cancels the task.
+
+    Keys typed ahead for the next prompt are not an answer: they wait while it is asked.
+    """
+    from prompt_toolkit import prompt
+    from prompt_toolkit.input.typeahead import get_typeahead, store_typeahead
+
+    with busy.paused():
+        waiting = get_typeahead(session.input)
+        try:
+            return prompt(question)
+        except EOFError:
+            return "n"
+        finally:
+            store_typeahead(session.input, waiting)

@@ -155,7 +155,7 @@ def test_scripted_lines_get_no_spinner_and_a_typo_keeps_the_exit_status(run_seri
     assert result.returncode == 0, result.stderr
     assert result.stdout == "one\ntwo\n"
     assert "unknown command /oops; /help lists them" in result.stderr
-    assert "Ctrl-C to interrupt" not in result.stderr and "\r" not in result.stderr
+    assert "Esc to interrupt" not in result.stderr and "\r" not in result.stderr
     assert "model:" in result.stderr and "turn budget:" in result.stderr
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,14 +33,6 @@ def _env(seri_home: Path, fake: FakeModel, **extra: str) -> dict[str, str]:
     env.pop("NO_COLOR", None)
     env["LANG"] = env["LC_ALL"] = "C.UTF-8"
     return env
-
-
-@pytest.fixture
-def terminals() -> Iterator[list[TmuxTerminal]]:
-    opened: list[TmuxTerminal] = []
-    yield opened
-    for terminal in opened:
-        terminal.close()
 
 
 def _open(
@@ -317,13 +308,13 @@ def test_the_spinner_shows_time_tokens_and_how_to_interrupt(
     with FakeModel(script) as fake:
         terminal = _open(terminals, project, _env(seri_home, fake))
         terminal.line("think hard")
-        shown = terminal.wait_for(" tokens · Ctrl-C to interrupt")
+        shown = terminal.wait_for(" tokens · Esc to interrupt")
         terminal.wait_for("Thought it through.")
         terminal.wait_for_prompt(2)
         after = terminal.history()
-    spinning = next(line for line in shown.splitlines() if "Ctrl-C to interrupt" in line)
+    spinning = next(line for line in shown.splitlines() if "Esc to interrupt" in line)
     assert " thinking · " in spinning and " s · " in spinning
-    assert "Ctrl-C to interrupt" not in after  # wiped once the answer came
+    assert "Esc to interrupt" not in after  # wiped once the answer came
 
 
 def test_no_color_turns_seris_colours_off(
