@@ -154,18 +154,109 @@ def command_rule(words: tuple[str, ...]) -> str:
     return f"bash({' '.join(kept)} *)"
 
 
-def read_answer(text: str, offered: tuple[str, ...]) -> Answer:
-    """The person's reply: ``y``/``yes``, ``a``/``always`` (when offered), ``n``/``no`` or
-    Enter (no), or anything else: no, with those words as the reason for the model."""
+# What people type at a yes/no question, as Claude Code, Codex and a shell have taught them.
+_YES = frozenset(
+    [
+        "y",
+        "yes",
+        "ok",
+        "okay",
+        "k",
+        "sure",
+        "yep",
+        "yeah",
+        "yup",
+        "go",
+        "allow",
+        "approve",
+        "approved",
+        "fine",
+        "proceed",
+    ]
+)
+_ALWAYS = frozenset(["a", "always"])
+_NO = frozenset(
+    ["n", "no", "nope", "nah", "deny", "denied", "cancel", "stop", "skip", "don't", "dont"]
+)
+# Words that open a reply saying what to do instead: the reply is then a reason, not noise.
+_REASON_OPENERS = frozenset(
+    [
+        "no",
+        "not",
+        "don't",
+        "dont",
+        "do",
+        "never",
+        "instead",
+        "rather",
+        "stop",
+        "skip",
+        "wait",
+        "use",
+        "try",
+        "keep",
+        "leave",
+        "please",
+        "rename",
+        "change",
+        "put",
+        "write",
+        "make",
+        "run",
+        "call",
+    ]
+)
+_YES_PHRASES = frozenset(("go ahead", "do it", "yes please", "ok go", "sounds good", "lgtm"))
+_ALWAYS_PHRASES = frozenset(("yes always", "always allow", "don't ask again", "yes, always"))
+
+
+def menu(offered: tuple[str, ...]) -> tuple[str, ...]:
+    """The numbered choices, in order: yes, always (when a rule is offered), no."""
+    choices = ["yes"]
+    if offered:
+        choices.append(f"always: {', '.join(offered)} for this session")
+    choices.append("no (type what to do instead)")
+    return tuple(choices)
+
+
+def read_answer(text: str, offered: tuple[str, ...]) -> Answer | None:
+    """The person's reply, or None when it is neither a choice nor clearly a reason (then
+    seri asks again rather than guess).
+
+    A choice is its number in ``menu``, Enter (the default: yes), a word people use for
+    it (``y``, ``ok``, ``sure``, ``always``, ``n``, ``nope``) or a short phrase (``go
+    ahead``, ``don't ask again``). ``no, <what to do>`` (or ``3 <what to do>``) is no with
+    a reason for the model, and so is a reply that opens like an instruction (``not now,
+    keep the notes in README``, ``use pytest -x instead``).
+    """
     reply = text.strip()
-    word = reply.lower()
-    if word in ("y", "yes"):
+    bare = _bare(reply)
+    numbers = {str(n): choice for n, choice in enumerate(_choices(offered), 1)}
+    if bare in ("", *_YES, *_YES_PHRASES) or numbers.get(bare) == "yes":
         return Answer(True)
-    if word in ("a", "always") and offered:
+    if offered and (bare in _ALWAYS or bare in _ALWAYS_PHRASES or numbers.get(bare) == "always"):
         return Answer(True, offered)
-    if word in ("", "n", "no"):
+    if bare in _NO or numbers.get(bare) == "no":
         return Answer(False)
-    for prefix in ("no,", "no:", "n,", "n:", "no ", "n "):
-        if word.startswith(prefix):
-            return Answer(False, reason=reply[len(prefix) :].strip())
-    return Answer(False, reason=reply)
+    first, _, rest = reply.partition(" ")
+    head = _bare(first)
+    if (head in _NO or numbers.get(head) == "no") and rest.strip(" ,:;-"):
+        return Answer(False, reason=rest.strip(" ,:;-\t"))
+    for separator in (",", ":"):
+        word, found, after = reply.partition(separator)
+        if found and _bare(word) in _NO and after.strip():
+            return Answer(False, reason=after.strip())
+    if head in _REASON_OPENERS and len(reply.split()) >= 3:
+        return Answer(False, reason=reply)
+    return None
+
+
+def _choices(offered: tuple[str, ...]) -> tuple[str, ...]:
+    return ("yes", "always", "no") if offered else ("yes", "no")
+
+
+def _bare(text: str) -> str:
+    """Lower case, trailing punctuation and a trailing "please" off: ``OK!`` is ``ok``."""
+    word = text.strip().lower().rstrip(".!")
+    word = word.removesuffix(" please").removesuffix(",").strip()
+    return word.replace("’", "'")

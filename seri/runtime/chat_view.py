@@ -38,6 +38,7 @@ from seri.pure.value_record import ValueRecord
 LineReader = Callable[[str], str]
 FileReader = Callable[[str], "str | None"]
 KEEP_OUTPUTS = 20
+APPROVAL_PROMPT = "  allow? [1] "
 
 
 @attrs.frozen(repr=False, eq=False)
@@ -212,13 +213,17 @@ class ChatView:
         screen.say_spans(approval_spans(effect, self.read_file))
         if self.read_line is None:
             return Answer(False)
-        options = "  y yes · n no (or type what to do instead)"
-        if effect.offered:
-            options += f" · a always: {', '.join(effect.offered)} for this session"
-        screen.say(options, "notice")
-        from seri.pure.approval import read_answer
+        from seri.pure.approval import menu, read_answer
 
-        answer = read_answer(self.read_line("  allow? [y/N] "), effect.offered)
+        choices = menu(effect.offered)
+        screen.say("  " + " · ".join(f"{n} {c}" for n, c in enumerate(choices, 1)), "notice")
+        while (answer := read_answer(self.read_line(APPROVAL_PROMPT), effect.offered)) is None:
+            last = len(choices)
+            screen.say(
+                f"  not a choice: a number 1-{last} (Enter is 1, yes), y or n,"
+                f" or no and then what to do instead",
+                "warning",
+            )
         if answer.approved and answer.always:
             self.on_always(answer.always, effect)
         return answer

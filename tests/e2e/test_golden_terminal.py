@@ -23,7 +23,7 @@ from tests.golden_files import check_golden as check_golden_file
 from tests.tmux_terminal import TmuxTerminal, normalised
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "terminal"
-APPROVAL = "allow? [y/N]"
+APPROVAL = "allow? [1]"
 
 
 def _env(seri_home: Path, fake: FakeModel, **extra: str) -> dict[str, str]:

@@ -8,11 +8,12 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from seri.commands import chat, compact, main, rewind, sessions, trajectory
-from seri.pure.approval import always_rules, command_rule, read_answer
+from seri.pure.approval import always_rules, command_rule, menu, read_answer
 from seri.pure.chat_status import last_exchange
 from seri.pure.config_keys import KNOWN_KEYS, closest, unknown_keys
 from seri.pure.diff_view import MAX_DIFF_LINES, diff_spans, line_changes
 from seri.pure.edit_match import plan_edit
+from seri.pure.effects import Answer
 from seri.pure.permission_policy import Policy, parse_policy, with_allowed
 from seri.pure.permissions import decide
 from seri.pure.records import Message
@@ -49,14 +50,61 @@ def test_a_command_rule_matches_the_command_it_came_from(words: list[str]) -> No
     assert decide(policy, "bash", {"command": " ".join(words)}).action == "allow"
 
 
-@given(st.text(max_size=30), st.sampled_from([(), ("edit",)]))
-def test_only_yes_and_always_approve(reply: str, offered: tuple[str, ...]) -> None:
+OFFERS = st.sampled_from([(), ("edit",)])
+
+
+@given(st.text(max_size=30), OFFERS)
+def test_only_a_yes_or_always_approves_and_an_unclear_reply_is_asked_again(
+    reply: str, offered: tuple[str, ...]
+) -> None:
     answer = read_answer(reply, offered)
-    word = reply.strip().lower()
-    assert answer.approved == (word in ("y", "yes") or (bool(offered) and word in ("a", "always")))
-    assert answer.always == (offered if answer.approved and word in ("a", "always") else ())
-    if not answer.approved:
+    if answer is None:
+        return  # asked again, never guessed
+    if answer.approved:
+        assert not reply.strip().lower().startswith(("no", "n ", "don't", "deny", "stop"))
+        assert answer.always in ((), offered)
+    else:
+        assert answer.always == ()
         assert answer.reason == answer.reason.strip()
+
+
+@given(
+    st.sampled_from(["y", "Y", "yes", "ok", "OK!", "sure", "yep", "go ahead", "yes please", ""]),
+    OFFERS,
+)
+def test_what_people_type_for_yes_is_yes(reply: str, offered: tuple[str, ...]) -> None:
+    assert read_answer(reply, offered) == Answer(True)
+    assert read_answer("1", offered) == Answer(True)
+
+
+@given(st.sampled_from(["a", "always", "Always.", "don't ask again", "2"]))
+def test_always_and_its_number_take_the_offered_rules(reply: str) -> None:
+    assert read_answer(reply, ("edit",)) == Answer(True, ("edit",))
+
+
+@given(st.sampled_from(["n", "no", "Nope", "nah", "deny"]), OFFERS)
+def test_a_plain_no_is_no_without_a_reason(reply: str, offered: tuple[str, ...]) -> None:
+    assert read_answer(reply, offered) == Answer(False)
+    assert read_answer(str(len(menu(offered))), offered) == Answer(False)
+
+
+@given(
+    st.sampled_from(["no,", "no:", "n", "no", "3", "nope,"]),
+    st.text(alphabet="abcdefgh .-", min_size=1, max_size=30).filter(lambda t: t.strip(" .-")),
+)
+def test_no_then_what_to_do_is_the_reason_the_model_reads(head: str, reason: str) -> None:
+    answer = read_answer(f"{head} {reason}", ("edit",))
+    assert answer is not None and not answer.approved
+    assert answer.reason and answer.reason in reason.strip()
+
+
+def test_an_instruction_is_a_reason_and_noise_is_asked_again() -> None:
+    assert read_answer("not now, keep the notes in README", ()) == Answer(
+        False, reason="not now, keep the notes in README"
+    )
+    assert read_answer("use pytest -x instead", ()) == Answer(False, reason="use pytest -x instead")
+    for unclear in ("hmm", "what?", "yes but also run the tests", "4"):
+        assert read_answer(unclear, ()) is None
 
 
 @given(LINES, LINES)
