@@ -25,6 +25,8 @@ Usage:
             [--max-budget-usd X] [--tag KEY=VALUE]... [-p PROMPT [--output-format FORMAT]]
   seri chat (-h | --help)
 
+`seri` alone is `seri chat`; so is `seri` followed by chat's options (`seri -p TEXT`).
+
 Options:
   -p PROMPT, --prompt PROMPT  Run this one task to its end, print the final answer on stdout
                               and exit (0 done, 1 not finished). `-p -` reads the task from

@@ -17,7 +17,8 @@ Commands:
   mcp         list MCP servers and their tools; approve a project's servers
   completion  print a completion script for bash, zsh or fish
 
-Run `seri COMMAND --help` for a command's options.
+Run `seri COMMAND --help` for a command's options. `seri` alone starts `seri chat`, and so
+do chat's own options without a command: `seri -p TEXT`, `seri --continue`.
 
 Exit status: 0 done, 1 the task did not finish (turn budget spent, turn failed),
 2 usage or input error, 130 interrupted (143 SIGTERM with -p --output-format json).
@@ -53,6 +54,12 @@ COMMANDS = {
     "completion": "seri.commands.completion",
 }
 
+# The options of seri chat that start a chat without its name (`seri -p TEXT`).
+CHAT_OPTIONS = frozenset(
+    ("-p", "--prompt", "--continue", "--resume", "--fork", "--model", "--max-turns", "--allow")
+)
+CHAT_OPTIONS_WITH_VALUE = ("-p", "--prompt=", "--resume=", "--model=", "--max-turns=", "--allow=")
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
@@ -87,10 +94,8 @@ def _dispatch(args: list[str]) -> int:
     if undecodable:
         print(f"seri: {undecodable}", file=sys.stderr)
         return EXIT_USAGE
-    if not args:
-        listed = ", ".join(COMMANDS)
-        print(f"seri: a command is needed ({listed}); see seri --help", file=sys.stderr)
-        return EXIT_USAGE
+    if not args or args[0] in CHAT_OPTIONS or args[0].startswith(CHAT_OPTIONS_WITH_VALUE):
+        args = ["chat", *args]  # as every other coding agent: the program alone is a chat
     name, rest = command_words(args)
     if name not in COMMANDS:
         shown = neutralise(repr(name))

@@ -115,6 +115,7 @@ def _loop(opener: ChatOpener) -> int:
         except KeyboardInterrupt:
             continue  # the line is cleared; Ctrl-D leaves
         except EOFError:
+            _goodbye(opener)
             return status
         line = folds.unfold(line)
         if not line.strip():
@@ -135,9 +136,17 @@ def _loop(opener: ChatOpener) -> int:
         finally:
             _type_ahead(session, busy.kept())
         if outcome == "exit":
+            _goodbye(opener)
             return status
         if isinstance(outcome, int):
             status = outcome
+
+
+def _goodbye(opener: ChatOpener) -> None:
+    """Leaving: the way back to this session (as Claude Code prints it), if one was started."""
+    chat = opener.chat if opener.ready else None
+    if chat is not None and chat.session_id:
+        opener.screen.say(f"seri: to go on with this session: seri chat --resume {chat.session_id}")
 
 
 def _abort(app: Any, error: BaseException) -> None:

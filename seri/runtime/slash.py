@@ -69,7 +69,8 @@ def _clear(chat: ChatSession, _: str) -> LineOutcome:
     old = chat.clear()
     if old:
         _say(f"Started a new session. The previous one is kept: seri chat --resume {old}")
-        print(old)
+        if not chat.view.screen.out_tty:
+            print(old)  # the id as data, for a script; on a terminal the line above has it
     else:
         _say("Started a new session.")
     return None

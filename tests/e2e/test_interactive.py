@@ -184,11 +184,11 @@ def test_a_tool_that_needs_approval_is_asked_on_the_terminal(
         term = Terminal(["chat"], project, _terminal_env(seri_home, fake))
         term.expect(PROMPT)
         term.type("write three files")
-        first = term.expect("[y/N] ")
+        first = term.expect("allow? [1] ")
         term.type("n")
-        second = term.expect("[y/N] ")
+        second = term.expect("allow? [1] ")
         term.type("keep why.txt as it is")
-        third = term.expect("[y/N] ")
+        third = term.expect("allow? [1] ")
         term.type("y")
         term.expect(PROMPT)
         term.type("/exit")
@@ -198,7 +198,7 @@ def test_a_tool_that_needs_approval_is_asked_on_the_terminal(
     assert status == 0, term.output
     # A new file shows its size and head; an existing one the diff; each offers "always".
     assert "? write_file  no.txt" in first and "new file no.txt: 3 B, 1 line" in first
-    assert "a always: write_file for this session" in first
+    assert "2 always: write_file for this session" in first
     assert "-old line" in second and "+new line" in second
     assert "? write_file  yes.txt" in third
     assert denial["content"] == "denied by user"

@@ -33,12 +33,12 @@ def test_always_is_kept_with_the_session_and_shown_by_permissions(
         term = Terminal(["chat"], project, _terminal_env(seri_home, fake))
         term.expect(PROMPT)
         term.type("say one")
-        asked = term.expect("[y/N] ")
+        asked = term.expect("allow? [1] ")
         term.type("a")
         term.expect(PROMPT)
         term.type("/exit")
         assert term.wait() == 0, term.output
-    assert "a always: bash(echo *) for this session" in asked
+    assert "2 always: bash(echo *) for this session" in asked
     session_id = json.loads(run_seri("sessions", "--json").stdout.splitlines()[0])["id"]
 
     later: list[dict[str, Any]] = [
@@ -86,14 +86,14 @@ def test_a_fork_keeps_the_rules_and_clear_drops_them(
         term = Terminal(["chat"], project, _terminal_env(seri_home, fake))
         term.expect(PROMPT)
         term.type("write a")
-        term.expect("[y/N] ")
+        term.expect("allow? [1] ")
         term.type("a")
         term.expect(PROMPT)
         term.type("/clear")
         term.expect(PROMPT)
         term.type("write b")
         # The new session asks again: "always" was said to the old one.
-        cleared = term.expect("[y/N] ")
+        cleared = term.expect("allow? [1] ")
         term.type("n")
         term.expect(PROMPT)
         term.type("/exit")

@@ -1,0 +1,38 @@
+"""Starting and leaving in a real terminal (tmux): `seri` alone is a chat, and leaving says
+how to come back, as Claude Code does."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from scripts.fake_model import FakeModel
+from seri import __version__
+from tests.e2e.test_golden_terminal import _env, check_golden
+from tests.tmux_terminal import TmuxTerminal
+
+
+def test_golden_seri_alone_chats_clear_names_the_old_session_once_and_ctrl_d_says_how_to_resume(
+    project: Path, seri_home: Path, terminals: list[TmuxTerminal]
+) -> None:
+    with FakeModel([{"text": "First."}, {"text": "Second."}]) as fake:
+        terminal = TmuxTerminal(project, _env(seri_home, fake), ())
+        terminals.append(terminal)
+        terminal.wait_for(f"seri {__version__} · ")
+        terminal.wait_for_prompt()
+        terminal.line("one")
+        terminal.wait_for("First.")
+        terminal.wait_for_prompt(2)
+        terminal.line("/clear")
+        terminal.wait_for_prompt(3)
+        terminal.line("two")
+        terminal.wait_for("Second.")
+        terminal.wait_for_prompt(4)
+        terminal.keys("C-d")
+        status = terminal.exit_status()
+        screen = terminal.history()
+    assert status == 0
+    first, second = re.findall(r"new session ([0-9a-f]{32})", screen)
+    assert screen.count(first) == 2  # opened, and named once by /clear (was: twice)
+    assert f"seri: to go on with this session: seri chat --resume {second}" in screen
+    check_golden("seri_alone_clear_and_leave", screen, project)
