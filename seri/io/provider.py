@@ -105,7 +105,8 @@ class ProviderClient:
         self._wall_clock = wall_clock
         self._jitter = jitter if jitter is not None else _random_fraction
         self._on_retry = on_retry
-        headers = [("Authorization", f"Bearer {api_key}")]
+        # No key (a local server that wants none): no Authorization header at all.
+        headers = [("Authorization", f"Bearer {api_key}")] if api_key else []
         if referer:
             headers.append(("HTTP-Referer", referer))
         if title:

@@ -45,9 +45,13 @@ def tags_asked(env: Mapping[str, str], flags: list[str]) -> tuple[tuple[str, str
     return run_tags(env.get(TAGS_VARIABLE, ""), flags)
 
 
-def api_key_from(env: Mapping[str, str]) -> str:
+def api_key_from(env: Mapping[str, str], base_url: str = "") -> str:
     """The key from the environment, with surrounding whitespace (a newline pasted along,
-    a trailing space) taken off; a key that still cannot be sent is refused by name."""
+    a trailing space) taken off; a key that still cannot be sent is refused by name.
+
+    No key is fine for a server on this machine or its network (llama.cpp, Ollama, vLLM at
+    ``http://localhost:8080/v1``): requests then go without an Authorization header. For any
+    other server no key is an error that names the server that wants it."""
     for name in KEY_VARIABLES:
         key = env.get(name, "").strip()
         if key:
@@ -57,7 +61,40 @@ def api_key_from(env: Mapping[str, str]) -> str:
                     "non-ASCII character inside it); set it to the key alone"
                 )
             return key
+    host = _host_of(base_url)
+    if host and _is_local(host):
+        return ""
+    if host and not host.endswith("openrouter.ai"):
+        raise SeriError(
+            f"no API key for {host} (SERI_BASE_URL {base_url}): set SERI_API_KEY to the key "
+            "that server expects (a server on this machine or its network needs none)"
+        )
     raise SeriError(
         "no API key: set OPENROUTER_API_KEY (get one at openrouter.ai/keys) or SERI_API_KEY "
-        "for another OpenAI-compatible server, e.g. `export OPENROUTER_API_KEY=sk-or-...`"
+        "for another OpenAI-compatible server, e.g. `export OPENROUTER_API_KEY=sk-or-...`; "
+        "a server on this machine needs none (`export SERI_BASE_URL=http://localhost:8080/v1`)"
     )
+
+
+def _host_of(base_url: str) -> str:
+    from urllib.parse import urlsplit
+
+    try:
+        return (urlsplit(base_url.strip()).hostname or "").lower()
+    except ValueError:
+        return ""
+
+
+def _is_local(host: str) -> bool:
+    """Loopback, or a private or link-local address (a model server on the LAN)."""
+    import ipaddress
+
+    from seri.pure.proxy_route import is_loopback
+
+    if is_loopback(host) or host.endswith(".local"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_private or address.is_link_local

@@ -196,7 +196,7 @@ class ChatSession:
                 settings = attrs.evolve(settings, model=options.model)
         if options.max_budget_usd is not None:
             settings = attrs.evolve(settings, max_budget_usd=options.max_budget_usd)
-        api_key = api_key_from(os.environ)
+        api_key = api_key_from(os.environ, settings.base_url)
         session_id = ""
         if options.resume:
             session_id = conversations.resolve_session_id(profile.store, options.resume)

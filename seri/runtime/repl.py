@@ -59,7 +59,7 @@ def interactive(profile: Profile, project: str, options: ChatOptions) -> int:
     settings = load_settings_warned(profile.root)
     if options.model:
         settings = attrs.evolve(settings, model=options.model)
-    api_key_from(os.environ)  # no key: say so now, not after the first task
+    api_key_from(os.environ, settings.base_url)  # no key: say so now, not after the first task
     opener = ChatOpener(profile, project, options, settings, Screen())
     try:
         return _loop(opener)

@@ -76,7 +76,7 @@ class ShellCompaction:
         model = conversations.get_session(profile.store, session_id).model
         if model:
             settings = attrs.evolve(settings, model=model)
-        api_key = api_key_from(os.environ)
+        api_key = api_key_from(os.environ, settings.base_url)
         redactor = Redactor.of((api_key, *secrets_from_environment(os.environ)))
         if not hold:
             return cls(profile, session_id, settings, api_key, redactor)

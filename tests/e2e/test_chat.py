@@ -82,10 +82,25 @@ def test_config_max_turns_and_slash_max_turns(run_seri: RunSeri, seri_home: Path
 
 
 def test_missing_key_says_how_to_set_one(run_seri: RunSeri) -> None:
-    result = run_seri("chat", "-p", "hi", env={"SERI_BASE_URL": "http://127.0.0.1:9/v1"})
+    result = run_seri("chat", "-p", "hi")
     assert result.returncode == 2
     assert "OPENROUTER_API_KEY" in result.stderr
     assert "Traceback" not in result.stderr
+    # Another remote server: its name and SERI_API_KEY, not OpenRouter's sign-up page.
+    other = run_seri("chat", "-p", "hi", env={"SERI_BASE_URL": "https://llm.example.com/v1"})
+    assert other.returncode == 2
+    assert other.stderr.startswith("seri: no API key for llm.example.com")
+    assert "SERI_API_KEY" in other.stderr and "openrouter" not in other.stderr.lower()
+
+
+def test_a_local_server_needs_no_key(run_seri: RunSeri) -> None:
+    """llama.cpp, Ollama or vLLM on this machine: no dummy key, no Authorization header."""
+    with FakeModel([{"text": "local answer"}]) as fake:
+        result = run_seri("chat", "-p", "hi", env={"SERI_BASE_URL": fake.base_url})
+        headers = fake.request_headers[0]
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "local answer\n"
+    assert "authorization" not in {name.lower() for name in headers}
 
 
 def test_what_needs_asking_is_denied_without_a_terminal(run_seri: RunSeri, project: Path) -> None:

@@ -155,7 +155,7 @@ def test_a_failure_before_the_run_still_ends_in_a_result(run_seri: RunSeri) -> N
             "go",
             "--output-format",
             "stream-json",
-            env={"SERI_BASE_URL": fake.base_url},
+            env={"SERI_BASE_URL": "https://llm.example.com/v1"},
         )
     result = the_result(lines_of(done.stdout), 2)
     assert result["status"] == "error" and result["session"] is None
