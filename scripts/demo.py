@@ -11,6 +11,7 @@ imported from $SERI_HOME/sessions/.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -27,7 +28,21 @@ LEGACY = REPO / "tests" / "fixtures" / "legacy-sessions"
 
 PROGRAM = 'def greet(name):\n    return f"hello, {name}"\n\nprint(greet("world"))\n'
 
+# The project's notes, which the model reads first: the bulk of what compaction later
+# turns into a few lines of recap (so the demo's compaction visibly shrinks the history).
+NOTES = "# Notes\n\n" + "".join(
+    f"- {day}: greeted the {who} by hand; the program should do this for us.\n"
+    for day in ("Mon", "Tue", "Wed", "Thu", "Fri")
+    for who in ("world", "team", "visitors", "neighbours", "new starters", "old friends") * 8
+)
+
 SCRIPT = [
+    {
+        "text": "Let me read the notes first.",
+        "tool_calls": [
+            {"id": "call_0", "name": "read_file", "arguments": {"path": "NOTES.md"}},
+        ],
+    },
     {
         "text": "I'll write the program first.",
         "tool_calls": [
@@ -37,7 +52,6 @@ SCRIPT = [
                 "arguments": {"path": "hello.py", "content": PROGRAM},
             }
         ],
-        "usage": {"prompt_tokens": 900, "completion_tokens": 60},
     },
     {
         "text": "Now make the greeting friendlier.",
@@ -52,17 +66,14 @@ SCRIPT = [
                 },
             }
         ],
-        "usage": {"prompt_tokens": 1000, "completion_tokens": 40},
     },
     {
         "tool_calls": [
             {"id": "call_3", "name": "bash", "arguments": {"command": "python3 hello.py"}}
         ],
-        "usage": {"prompt_tokens": 1100, "completion_tokens": 20},
     },
     {
         "text": "Done: hello.py prints `Hello there, world`.",
-        "usage": {"prompt_tokens": 1200, "completion_tokens": 15},
     },
     # The summarizer's answer when the demo compacts the session from the shell.
     {
@@ -76,42 +87,45 @@ SCRIPT = [
 ]
 
 
-def step(title: str) -> None:
+def step(title: str, note: str = "") -> None:
     print(f"\n\033[1m== {title}\033[0m", flush=True)
+    if note:
+        print(note, flush=True)
 
 
 def seri(*args: str, env: dict[str, str], cwd: Path, pipe: str | None = None) -> int:
-    shown = "seri " + " ".join(args) + (f" | {pipe}" if pipe else "")
-    print(f"$ {shown}", flush=True)
+    """Run seri, first printing the command as it can be pasted into a shell (quoted)."""
+    command = shlex.join(["seri", *args]) + (f" | {pipe}" if pipe else "")
+    print(f"$ {command}", flush=True)
     if pipe:
-        command = " ".join([SERI, *(_quote(a) for a in args)]) + " | " + pipe
-        return subprocess.run(command, shell=True, env=env, cwd=cwd, check=False).returncode
+        real = shlex.join([SERI, *args]) + " | " + pipe
+        return subprocess.run(real, shell=True, env=env, cwd=cwd, check=False).returncode
     return subprocess.run([SERI, *args], env=env, cwd=cwd, check=False).returncode
-
-
-def _quote(text: str) -> str:
-    import shlex
-
-    return shlex.quote(text)
 
 
 def main() -> int:
     workdir = Path(tempfile.mkdtemp(prefix="seri-demo-"))
     home, project = workdir / "profile", workdir / "project"
     project.mkdir()
-    (home / "sessions").mkdir(parents=True)
+    (project / "NOTES.md").write_text(NOTES)
+    home.mkdir()
     # A tiny keep budget, so that compacting this short session has something to evict.
     (home / "config.json").write_text('{"compaction": {"keep_tokens": 40}}\n')
-    for fixture in sorted(LEGACY.glob("*.jsonl")):
-        shutil.copy2(fixture, home / "sessions" / fixture.name)
     with FakeModel(SCRIPT) as fake:
+        # A model server on loopback needs no API key.
         env = {
-            **os.environ,
+            **{k: v for k, v in os.environ.items() if k not in ("SERI_API_KEY", "SERI_MODEL")},
             "SERI_HOME": str(home),
             "SERI_BASE_URL": fake.base_url,
-            "SERI_API_KEY": "demo-key-not-secret",
             "SERI_MODEL": "demo/scripted-model",
         }
+        print(
+            "The commands below run in a scratch project with these settings; paste them into\n"
+            "your shell to run the commands yourself (seri is .venv/bin/seri in this checkout):\n"
+            f"  cd {shlex.quote(str(project))}\n"
+            f"  export SERI_HOME={shlex.quote(str(home))} SERI_MODEL=demo/scripted-model",
+            flush=True,
+        )
         step("A task, run to the end against the loopback model (the answer is on stdout)")
         status = seri(
             "chat",
@@ -142,7 +156,6 @@ def main() -> int:
             check=True,
         ).stdout
         session_id = listing.split('"id": "', 1)[1].split('"', 1)[0]
-        seri("sessions", "show", session_id[:8], env=env, cwd=project)
         step("The run's trajectory, for shell scripts")
         seri(
             "trajectory",
@@ -157,10 +170,21 @@ def main() -> int:
         short = session_id[:8]
         seri("compact", "--session", short, "--focus", "the greeting", env=env, cwd=project)
         seri("sessions", "show", session_id[:8], env=env, cwd=project)
-        step("Sessions of the older release, imported from sessions/*.jsonl on first use")
+        step(
+            "Sessions of the older release, imported from sessions/*.jsonl on first use",
+            "(one of the three files ends in a line cut off mid-write, as a killed process"
+            " leaves it:\n seri leaves that line out and says so; the other lines are kept)",
+        )
+        (home / "sessions").mkdir()
+        for fixture in sorted(LEGACY.glob("*.jsonl")):
+            shutil.copy2(fixture, home / "sessions" / fixture.name)
         seri("sessions", "--all", env=env, cwd=project)
         seri("sessions", "show", "e5f6a7b8", env=env, cwd=project)
-    print(f"\nThe demo's profile is in {home}; delete {workdir} when done.")
+    print(
+        f"\nThe demo's profile is in {home}; look around with"
+        f" `SERI_HOME={shlex.quote(str(home))} .venv/bin/seri sessions --all`,"
+        f" and delete {shlex.quote(str(workdir))} when done."
+    )
     return 0
 
 

@@ -36,7 +36,13 @@ set -g scroll-on-clear off
 
 
 class TmuxTerminal:
-    def __init__(self, cwd: Path, env: Mapping[str, str], args: Sequence[str] = ("chat",)) -> None:
+    def __init__(
+        self,
+        cwd: Path,
+        env: Mapping[str, str],
+        args: Sequence[str] = ("chat",),
+        program: str = SERI,
+    ) -> None:
         self.tmux = require_program("tmux")
         self.dir = Path(tempfile.mkdtemp(prefix="seri-tmux-"))
         self.socket = self.dir / "sock"
@@ -44,7 +50,7 @@ class TmuxTerminal:
         conf.write_text(_CONF)
         launcher = self.dir / "run.sh"
         exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items())
-        command = " ".join(shlex.quote(a) for a in (SERI, *args))
+        command = " ".join(shlex.quote(a) for a in (program, *args))
         # The shell waits for seri and writes its exit status: tmux can be slow to notice
         # that a pane's process is gone (it was seen leaving seri a zombie for a minute).
         self.status_file = self.dir / "status"

@@ -148,15 +148,15 @@ def test_a_provider_that_reports_no_cost_cannot_keep_a_budget(run_seri: RunSeri)
 
 
 def test_a_failure_before_the_run_still_ends_in_a_result(run_seri: RunSeri) -> None:
-    with FakeModel([STOP]) as fake:
-        done = run_seri(
-            "chat",
-            "-p",
-            "go",
-            "--output-format",
-            "stream-json",
-            env={"SERI_BASE_URL": "https://llm.example.com/v1"},
-        )
+    # No key for a remote server: refused before anything is sent.
+    done = run_seri(
+        "chat",
+        "-p",
+        "go",
+        "--output-format",
+        "stream-json",
+        env={"SERI_BASE_URL": "https://llm.example.com/v1"},
+    )
     result = the_result(lines_of(done.stdout), 2)
     assert result["status"] == "error" and result["session"] is None
     assert "no API key" in result["error"] and done.stderr.startswith("seri: no API key")
