@@ -84,10 +84,16 @@ class _RedactingSpill:
 class _Tee:
     """Each chunk into the capture and, up to SPILL_MAX_BYTES, into the spill file."""
 
-    def __init__(self, capture: OutputCapture, spill: _Sink | None) -> None:
+    def __init__(
+        self,
+        capture: OutputCapture,
+        spill: _Sink | None,
+        watch: Callable[[bytes], None] | None = None,
+    ) -> None:
         self.capture = capture
         self.spill = spill
         self.spilled = 0
+        self.watch = watch
 
     def feed(self, chunk: bytes) -> None:
         if self.spill is not None and self.spilled < SPILL_MAX_BYTES:
@@ -95,6 +101,8 @@ class _Tee:
             self.spill.write(part)
             self.spilled += len(part)
         self.capture.feed(chunk)
+        if self.watch is not None:
+            self.watch(chunk)
 
 
 def run_bash(
@@ -107,13 +115,15 @@ def run_bash(
     max_bytes: int | None = None,
     sandbox: Sandbox | None = None,
     env: Mapping[str, str] | None = None,
+    on_output: Callable[[bytes], None] | None = None,
 ) -> ToolOutcome:
     """Run ``command``; the outcome carries the capped output and the exit status.
 
     ``redact`` is applied to what goes into the spill file (the caller redacts the
     outcome's text itself). ``max_bytes`` lowers the head and tail kept (the window's cap
     on one result), half each. ``sandbox`` confines what the command may write (see
-    ``seri.io.sandbox``); ``env`` is its whole environment (the caller leaves secrets out).
+    ``seri.io.sandbox``); ``env`` is its whole environment (the caller leaves secrets out);
+    ``on_output`` sees each piece of output as it comes (a person watching it run).
 
     KeyboardInterrupt while waiting kills the process group and is re-raised,
     so the caller can record the call as interrupted.
@@ -155,7 +165,7 @@ def run_bash(
             spill = _RedactingSpill(spill_file, redact)
         half = HEAD_BYTES if max_bytes is None else max(256, min(HEAD_BYTES, max_bytes // 2))
         capture = OutputCapture(half, half)
-        tee = _Tee(capture, spill)
+        tee = _Tee(capture, spill, on_output)
         timed_out, abandoned = _pump(proc, tee, started + timeout)
         if timed_out:
             _kill_group(proc)

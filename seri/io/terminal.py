@@ -27,7 +27,9 @@ SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPINNER_INTERVAL = 0.1
 # The spinner shows after this long without output, so a fast stream never flickers.
 SPINNER_DELAY = 0.3
-CLEAR_LINE = "\r\x1b[K"
+# The spinner may stand under a few lines of live output: it is wiped from the start of
+# its first line to the end of the screen.
+CLEAR_BELOW = "\r\x1b[J"
 
 
 def wants_colour(stream: TextIO, env: Mapping[str, str]) -> bool:
@@ -112,20 +114,23 @@ class Screen:
 
     # -- the spinner ---------------------------------------------------------------------------
 
-    def paint_spinner(self, line: str) -> None:
-        """Called by the spinner thread: draw ``line`` if the screen is free for it."""
+    def paint_spinner(self, lines: list[str]) -> None:
+        """Called by the spinner thread: draw ``lines`` (live output, then the spinner's
+        own line) if the screen is free for them; the cursor goes back to their first line,
+        so that what is written next replaces them."""
         with self.lock:
-            if not self.at_line_start:
+            if not self.at_line_start or not lines:
                 return
             if time.monotonic() - self.last_write < SPINNER_DELAY and not self._spinner_shown:
                 return
-            self.err.write(CLEAR_LINE + line)
+            back = f"\x1b[{len(lines) - 1}F" if len(lines) > 1 else ""
+            self.err.write(CLEAR_BELOW + "\n".join(lines) + back)
             self.err.flush()
             self._spinner_shown = True
 
     def _wipe_spinner(self) -> None:
         if self._spinner_shown:
-            self.err.write(CLEAR_LINE)
+            self.err.write(CLEAR_BELOW)
             self.err.flush()
             self._spinner_shown = False
 
@@ -144,12 +149,19 @@ class Spinner:
         self.screen = screen
         self.label = ""
         self.tokens: Callable[[], int] | None = None
+        # The last lines of a running command's output, shown above the spinner's line.
+        self.live: Callable[[int], tuple[str, ...]] | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._started = 0.0
 
-    def start(self, label: str, tokens: Callable[[], int] | None = None) -> None:
-        self.label, self.tokens = label, tokens
+    def start(
+        self,
+        label: str,
+        tokens: Callable[[], int] | None = None,
+        live: Callable[[int], tuple[str, ...]] | None = None,
+    ) -> None:
+        self.label, self.tokens, self.live = label, tokens, live
         if self._thread is not None or not self.screen.err_tty:
             return
         self._started = time.monotonic()
@@ -167,8 +179,15 @@ class Spinner:
     def _run(self) -> None:
         frame = 0
         while not self._stop.wait(SPINNER_INTERVAL):
-            self.screen.paint_spinner(self.line(frame))
+            self.screen.paint_spinner(self.block(frame))
             frame += 1
+
+    def block(self, frame: int) -> list[str]:
+        """The live output's last lines (dim, under a rule), then the spinner's line."""
+        lines = self.live(self.screen.width() - 5) if self.live is not None else ()
+        colour = self.screen.err_colour
+        shown = [paint(f"  │ {line}", "notice", colour=colour) for line in lines]
+        return [*shown, self.line(frame)]
 
     def line(self, frame: int) -> str:
         elapsed = time.monotonic() - self._started

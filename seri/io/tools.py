@@ -78,6 +78,8 @@ class ToolContext(ValueRecord):
     # The OS sandbox bash runs in, and the environment it gets (no API key, no secrets).
     sandbox: Sandbox | None = None
     env: Mapping[str, str] | None = None
+    # Told each piece of a command's output as it comes (the chat shows the last lines live).
+    on_output: Callable[[bytes], None] | None = None
 
     def output_bytes(self, default: int) -> int:
         """A tool's output cap in bytes: its own, or less when the window's cap is lower."""
@@ -438,6 +440,7 @@ def _bash(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
         max_bytes=ctx.output_bytes(HEAD_BYTES + TAIL_BYTES),
         sandbox=ctx.sandbox,
         env=ctx.env,
+        on_output=ctx.on_output,
     )
 
 

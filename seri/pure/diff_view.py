@@ -13,6 +13,8 @@ from seri.pure.human_units import bytes_short, plural
 from seri.pure.terminal_style import Span
 
 MAX_DIFF_LINES = 80
+# Lines of a diff shown under the tool line of a change no one was asked about.
+PREVIEW_LINES = 12
 NEW_FILE_HEAD_LINES = 12
 # Above this many lines a side, difflib's matching gets slow; the counts are estimated.
 MAX_DIFF_INPUT_LINES = 20_000
@@ -38,6 +40,16 @@ def diff_spans(path: str, before: str | None, after: str) -> list[Span]:
     if before.endswith("\n") != after.endswith("\n"):
         spans.append(("notice", "(the newline at the end of the file changes)\n"))
     return spans
+
+
+def collapsed(spans: list[Span], keep: int = PREVIEW_LINES) -> list[Span]:
+    """The first ``keep`` lines of a diff, and a note of how many more ``/diff`` shows
+    (a change made under an "always" rule, shown under its tool line)."""
+    if len(spans) <= keep + 1:
+        return spans
+    hidden = sum(1 for style, _ in spans[keep:] if style != "notice") or len(spans) - keep
+    more = f"… {plural(hidden, 'more diff line')} (/diff shows the session's changes)\n"
+    return [*spans[:keep], ("notice", more)]
 
 
 def _diff_style(line: str) -> str:

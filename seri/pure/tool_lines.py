@@ -14,10 +14,10 @@ command's output (the rest is one ``/last`` away).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Literal
 
-from seri.pure.human_units import plural
 from seri.pure.terminal_style import Span
 
 Mark = Literal["ok", "error", "denied", "interrupted"]
@@ -31,6 +31,8 @@ MARKS: dict[Mark, tuple[str, str]] = {
 OUTPUT_TAIL_LINES = 4
 SUBJECT_KEYS = ("command", "path", "pattern", "description")
 _STATUS_PREFIXES = ("[exit code ", "[timed out after", "[killed by signal")
+# The capture's note where it left the middle of a long output out (seri.pure.output_capture).
+_OMITTED = re.compile(r"\[… \d+ bytes / (\d+) lines omitted of ")
 
 
 def parsed_arguments(text: str) -> dict[str, object]:
@@ -88,23 +90,52 @@ def tool_line(
     return spans
 
 
-def output_tail(text: str, *, lines: int = OUTPUT_TAIL_LINES, width: int = 100) -> list[Span]:
+def output_tail(
+    text: str, *, lines: int = OUTPUT_TAIL_LINES, width: int = 100, last: str = "/last"
+) -> list[Span]:
     """The last lines of a command's output, folded under its tool line.
 
     ``text`` is the bash tool's result: output, notes in brackets, and a last status line
     (``[exit code 1]``); the status is left out (the mark says it), a progress bar redrawn
-    with carriage returns shows as its final state.
+    with carriage returns shows as its final state. The count of lines not shown includes
+    those the capture left out of the middle (``seq 1 40000``: 39,996 more, not 1,997).
+    ``last`` is the command that shows this very output whole.
     """
     body = _output_lines(text)
     if not body:
         return []
+    omitted = 0
+    for index, line in enumerate(body):
+        gap = _OMITTED.match(line)
+        if gap is not None:
+            omitted += int(gap.group(1))
+            del body[index]
+            break
     shown = body[-lines:]
     spans: list[Span] = []
-    hidden = len(body) - len(shown)
+    hidden = len(body) - len(shown) + omitted
     if hidden:
-        spans.append(("notice", f"  │ … {plural(hidden, 'more line')} (/last shows them all)\n"))
+        more = f"{hidden:,} more line" + ("" if hidden == 1 else "s")
+        spans.append(("notice", f"  │ … {more} ({last} shows them)\n"))
     spans += [("notice", f"  │ {_clip(line, width - 4)}\n") for line in shown]
     return spans
+
+
+LIVE_LINES = 3
+
+
+def live_lines(raw: bytes, *, count: int = LIVE_LINES, width: int = 100) -> tuple[str, ...]:
+    """The last lines of a command's output while it runs, made safe and cut to ``width``
+    (a wrapped line would push the spinner off its place). ``raw`` is the tail of the
+    output so far; its first line may be cut, so it is shown only when it is all there is."""
+    from seri.pure.terminal_text import neutralise
+
+    text = raw.decode("utf-8", "replace").expandtabs()
+    lines = [line.rstrip("\r").rsplit("\r", 1)[-1] for line in text.split("\n")]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    shown = lines[-count:]
+    return tuple(_clip(neutralise(line), max(1, width)) for line in shown)
 
 
 def _output_lines(text: str) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from seri import __version__
@@ -205,26 +206,77 @@ def _always_origin(stored: SessionRule, run_started: float) -> str:
 
 
 def show_last(chat: ChatSession, rest: str) -> int | None:
-    """/last [N]: the whole result of the last tool call (or the Nth from the end)."""
+    """/last [N | #K]: the whole result of a tool call: the one whose output was last cut
+    on the screen (the hint sat under it), else the last; N from the end, or number K."""
     outputs = chat.view.outputs
-    try:
-        back = int(rest) if rest else 1
-    except ValueError:
-        back = 0
-    if back < 1:
-        chat.view.screen.say(f"/last takes a number of at least 1, not {rest!r}")
-        return EXIT_USAGE
-    if back > len(outputs):
-        chat.view.screen.say(
-            "no tool output to show yet"
-            if not outputs
-            else f"only {len(outputs)} tool results are kept"
-        )
+    word = rest.strip()
+    if not outputs:
+        chat.view.screen.say("no tool output to show yet")
         return None
-    output = outputs[-back]
-    chat.view.screen.say(f"── {output.title}", "bold")
+    if word.startswith("#"):
+        found = [o for o in outputs if str(o.number) == word[1:]]
+        if not found:
+            oldest = outputs[0].number
+            chat.view.screen.say(
+                f"no tool output {word} is kept (the last {len(outputs)}: #{oldest} on)"
+            )
+            return None
+        output = found[0]
+    elif not word:
+        cut = [o for o in outputs if o.cut]
+        output = cut[-1] if cut else outputs[-1]
+    else:
+        back = int(word) if word.isdigit() else 0
+        if back < 1:
+            chat.view.screen.say(f"/last takes a number of at least 1 or #N, not {rest!r}")
+            return EXIT_USAGE
+        if back > len(outputs):
+            chat.view.screen.say(f"only {len(outputs)} tool results are kept")
+            return None
+        output = outputs[-back]
+    chat.view.screen.say(f"── #{output.number} {output.title}", "bold")
     chat.view.screen.say(output.text.rstrip("\n"))
     return None
+
+
+def show_diff(chat: ChatSession, rest: str) -> int | None:
+    """/diff [PATH]: what this session changed in the project's files, as unified diffs:
+    each file seri wrote, from before its first write in the session to what it is now."""
+    from seri.io import checkpoints
+    from seri.pure.diff_view import diff_spans
+
+    screen = chat.view.screen
+    if not chat.session_id:
+        screen.say("no changes yet: this session has not started")
+        return None
+    first: dict[str, bytes | None] = {}
+    for kept in checkpoints.checkpoints_since(chat.store, chat.session_id, 0):
+        first.setdefault(kept.path, kept.content if kept.existed else None)
+    wanted = rest.strip()
+    spans: list[Span] = []
+    for path, before in sorted(first.items()):
+        if wanted and path != wanted:
+            continue
+        now = _text_now(chat.project, path)
+        old = before.decode("utf-8", "replace") if before is not None else None
+        if now is None:
+            spans.append(("delete", f"{path}: deleted\n" if old is not None else ""))
+        elif now != old:
+            spans += diff_spans(path, old, now)
+    if not spans:
+        screen.say(
+            f"no changes to {wanted} in this session" if wanted else "no changes in this session"
+        )
+        return None
+    screen.say_spans(spans)
+    return None
+
+
+def _text_now(project: str, path: str) -> str | None:
+    try:
+        return (Path(project) / path).read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return None
 
 
 def switch_model(chat: ChatSession, rest: str) -> int | None:

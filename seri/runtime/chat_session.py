@@ -155,6 +155,7 @@ class ChatSession:
         self.session_rules: tuple[SessionRule, ...] = ()
         self.last_task_turns = 0
         self.view = ChatView(screen or Screen(), interactive=self.interactive)
+        self.view.redact = self.redactor.text
         # MCP servers start now, in the background, while the person types; the project's
         # servers not approved are named (for /mcp).
         self.mcp_unapproved: tuple[str, ...] = ()
@@ -531,6 +532,9 @@ class ChatSession:
             mcp=self.mcp,
             spending=self.tally,
         )
+        if self.interactive:
+            # A command's output shown live under its spinner (the view redacts it).
+            tools.context = attrs.evolve(tools.context, on_output=self.view.command_output)
         self._tool_host = tools
         return build_agent(
             Role.CHAT,

@@ -38,6 +38,7 @@ from seri.pure.value_record import ValueRecord
 LineReader = Callable[[str], str]
 FileReader = Callable[[str], "str | None"]
 KEEP_OUTPUTS = 20
+LIVE_BYTES = 4096
 APPROVAL_PROMPT = "  allow? [1] "
 
 
@@ -47,6 +48,9 @@ class ToolOutput(ValueRecord):
 
     title: str
     text: str
+    # Its number in this chat (``/last #N``), and whether its tool line showed only a part.
+    number: int = 0
+    cut: bool = False
 
 
 class ChatView:
@@ -64,11 +68,17 @@ class ChatView:
         self.on_always: Callable[[tuple[str, ...], AskPerson], None] = _nothing
         self.run_usage = UsageTotals()
         self.outputs: list[ToolOutput] = []
+        self._numbered = 0
+        # Calls a person was asked about: their diff was shown then, not again after.
+        self._asked: set[str] = set()
         # Whether the session has a recap already: a compaction then updates it.
         self.had_recap = had_recap
         self._markdown = MarkdownStream()
         self._streamed_chars = 0
         self._answer_streamed = False
+        # The tail of the running command's output (shown live), and how a secret is hidden.
+        self._live = b""
+        self.redact: Callable[[str], str] = _as_is
         # Tool calls of this run by id: (name, arguments), for lines about calls never run.
         self._calls: dict[str, tuple[str, Mapping[str, Any]]] = {}
 
@@ -119,8 +129,19 @@ class ChatView:
     # -- tools ---------------------------------------------------------------------------------
 
     def tool_started(self, call: ToolCall, arguments: Mapping[str, Any]) -> None:
+        self._live = b""
         if self.interactive:
-            self.spinner.start(f"{call.name} {call_subject(arguments)}".strip())
+            live = self._live_lines if shown_as(call.name) == "command" else None
+            self.spinner.start(f"{call.name} {call_subject(arguments)}".strip(), live=live)
+
+    def command_output(self, chunk: bytes) -> None:
+        """A piece of the running command's output (only its tail is kept, for the screen)."""
+        self._live = (self._live + chunk)[-LIVE_BYTES:]
+
+    def _live_lines(self, width: int) -> tuple[str, ...]:
+        from seri.pure.tool_lines import live_lines
+
+        return tuple(self.redact(line) for line in live_lines(self._live, width=width))
 
     def tool_finished(
         self,
@@ -131,7 +152,7 @@ class ChatView:
     ) -> None:
         self.spinner.stop()
         title = f"{call.name} {call_subject(arguments)}".strip()
-        self._keep_output(title, run.text)
+        number = self._keep_output(title, run.text)
         if not self.interactive:
             return
         width = self.screen.width()
@@ -150,7 +171,11 @@ class ChatView:
                 changes = line_changes(change[0], change[1])
             spans = tool_line("ok", call.name, arguments, changes=changes, width=width)
         if shown_as(call.name) == "command":
-            spans += output_tail(run.text, width=width)
+            tail = output_tail(run.text, width=width, last=f"/last #{number}")
+            if tail and "/last #" in tail[0][1]:
+                self.outputs[-1] = attrs.evolve(self.outputs[-1], cut=True)
+            spans += tail
+        spans += self._diff_after_rule(call, arguments, change)
         self.screen.say_spans(spans)
 
     def recorded(self, event: events.Event) -> None:
@@ -199,15 +224,32 @@ class ChatView:
         self.screen.fresh_line()
         self.screen.say(f"seri: {notice}", "notice" if self.interactive else "")
 
-    def _keep_output(self, title: str, text: str) -> None:
-        self.outputs.append(ToolOutput(title, text))
+    def _diff_after_rule(
+        self,
+        call: ToolCall,
+        arguments: Mapping[str, Any],
+        change: tuple[str | None, str | None] | None,
+    ) -> list[Span]:
+        """A change no one was asked about (an "always" rule, --allow): its diff, collapsed."""
+        if change is None or change[1] is None or call.id in self._asked:
+            return []
+        from seri.pure.diff_view import collapsed, diff_spans
+
+        path = call_subject(arguments) or "file"
+        return indented(collapsed(diff_spans(path, change[0], change[1])))
+
+    def _keep_output(self, title: str, text: str) -> int:
+        self._numbered += 1
+        self.outputs.append(ToolOutput(title, text, self._numbered))
         del self.outputs[:-KEEP_OUTPUTS]
+        return self._numbered
 
     # -- asking --------------------------------------------------------------------------------
 
     def ask(self, effect: AskPerson) -> Answer:
         """Show what the call would do, then ask: yes, no (and why), or always."""
         self.spinner.stop()
+        self._asked.add(effect.call.id)
         screen = self.screen
         screen.fresh_line()
         screen.say_spans(approval_spans(effect, self.read_file))
@@ -235,6 +277,10 @@ class ChatView:
 
     def close(self) -> None:
         self.spinner.stop()
+
+
+def _as_is(text: str) -> str:
+    return text
 
 
 def _ctrl_c() -> str:

@@ -173,6 +173,12 @@ def _mcp(chat: ChatSession, _: str) -> LineOutcome:
     return show_mcp(chat)
 
 
+def _diff(chat: ChatSession, rest: str) -> LineOutcome:
+    from seri.runtime.chat_info import show_diff
+
+    return show_diff(chat, rest)
+
+
 def _last(chat: ChatSession, rest: str) -> LineOutcome:
     from seri.runtime.chat_info import show_last
 
@@ -261,9 +267,10 @@ COMMANDS: tuple[SlashCommand, ...] = (
     ),
     SlashCommand(
         "/last",
-        (("/last [N]", "the whole output of the last tool call (or the Nth from the end)"),),
+        (("/last [N|#K]", "a tool call's whole output: the last cut one, Nth from the end, #K"),),
         _last,
     ),
+    SlashCommand("/diff", (("/diff [PATH]", "what this session changed in the files"),), _diff),
     SlashCommand("/help", (("/help", "this list"),), _help),
     SlashCommand("/exit", (("/exit", "leave (Ctrl-D works too)"),), _exit, aliases=("/quit",)),
 )

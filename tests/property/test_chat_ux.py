@@ -257,3 +257,40 @@ def test_the_replayed_exchange_starts_at_what_a_person_typed(roles: list[str]) -
         assert exchange == ()
     else:
         assert exchange == tuple(history[typed[-1] :])
+
+
+@given(st.binary(max_size=600), st.integers(min_value=1, max_value=5), st.integers(10, 120))
+def test_live_output_is_a_few_safe_lines_that_never_wrap(
+    raw: bytes, count: int, width: int
+) -> None:
+    from seri.pure.tool_lines import live_lines
+
+    lines = live_lines(raw, count=count, width=width)
+    assert len(lines) <= count
+    assert all(len(line) <= width and "\n" not in line and "\x1b" not in line for line in lines)
+
+
+@given(st.integers(min_value=0, max_value=60000))
+def test_the_lines_not_shown_include_those_the_capture_left_out(total: int) -> None:
+    from seri.pure.output_capture import OutputCapture, capped_output
+
+    capture = OutputCapture(4096, 4096)
+    capture.feed("".join(f"{n}\n" for n in range(1, total + 1)).encode())
+    text = capped_output(capture).text + "\n[exit code 0]"
+    spans = output_tail(text, last="/last #3")
+    shown = [t for _, t in spans if "more line" not in t]
+    if total > OUTPUT_TAIL_LINES:
+        more = f"… {total - OUTPUT_TAIL_LINES:,} more line"
+        assert more in spans[0][1] and "/last #3 shows them" in spans[0][1]
+    assert len(shown) == min(total, OUTPUT_TAIL_LINES)
+
+
+@given(LINES, LINES, st.integers(min_value=1, max_value=20))
+def test_a_collapsed_diff_keeps_its_head_and_counts_the_rest(
+    before: list[str], after: list[str], keep: int
+) -> None:
+    from seri.pure.diff_view import collapsed
+
+    spans = diff_spans("f.py", "\n".join(before) + "\n", "\n".join(after) + "\n")
+    short = collapsed(spans, keep)
+    assert short == spans or (short[:keep] == spans[:keep] and len(short) == keep + 1)
