@@ -327,6 +327,12 @@ class ProviderClient:
             )
         return window
 
+    def model_ids(self) -> tuple[str, ...] | None:
+        """The models ``GET {base_url}/models`` lists; None when the server lists none."""
+        from seri.pure.model_list import listed_model_ids
+
+        return listed_model_ids(self._get_json(self._url("models")))
+
     def _server_url(self, path: str) -> str:
         """A path at the server's root: llama.cpp and Ollama serve /props and /api/show there,
         beside (not under) their OpenAI-compatible ``/v1``."""

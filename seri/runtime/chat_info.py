@@ -279,16 +279,38 @@ def _text_now(project: str, path: str) -> str | None:
         return None
 
 
+MODELS_SHOWN = 30
+
+
 def switch_model(chat: ChatSession, rest: str) -> int | None:
+    """/model: the model in use and the ones the server lists; /model NAME: switch to NAME,
+    which must be one of those (a typo is refused with the closest names)."""
+    from seri.pure.model_list import check_model
+
     name = rest.strip()
+    listed = chat.server_models()
+    screen = chat.view.screen
     if not name:
-        chat.view.screen.say(f"model: {chat.settings.model} (/model NAME switches)")
+        screen.say(f"model: {chat.settings.model} (/model NAME switches; Tab completes it)")
+        if listed:
+            shown = ", ".join(listed[:MODELS_SHOWN])
+            more = f" and {len(listed) - MODELS_SHOWN} more" if len(listed) > MODELS_SHOWN else ""
+            screen.say(f"the server offers {len(listed)}: {shown}{more}", "notice")
         return None
     if any(char.isspace() for char in name):
-        chat.view.screen.say(f"/model takes one model id, not {name!r}")
+        screen.say(f"/model takes one model id, not {name!r}")
         return EXIT_USAGE
+    check = check_model(name, listed)
+    if not check.known:
+        hint = f"; did you mean {' or '.join(check.closest)}?" if check.closest else ""
+        screen.say(
+            f"seri: {name} is not among the {len(listed or ())} models the server lists{hint}"
+            " (/model lists them); still on " + chat.settings.model,
+            "warning",
+        )
+        return None
     chat.set_model(name)
     window = chat.window_in_use(wait=BANNER_WAIT)
     size = f"{window:,} tokens" if window else "window not known yet"
-    chat.view.screen.say(f"model: {name} for the rest of this run of seri ({size})")
+    screen.say(f"model: {name} for the rest of this run of seri ({size})")
     return None

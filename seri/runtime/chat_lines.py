@@ -17,6 +17,14 @@ def handle_line(chat: ChatSession, line: str) -> LineOutcome:
     """A line typed (or piped): a slash command or a task."""
     if line.startswith("/"):
         return run_slash(chat, line)
+    if line.startswith("!"):
+        from seri.runtime.shell_line import run_shell_line
+
+        return run_shell_line(chat, line[1:])
+    if "@" in line:
+        from seri.runtime.mentions import attach_mentioned
+
+        line = attach_mentioned(chat, line)
     end = chat.run_task(line)
     return chat.report(end, print_answer=not chat.interactive)
 

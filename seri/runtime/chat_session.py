@@ -154,6 +154,9 @@ class ChatSession:
         # earlier one (stored with the session; see /permissions).
         self.session_rules: tuple[SessionRule, ...] = ()
         self.last_task_turns = 0
+        # The models the server lists, once /model has asked (None: it lists none).
+        self.known_models: tuple[str, ...] = ()
+        self._models_asked = False
         self.view = ChatView(screen or Screen(), interactive=self.interactive)
         self.view.redact = self.redactor.text
         # MCP servers start now, in the background, while the person types; the project's
@@ -710,6 +713,16 @@ class ChatSession:
         self.max_turns = value
         if self.session_id:
             conversations.set_max_turns(self.store, self.session_id, value)
+
+    def server_models(self) -> tuple[str, ...] | None:
+        """The models ``GET /models`` lists, asked once per run; None if it lists none."""
+        if not self._models_asked:
+            from seri.io.provider import ProviderClient
+
+            with ProviderClient(self.settings.base_url, self.api_key) as client:
+                self.known_models = client.model_ids() or ()
+            self._models_asked = True
+        return self.known_models or None
 
     def clear(self) -> str:
         """/clear: a new session in the same project; the old one stays whole."""

@@ -134,6 +134,11 @@ class ChatView:
             live = self._live_lines if shown_as(call.name) == "command" else None
             self.spinner.start(f"{call.name} {call_subject(arguments)}".strip(), live=live)
 
+    def tool_started_plain(self, label: str) -> None:
+        """A command a person runs (``!cmd``): the spinner and its live output."""
+        self._live = b""
+        self.spinner.start(label, live=self._live_lines)
+
     def command_output(self, chunk: bytes) -> None:
         """A piece of the running command's output (only its tail is kept, for the screen)."""
         self._live = (self._live + chunk)[-LIVE_BYTES:]

@@ -193,8 +193,11 @@ def _prompt_session(opener: ChatOpener, folds: Folds) -> PromptSession[str]:
         multiline=False,
         key_bindings=_key_bindings(folds),
         history=_history(str(opener.profile.root), folds),
-        completer=_slash_completer(),
-        complete_while_typing=False,
+        completer=_completer(opener),
+        complete_while_typing=True,
+        # No rows kept empty under the prompt for the menu: it opens over the output when
+        # it needs the room.
+        reserve_space_for_menu=0,
         prompt_continuation=CONTINUATION,
         bottom_toolbar=lambda: _toolbar(opener),
         enable_history_search=False,
@@ -241,6 +244,15 @@ def _key_bindings(folds: Folds) -> Any:
             buffer.delete_before_cursor(1)
             buffer.insert_text("\n")
             return
+        # Enter picks from the menu: the entry chosen, or the only one (when it adds something).
+        state = buffer.complete_state
+        if state is not None:
+            chosen = state.current_completion
+            if chosen is None and len(state.completions) == 1:
+                chosen = state.completions[0]
+            if chosen is not None and not before.endswith(chosen.text):
+                buffer.apply_completion(chosen)
+                return
         buffer.validate_and_handle()
 
     # Not Ctrl-J: a terminal still in cooked mode (keys typed while a task runs) turns Enter
@@ -295,25 +307,58 @@ def _history_entries(path: str) -> list[str]:
     return entries[::-1]
 
 
-def _slash_completer() -> Completer:
+def _completer(opener: ChatOpener) -> Completer:
     from prompt_toolkit.completion import Completer, Completion
 
-    from seri.runtime.slash import COMMAND_NAMES
+    from seri.runtime.slash import command_menu
 
-    class SlashCompleter(Completer):
-        """Tab after a slash completes the command's name."""
+    class ChatCompleter(Completer):
+        """A menu as typed: a slash command with what it does; after ``/model ``, the
+        models the server offers (once /model has asked for them); ``@`` a project file."""
 
         def get_completions(
             self, document: Document, complete_event: CompleteEvent
         ) -> Iterable[Completion]:
             text = document.text_before_cursor
-            if not text.startswith("/") or " " in text or "\n" in text:
+            if text.startswith("/") and " " not in text and "\n" not in text:
+                for name, form, what in command_menu():
+                    if name.startswith(text):
+                        yield Completion(name, -len(text), display=form, display_meta=what)
                 return
-            for name in COMMAND_NAMES:
-                if name.startswith(text):
-                    yield Completion(name, start_position=-len(text))
+            if text.startswith("/model ") and "\n" not in text:
+                chat = opener.chat if opener.ready else None
+                typed = text.removeprefix("/model ").strip()
+                for model in chat.known_models if chat is not None else ():
+                    if typed in model:
+                        yield Completion(model, -len(typed))
+                return
+            word = text.rsplit(None, 1)[-1] if text.strip() else ""
+            if word.startswith("@") and not text.endswith((" ", "\n")):
+                for path, is_dir in _project_paths(opener.project, word[1:]):
+                    shown = path + ("/" if is_dir else "")
+                    yield Completion("@" + shown, -len(word), display=shown)
 
-    return SlashCompleter()
+    return ChatCompleter()
+
+
+def _project_paths(project: str, typed: str) -> list[tuple[str, bool]]:
+    """Entries of the project's directory that ``typed`` is in, starting with its last part
+    (dot-files only when asked for), directories first; at most 50."""
+    folder, _, start = typed.rpartition("/")
+    where = os.path.join(project, folder)
+    if not os.path.realpath(where).startswith(os.path.realpath(project)):
+        return []
+    try:
+        with os.scandir(where) as entries:
+            found = [
+                (os.path.join(folder, e.name) if folder else e.name, e.is_dir())
+                for e in entries
+                if e.name.startswith(start)
+                and (start.startswith(".") or not e.name.startswith("."))
+            ]
+    except OSError:
+        return []
+    return sorted(found, key=lambda item: (not item[1], item[0]))[:50]
 
 
 def _type_ahead(session: PromptSession[str], keys: bytes) -> None:

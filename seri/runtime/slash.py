@@ -173,6 +173,33 @@ def _mcp(chat: ChatSession, _: str) -> LineOutcome:
     return show_mcp(chat)
 
 
+INIT_TASK = """\
+Write AGENTS.md at the root of this project: what a coding agent needs to know to work here.
+Look first (README, build and package files such as pyproject.toml, package.json, Makefile,
+Cargo.toml, go.mod, the CI configuration, the layout of the source and the tests), then
+write, briefly and only from what the files say: what the project is; the exact commands
+to install, build, test and lint; where things are; the conventions you can see (style,
+naming, tests, commit messages). Under 60 lines.{existing}"""
+
+
+def _init(chat: ChatSession, rest: str) -> LineOutcome:
+    import os
+
+    existing = os.path.exists(os.path.join(chat.project, "AGENTS.md"))
+    task = INIT_TASK.format(
+        existing=" AGENTS.md exists already: read it, keep what is still right, improve the rest."
+        if existing
+        else ""
+    )
+    if rest.strip():
+        task += f"\nAlso: {rest.strip()}"
+    end = chat.run_task(task)
+    status = chat.report(end, print_answer=not chat.interactive)
+    if end.status == "done":
+        _say("AGENTS.md is read when a session starts: /clear (or the next seri) uses it")
+    return status
+
+
 def _diff(chat: ChatSession, rest: str) -> LineOutcome:
     from seri.runtime.chat_info import show_diff
 
@@ -270,6 +297,9 @@ COMMANDS: tuple[SlashCommand, ...] = (
         (("/last [N|#K]", "a tool call's whole output: the last cut one, Nth from the end, #K"),),
         _last,
     ),
+    SlashCommand(
+        "/init", (("/init", "write AGENTS.md for this project (the model looks first)"),), _init
+    ),
     SlashCommand("/diff", (("/diff [PATH]", "what this session changed in the files"),), _diff),
     SlashCommand("/help", (("/help", "this list"),), _help),
     SlashCommand("/exit", (("/exit", "leave (Ctrl-D works too)"),), _exit, aliases=("/quit",)),
@@ -300,6 +330,11 @@ HELP = f"{command_lines()}\n\n{KEYS}"
 # Every command's name, for Tab completion.
 COMMAND_NAMES = tuple(command.name for command in COMMANDS)
 _BY_NAME = {name: c for c in COMMANDS for name in (c.name, *c.aliases)}
+
+
+def command_menu() -> tuple[tuple[str, str, str], ...]:
+    """Each command as the prompt's menu shows it: its name, how it is written, what it does."""
+    return tuple((name, *_BY_NAME[name].forms[0]) for name in COMMAND_NAMES)
 
 
 def run_slash(chat: ChatSession, line: str) -> LineOutcome:

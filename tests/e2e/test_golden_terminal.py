@@ -249,7 +249,7 @@ def test_golden_status_cost_and_model(
         {"text": "Hello.", "usage": {"cost": 0.0123}},
         {"text": "Hello from the other model.", "usage": {"cost": 0.002}},
     ]
-    with FakeModel(script) as fake:
+    with FakeModel(script, models=("fake/model", "other/model")) as fake:
         terminal = _open(terminals, project, _env(seri_home, fake))
         terminal.line("hi")
         terminal.wait_for_prompt(2)
