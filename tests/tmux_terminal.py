@@ -42,6 +42,7 @@ class TmuxTerminal:
         env: Mapping[str, str],
         args: Sequence[str] = ("chat",),
         program: str = SERI,
+        columns: int = COLUMNS,
     ) -> None:
         self.tmux = require_program("tmux")
         self.dir = Path(tempfile.mkdtemp(prefix="seri-tmux-"))
@@ -69,7 +70,7 @@ class TmuxTerminal:
             "-s",
             "t",
             "-x",
-            str(COLUMNS),
+            str(columns),
             "-y",
             str(ROWS),
             f"sh {shlex.quote(str(launcher))}",

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TextIO
 
 from seri.pure.human_units import seconds_short, tokens_short
-from seri.pure.terminal_style import Span, paint, paint_spans
+from seri.pure.terminal_style import Span, paint, paint_spans, wrap_spans
 
 SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPINNER_INTERVAL = 0.1
@@ -67,6 +67,15 @@ class Screen:
         self._spinner_shown = False
 
     def width(self) -> int:
+        """The terminal's width as it is now (asked of the terminal itself: a COLUMNS left
+        in the environment by whoever started seri may be stale); else COLUMNS, else 100."""
+        for stream in (self.err, self.out):
+            try:
+                columns = os.get_terminal_size(stream.fileno()).columns
+            except (OSError, ValueError, AttributeError):
+                continue
+            if columns > 0:  # 0: a terminal that was never given a size
+                return max(20, columns)
         import shutil  # here, not at the top: shutil loads bz2 and lzma (~3 ms of each start)
 
         return max(20, shutil.get_terminal_size((100, 24)).columns)
@@ -75,9 +84,16 @@ class Screen:
 
     def say(self, text: str, style: str = "") -> None:
         """A line for people, on stderr."""
+        if self.err_tty and len(text) >= self.width():
+            self.say_spans([(style, text + "\n")])
+            return
         self.write_err(paint(text, style, colour=self.err_colour) + "\n")
 
     def say_spans(self, spans: Iterable[Span]) -> None:
+        """Styled lines for people, on stderr; on a terminal a line too long for it is
+        broken under its own indent (the terminal would start it again at column 0)."""
+        if self.err_tty:
+            spans = wrap_spans(spans, self.width() - 1)
         self.write_err(paint_spans(spans, colour=self.err_colour))
 
     def answer_spans(self, spans: Iterable[Span]) -> None:

@@ -103,3 +103,18 @@ def last_exchange(history: Sequence[Message]) -> tuple[Message, ...]:
         if message.role == "user" and not message.kind:
             return tuple(history[index:])
     return ()
+
+
+def fit_toolbar(status: str, hints: tuple[str, ...], width: int) -> str:
+    """The prompt's bottom bar within ``width``: the status, then as many of the key hints
+    as fit (the first dropped first: the last, how to leave, stays longest); a status too
+    long for the bar alone is cut with an ellipsis."""
+    room = width - 2
+    if len(status) > room:
+        return f" {status[: max(1, room - 1)]}… "
+    for start in range(len(hints) + 1):
+        kept = hints[start:]
+        text = f" {status} │ {' · '.join(kept)} " if kept else f" {status} "
+        if len(text) <= width:
+            return text
+    return f" {status} "

@@ -59,3 +59,95 @@ def paint(text: str, style: str, *, colour: bool) -> str:
 
 def paint_spans(spans: Iterable[Span], *, colour: bool) -> str:
     return "".join(paint(text, style, colour=colour) for style, text in spans)
+
+
+# What starts a line's content after its indent: a rule of folded output, a diff's sign.
+_MARKERS = ("│ ", "+", "-", "@@")
+
+
+def wrap_spans(spans: Iterable[Span], width: int) -> list[Span]:
+    """``spans`` with every line longer than ``width`` broken, each piece after the first
+    starting at the column where the line's content starts (under its indent, its ``│``,
+    its diff sign), so that a narrow terminal does not wrap it back to column 0."""
+    return _wrap_lines(_lines_of(spans), max(width, 20))
+
+
+def _lines_of(spans: Iterable[Span]) -> list[tuple[list[Span], bool]]:
+    """The spans cut into lines; each with whether it ended in a newline."""
+    lines: list[tuple[list[Span], bool]] = []
+    current: list[Span] = []
+    for style, text in spans:
+        parts = text.split("\n")
+        for index, part in enumerate(parts):
+            if part:
+                current.append((style, part))
+            if index < len(parts) - 1:
+                lines.append((current, True))
+                current = []
+    if current:
+        lines.append((current, False))
+    return lines
+
+
+def _wrap_lines(lines: list[tuple[list[Span], bool]], width: int) -> list[Span]:
+    out: list[Span] = []
+    for line, ended in lines:
+        text = "".join(part for _, part in line)
+        if len(text) <= width:
+            out += line
+        else:
+            out += _wrapped(line, _hanging_indent(text), width)
+        if ended:
+            out.append(("", "\n"))
+    return out
+
+
+def _hanging_indent(text: str) -> str:
+    """Spaces as wide as the line's indent and its marker (a rule ``│`` is repeated)."""
+    stripped = text.lstrip(" ")
+    indent = " " * (len(text) - len(stripped))
+    for marker in _MARKERS:
+        if stripped.startswith(marker):
+            return indent + (marker if marker == "│ " else " " * len(marker))
+    return indent
+
+
+def _wrapped(line: list[Span], hanging: str, width: int) -> list[Span]:
+    if len(hanging) > width // 2:
+        hanging = ""
+    text = "".join(part for _, part in line)
+    # Prose breaks between words; a diff or a command's output where the width ends.
+    by_words = not text.lstrip(" ").startswith(_MARKERS)
+    cuts: list[tuple[int, int]] = []  # (end of a piece, start of the next)
+    start, room = 0, width
+    while len(text) - start > room:
+        end = start + room
+        space = text.rfind(" ", start + room // 2, end + 1) if by_words else -1
+        cuts.append((space, space + 1) if space > start else (end, end))
+        start = cuts[-1][1]
+        room = width - len(hanging)
+    out: list[Span] = []
+    position = 0
+    for style, part in line:
+        for index, char in enumerate(part):
+            at = position + index
+            for end, resume in cuts:
+                if at == end:
+                    out.append(("", "\n" + hanging))
+                if end <= at < resume:
+                    break
+            else:
+                out.append((style, char))
+        position += len(part)
+    return _merged(out)
+
+
+def _merged(spans: list[Span]) -> list[Span]:
+    """Neighbouring pieces of one style joined (one escape sequence per run, not per char)."""
+    out: list[Span] = []
+    for style, text in spans:
+        if out and out[-1][0] == style:
+            out[-1] = (style, out[-1][1] + text)
+        else:
+            out.append((style, text))
+    return out

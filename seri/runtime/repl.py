@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 HISTORY_FILE = "input_history"
 PROMPT = "seri> "
 CONTINUATION = "    … "
-KEYS_HINT = "Alt-Enter newline · /help · Ctrl-D quit"
+KEYS_HINTS = ("Alt-Enter newline", "/help", "Ctrl-D quit")
 
 
 def interactive(profile: Profile, project: str, options: ChatOptions) -> int:
@@ -213,7 +213,12 @@ def _toolbar(opener: ChatOpener) -> Any:
         from seri.runtime.chat_info import status_line
 
         status = status_line(chat)
-    return FormattedText([("", f" {neutralise(status)} │ {KEYS_HINT} ")])
+    from prompt_toolkit.application import get_app
+
+    from seri.pure.chat_status import fit_toolbar
+
+    width = get_app().output.get_size().columns
+    return FormattedText([("", fit_toolbar(neutralise(status), KEYS_HINTS, width))])
 
 
 def _key_bindings(folds: Folds) -> Any:
