@@ -84,7 +84,7 @@ class Screen:
 
     def say(self, text: str, style: str = "") -> None:
         """A line for people, on stderr."""
-        if self.err_tty and len(text) >= self.width():
+        if self.err_tty and len(text) > self.width():
             self.say_spans([(style, text + "\n")])
             return
         self.write_err(paint(text, style, colour=self.err_colour) + "\n")
@@ -93,7 +93,7 @@ class Screen:
         """Styled lines for people, on stderr; on a terminal a line too long for it is
         broken under its own indent (the terminal would start it again at column 0)."""
         if self.err_tty:
-            spans = wrap_spans(spans, self.width() - 1)
+            spans = wrap_spans(spans, self.width())
         self.write_err(paint_spans(spans, colour=self.err_colour))
 
     def answer_spans(self, spans: Iterable[Span]) -> None:

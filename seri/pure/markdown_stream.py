@@ -41,7 +41,8 @@ class MarkdownStream:
         self._fence = ""  # the open code fence's marker, "" outside code blocks
         self._code = False  # inside an inline `code` span
         self._bold = False
-        self._star = False  # a "*" held back: the first half of "**"?
+        self._italic = False
+        self._star = False  # a "*" held back: the first half of "**", or an *italic*?
         self._base = ""  # the style of the current line's ordinary text
 
     def feed(self, text: str) -> list[Span]:
@@ -165,6 +166,7 @@ class MarkdownStream:
         self._line_kind = ""
         self._code = False
         self._bold = False
+        self._italic = False
         self._star = False
         self._base = ""
 
@@ -175,6 +177,8 @@ class MarkdownStream:
             return "code"
         if self._bold:
             return "bold"
+        if self._italic:
+            return "italic"
         return self._base
 
     def _inline(self, char: str, out: list[Span]) -> None:
@@ -183,7 +187,11 @@ class MarkdownStream:
             if char == "*" and not self._code:
                 self._bold = not self._bold
                 return
-            out.append((self._inline_style(), "*"))
+            if not self._code and (self._italic or not char.isspace()):
+                # One star: *italic* opens before a word and closes after one.
+                self._italic = not self._italic
+            else:
+                out.append((self._inline_style(), "*"))
         if char == "`":
             self._code = not self._code
             return

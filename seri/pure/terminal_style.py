@@ -15,6 +15,7 @@ from seri.pure.terminal_text import neutralise
 SGR: dict[str, str] = {
     "": "",
     "bold": "1",
+    "italic": "3",
     "dim": "2",
     "user": "1;36",
     "prompt": "1;36",

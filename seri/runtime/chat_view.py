@@ -11,14 +11,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from seri.io.terminal import Screen, Spinner
 from seri.pure import events
 from seri.pure.effects import Answer, AskPerson, ToolRun
-from seri.pure.markdown_stream import MarkdownStream, render_markdown
 from seri.pure.records import ToolCall
 from seri.pure.terminal_style import Span
 from seri.pure.terminal_text import neutralise
@@ -33,6 +32,9 @@ from seri.pure.tool_lines import (
 from seri.pure.tool_specs import shown_as
 from seri.pure.usage_totals import UsageTotals
 from seri.pure.value_record import ValueRecord
+
+if TYPE_CHECKING:
+    from seri.runtime.answer_blocks import AnswerBlocks
 
 # Asks the person one line at the terminal (the interactive loop provides it).
 LineReader = Callable[[str], str]
@@ -73,7 +75,7 @@ class ChatView:
         self._asked: set[str] = set()
         # Whether the session has a recap already: a compaction then updates it.
         self.had_recap = had_recap
-        self._markdown = MarkdownStream()
+        self._markdown: AnswerBlocks | None = None
         self._streamed_chars = 0
         self._answer_streamed = False
         # The tail of the running command's output (shown live), and how a secret is hidden.
@@ -97,16 +99,28 @@ class ChatView:
         if not screen.out_tty:
             screen.write_out(text)
         elif screen.out_colour:
-            screen.answer_spans(self._markdown.feed(text))
+            if self._markdown is None:
+                from seri.runtime.answer_blocks import AnswerBlocks
+
+                self._markdown = AnswerBlocks(screen.width() - 1)
+            self._show_pieces(self._markdown.feed(text))
         else:
             screen.write_out(neutralise(text))
+
+    def _show_pieces(self, pieces: list[tuple[str, Any]]) -> None:
+        for kind, piece in pieces:
+            if kind == "rich":
+                self.screen.write_out(piece)  # rich's own styling of neutralised text
+            elif piece:
+                self.screen.answer_spans(piece)
 
     def model_reasoning(self, text: str) -> None:
         self._streamed_chars += len(text)
 
     def model_call_finished(self) -> None:
-        if self.screen.out_colour:
-            self.screen.answer_spans(self._markdown.finish())
+        if self.screen.out_colour and self._markdown is not None:
+            self._show_pieces(self._markdown.finish())
+            self._markdown = None
         self.spinner.stop()
         if self.interactive:
             self.screen.fresh_line()
@@ -122,7 +136,10 @@ class ChatView:
         if not self.screen.out_tty:
             self.screen.write_out(body)
         elif self.screen.out_colour:
-            self.screen.answer_spans(render_markdown(body))
+            from seri.runtime.answer_blocks import AnswerBlocks
+
+            blocks = AnswerBlocks(self.screen.width() - 1)
+            self._show_pieces([*blocks.feed(body), *blocks.finish()])
         else:
             self.screen.write_out(neutralise(body))
 
