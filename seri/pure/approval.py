@@ -72,6 +72,10 @@ _TWO_WORDS = {
     "python3": ("-m",),
     "npx": (),
 }
+# Programs whose every use can destroy something: "always" is offered for the exact command.
+_EXACT_ONLY = frozenset(
+    ("rm", "rmdir", "mv", "dd", "shred", "truncate", "chmod", "chown", "kill", "pkill", "sudo")
+)
 # A word that can go into a rule as it is (no glob characters, no quoting needed) ...
 _PLAIN = LazyPattern(r"[^\s*?\[\]{}\\()]+")
 # ... and one that names a subcommand rather than an option or a file.
@@ -139,6 +143,10 @@ def command_rule(words: tuple[str, ...]) -> str:
     if not words or not _PLAIN.fullmatch(words[0]):
         return ""
     program = words[0].rsplit("/", 1)[-1]
+    if program in _EXACT_ONLY:
+        # `bash(rm *)` would allow every deletion: "always" covers this very command only.
+        exact = " ".join(words)
+        return f"bash({exact})" if all(_PLAIN.fullmatch(w) for w in words) else ""
     kept = [words[0]]
     rest = list(words[1:])
     if program in _SUBCOMMANDS or program in _TWO_WORDS:

@@ -142,7 +142,7 @@ def show_status(chat: ChatSession) -> int | None:
         max_turns=chat.max_turns,
         last_task_turns=chat.last_task_turns,
         session=chat.session_id,
-        project=chat.project,
+        project=short_path(chat.project, os.path.expanduser("~")),
         cost=cost_summary(totals) + ("" if session is not None else " (this run)"),
         rules=len(policy.allow) + len(policy.ask) + len(policy.deny),
     )

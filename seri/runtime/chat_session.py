@@ -469,6 +469,8 @@ class ChatSession:
                 on_text=view.model_text if self.interactive else None,
                 on_reasoning=view.model_reasoning if self.interactive else None,
             )
+            if self.interactive:
+                self._caller.notice = view.notice  # not over the spinner's line
         return self._caller
 
     def start_window_lookup(self) -> None:

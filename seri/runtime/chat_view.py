@@ -209,6 +209,8 @@ class ChatView:
                 self.run_usage = self.run_usage.plus(UsageTotals.of_call(usage))
             case events.Compaction():
                 self._compacted(event)
+            case events.Denial() if not self.interactive:
+                self._denied_headless(event)
             case _ if not self.interactive:
                 return
             case events.Denial():
@@ -235,6 +237,19 @@ class ChatView:
         self.screen.say_spans(
             tool_line("denied", denial.name, arguments, detail=detail, width=self.screen.width())
         )
+
+    def _denied_headless(self, denial: events.Denial) -> None:
+        """-p or piped lines: a denied call is said on stderr (the answer alone on stdout),
+        with the --allow that would let it run when no deny rule refused it."""
+        name, arguments = self._calls.get(denial.id, (denial.name, {}))
+        subject = call_subject(arguments)
+        call = f"{name}({subject})" if subject else name
+        if denial.rule:
+            line = f"{call} not run: denied by rule {denial.rule}"
+        else:
+            allow = _allow_hint(name, subject)
+            line = f"{denial.reason or call + ' needs approval'}; --allow {allow} allows it"
+        self.screen.say(neutralise(f"seri: {line}"))
 
     def _compacted(self, compaction: events.Compaction) -> None:
         before, after = compaction.estimate_before, compaction.estimate_after
@@ -299,6 +314,13 @@ class ChatView:
 
     def close(self) -> None:
         self.spinner.stop()
+
+
+def _allow_hint(name: str, subject: str) -> str:
+    """The --allow argument for a call, quoted for a shell: the tool, or bash(<command>)."""
+    import shlex
+
+    return shlex.quote(f"{name}({subject})" if name == "bash" and subject else name)
 
 
 def _as_is(text: str) -> str:

@@ -78,6 +78,10 @@ class WireCache:
         return ",".join(parts)
 
 
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
 class ModelCaller:
     """Builds the request body and calls the provider; the client is created on first use."""
 
@@ -99,6 +103,8 @@ class ModelCaller:
         self.deferred = deferred
         self.on_text = on_text
         self.on_reasoning = on_reasoning
+        # Where a retry is said: stderr, or the chat's view (which first wipes its spinner).
+        self.notice: Callable[[str], None] = _to_stderr
         self._client: ProviderClient | None = None
         self.usage = UsageTotals()
         self.cache_markers_sent = 0
@@ -134,9 +140,8 @@ class ModelCaller:
         )
         if status is None:
             reason = self.naming_the_url(reason)
-        print(
-            neutralise(f"seri: {reason}; retrying in {delay:.1f} s (attempt {attempt + 1})"),
-            file=sys.stderr,
+        self.notice(
+            neutralise(f"seri: {reason}; retrying in {delay:.1f} s (attempt {attempt + 1})")
         )
 
     def naming_the_url(self, message: str) -> str:

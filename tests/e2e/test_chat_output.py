@@ -76,3 +76,20 @@ def test_golden_command_output_is_live_counted_right_and_last_shows_the_cut_call
     assert "── #2 bash seq 1 40000" in screen  # the cut call, not the later `echo after`
     # The screen up to /last's heading (the 2,000 lines it then shows are not for a golden).
     check_golden("live_output_and_last", screen.split("── #2", 1)[0], project)
+
+
+def test_a_retry_notice_gets_a_line_of_its_own_not_the_spinners(
+    project: Path, seri_home: Path, terminals: list[TmuxTerminal]
+) -> None:
+    script: list[dict[str, Any]] = [
+        {"status": 429, "headers": {"Retry-After": "1"}},
+        {"text": "Answered after the retry."},
+    ]
+    with FakeModel(script) as fake:
+        terminal = _open(terminals, project, _env(seri_home, fake))
+        terminal.line("hello")
+        terminal.wait_for("Answered after the retry.")
+        terminal.wait_for_prompt(2)
+        screen = terminal.history()
+    notice = next(line for line in screen.splitlines() if "retrying in" in line)
+    assert notice.startswith("seri: ") and "Esc to interrupt" not in notice

@@ -177,6 +177,17 @@ def test_a_denial_reason_and_a_tool_error_reach_the_model(run_seri: RunSeri, pro
     assert result.returncode == 0
     assert results[0].startswith("old_string not found in a.txt")
     assert results[1].startswith("denied by policy: write_file(b.txt) needs approval")
+    # The person running -p is told too (on stderr; stdout is the answer alone).
+    assert result.stdout == "ok\n"
+    assert "--allow write_file allows it" in result.stderr
+
+
+def test_always_for_a_deletion_offers_the_exact_command_only() -> None:
+    from seri.pure.approval import command_rule
+
+    assert command_rule(("rm", "-rf", "build")) == "bash(rm -rf build)"
+    assert command_rule(("rm", "-rf", "*.o")) == ""  # a glob: no rule rather than a broad one
+    assert command_rule(("pytest", "-q")) == "bash(pytest *)"
 
 
 @pytest.mark.parametrize("args", [("--version",), ("sessions",), ("chat", "--help")])
