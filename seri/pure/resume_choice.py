@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 CHOICES = 10
+# How many recent sessions a search looks through.
+SEARCHED = 500
 
 
 def resume_without_id(argv: Sequence[str]) -> int | None:
@@ -39,3 +41,19 @@ def read_choice(answer: str, count: int) -> int | None:
     if text.isdigit() and 1 <= int(text) <= count:
         return int(text) - 1
     raise ValueError(f"answer with a number from 1 to {count}, or Enter to cancel")
+
+
+def is_search(answer: str) -> bool:
+    """Whether an answer is words to look for rather than a number or a cancel."""
+    text = answer.strip()
+    return bool(text) and not text.isdigit() and text.lower() not in ("q", "n", "no")
+
+
+def matching(rows: Sequence[tuple[str, str, str, int]], answer: str) -> list[int]:
+    """The rows whose title (or id) holds every word of ``answer``, any case, in order."""
+    words = answer.casefold().split()
+    return [
+        index
+        for index, (session_id, _, title, _) in enumerate(rows)
+        if all(word in f"{title} {session_id}".casefold() for word in words)
+    ]

@@ -72,6 +72,30 @@ def test_resume_alone_offers_the_recent_sessions(
     assert json.loads(shown_older[-1])["text"] == "resumed"
 
 
+def test_words_search_the_sessions_and_one_match_is_resumed(
+    run_seri: RunSeri, seri_home: Path, project: Path
+) -> None:
+    with FakeModel([{"text": "a"}, {"text": "b"}, {"text": "c"}, {"text": "resumed"}]) as fake:
+        env = {"SERI_BASE_URL": fake.base_url, "OPENROUTER_API_KEY": KEY}
+        for task in ("fix the flaky login test", "update the docs", "fix the parser"):
+            assert run_seri("chat", "-p", task, env=env).returncode == 0
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.chdir(project)
+            os.execve(SERI, [SERI, "chat", "--resume", "-p", "go on"], seri_env(seri_home, env))
+        _read_until(fd, b"resume which?")
+        os.write(fd, b"fix\r")  # two match: listed, asked again
+        listed = _read_until(fd, b"resume which?")
+        os.write(fd, b"FLAKY login\r")  # one matches: resumed
+        rest = _read_until(fd, b"resumed")
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+    assert b"2 sessions match" in listed and b"update the docs" not in listed.split(b"match")[1]
+    assert b"resumed" in rest and os.waitstatus_to_exitcode(status) == 0
+    login = json.loads(run_seri("sessions", "--json").stdout.splitlines()[0])  # newest
+    assert login["title"].startswith("fix the flaky login test")
+
+
 def test_enter_cancels(run_seri: RunSeri, seri_home: Path, project: Path) -> None:
     with FakeModel([{"text": "first"}]) as fake:
         env = {"SERI_BASE_URL": fake.base_url, "OPENROUTER_API_KEY": KEY}
