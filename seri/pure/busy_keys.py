@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import attrs
 
+from seri.pure.value_record import ValueRecord
+
 ESC = b"\x1b"
 PASTE_START = b"\x1b[200~"
 PASTE_END = b"\x1b[201~"
 
 
-@attrs.frozen
-class KeysSoFar:
+@attrs.frozen(repr=False, eq=False)
+class KeysSoFar(ValueRecord):
     """Where the scan stands between bursts."""
 
     in_paste: bool = False
@@ -30,8 +32,8 @@ class KeysSoFar:
     tail: bytes = b""
 
 
-@attrs.frozen
-class ScannedBurst:
+@attrs.frozen(repr=False, eq=False)
+class ScannedBurst(ValueRecord):
     kept: bytes
     escapes: int
     state: KeysSoFar

@@ -12,12 +12,14 @@ import re
 
 import attrs
 
+from seri.pure.value_record import ValueRecord
+
 FOLD_LINES = 10
 FOLD_CHARS = 2000
 
 
-@attrs.frozen
-class Fold:
+@attrs.frozen(repr=False, eq=False)
+class Fold(ValueRecord):
     label: str
     text: str
 
