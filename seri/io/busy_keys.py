@@ -67,6 +67,11 @@ class BusyKeys:
         self._state = KeysSoFar()
         return kept
 
+    def paste_mode_off(self) -> None:
+        """Leaving the chat: the terminal's bracketed paste as a shell expects it (off)."""
+        with contextlib.suppress(OSError):
+            os.write(self.out_fd, BRACKETED_PASTE_OFF)
+
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
         """The terminal as it was, for a question asked in the middle of the task."""
@@ -111,8 +116,10 @@ class BusyKeys:
         if saved is not None:
             import termios
 
+            # Bracketed paste stays on: a paste made between the task's end and the next
+            # prompt then still arrives marked (the prompt reads it as one paste); the
+            # chat turns it off when it ends (``paste_mode_off``).
             with contextlib.suppress(OSError):
-                os.write(self.out_fd, BRACKETED_PASTE_OFF)
                 termios.tcsetattr(self.fd, termios.TCSANOW, saved)
 
     def _read(self) -> None:

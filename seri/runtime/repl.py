@@ -73,7 +73,6 @@ def _loop(opener: ChatOpener) -> int:
     from prompt_toolkit.utils import is_dumb_terminal
 
     from seri.runtime.chat_info import RESUME_BANNER_WAIT, banner_line, show_replay
-    from seri.runtime.chat_lines import line_outcome
     from seri.runtime.chat_opening import LateLine
 
     folds = Folds()
@@ -104,8 +103,25 @@ def _loop(opener: ChatOpener) -> int:
                 loop.call_soon(lambda: opener.open_behind(when_open))
 
         start_opening = start
-    status = EXIT_OK
     busy = BusyKeys(sys.stdin.fileno(), sys.stdout.fileno())
+    try:
+        return _prompts(opener, session, banner, start_opening, busy, folds)
+    finally:
+        busy.paste_mode_off()
+
+
+def _prompts(
+    opener: ChatOpener,
+    session: PromptSession[str],
+    banner: Any,
+    start_opening: Callable[[], None] | None,
+    busy: BusyKeys,
+    folds: Folds,
+) -> int:
+    from seri.runtime.chat_info import banner_line
+    from seri.runtime.chat_lines import line_outcome
+
+    status = EXIT_OK
     while True:
         if opener.ready and opener.chat is not None:
             opener.chat.show_notes()

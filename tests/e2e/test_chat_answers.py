@@ -32,6 +32,7 @@ def test_golden_ok_sure_enter_and_a_number_answer_and_noise_is_asked_again(
         terminal.wait_for(APPROVAL, 3)
         terminal.line("hmm")
         terminal.wait_for("not a choice")
+        terminal.wait_for(APPROVAL, 4)  # asked again
         terminal.keys("Enter")  # the default shown: yes
         terminal.wait_for(APPROVAL, 5)
         terminal.line("1")
