@@ -124,19 +124,29 @@ def wants_reasoning_content(model: str) -> bool:
 
 
 def to_wire_message(
-    message: Message, *, cache_marker: bool = False, reasoning_content: bool = False
+    message: Message,
+    *,
+    cache_marker: bool = False,
+    reasoning_content: bool = False,
+    text_parts: bool = False,
 ) -> dict[str, Any]:
     """One ``Message`` as a chat-completions message object.
 
     ``cache_marker`` sends the text as one content part carrying a prompt-cache breakpoint
     (``seri.pure.prompt_cache``); ``reasoning_content`` repeats the reasoning under DeepSeek's
-    name.
+    name. ``text_parts`` sends the text as one content part even without a marker: a request
+    to a model that gets markers sends every user, system and tool text that way, so that a
+    marker moving on or off a message adds or removes the marker and changes nothing else of
+    it (a plain string would become a list and back).
     """
     if message.role == "assistant":
         return _wire_assistant(message, reasoning_content)
     content: Any = message.text
-    if cache_marker and message.text:
-        content = [{"type": "text", "text": message.text, "cache_control": dict(EPHEMERAL)}]
+    if (cache_marker or text_parts) and message.text:
+        part: dict[str, Any] = {"type": "text", "text": message.text}
+        if cache_marker:
+            part["cache_control"] = dict(EPHEMERAL)
+        content = [part]
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": content}
     return {"role": message.role, "content": content}
