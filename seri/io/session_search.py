@@ -58,6 +58,8 @@ def search_messages(
         " JOIN message_text AS t ON t.id = message_search.rowid"
         " JOIN sessions AS s ON s.id = t.session_id"
         " JOIN messages AS m ON m.session_id = t.session_id AND m.seq = t.seq"
+        # Not what a compaction walled off and the purge has not deleted yet.
+        " AND m.seq >= s.compacted_before"
         f" WHERE {where} ORDER BY bm25(message_search), t.session_id, t.seq LIMIT ?"
     )
     try:
