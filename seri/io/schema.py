@@ -335,6 +335,13 @@ MIGRATIONS: tuple[str, ...] = (
         UNIQUE(session_id, rule)
     );
     """,
+    # 9 (issue 25's; it follows main's last): a `seri handoff` copy is incomplete until its
+    # compaction is written: not listed, not searched, never picked by --continue, so a
+    # handoff killed halfway leaves no uncompacted copy to be taken for the original. The
+    # next handoff deletes such leftovers (their holder's lease is dead).
+    """
+    ALTER TABLE sessions ADD COLUMN incomplete INTEGER NOT NULL DEFAULT 0;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

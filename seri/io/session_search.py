@@ -42,7 +42,7 @@ def search_messages(
     store: Store, query: SearchQuery, project: str | None, limit: int
 ) -> list[SearchHit]:
     """The best ``limit`` matches, best first (bm25), of one project's sessions or all."""
-    where = "message_search MATCH ?"
+    where = "message_search MATCH ? AND s.incomplete = 0"
     params: list[Any] = [query.match]
     if project is not None:
         where += " AND s.project = ?"
