@@ -35,7 +35,7 @@ import apsw
 
 from seri.io.store import Store, StoreError, open_store
 
-STEP_SECONDS = 0.1  # about the longest one purge transaction holds the write lock
+STEP_SECONDS = 0.05  # about the longest one purge transaction holds the write lock
 # The pause between two steps. SQLite's lock is not fair: a writer that waits sleeps in its
 # busy handler (steps of up to 100 ms) and must find the lock free when it wakes, so steps
 # back to back would starve it (it gave up after its 10 s). A pause longer than the longest
@@ -76,7 +76,9 @@ def purge_step(store: Store, session_id: str, *, budget: float = STEP_SECONDS) -
     transaction; True while some are left."""
     with store.write() as conn:
         start = time.perf_counter()
-        bulk = bool(
+        # Once bulk, bulk to the end: the index merge cleans up after all of it anyway, and
+        # row-by-row secure-delete among the bulk purge's deleted entries is slower still.
+        bulk = merge_pending(conn) or bool(
             conn.execute(
                 _BELOW_WALL + " LIMIT 1 OFFSET ?", (session_id, session_id, SECURE_ROWS)
             ).fetchall()
