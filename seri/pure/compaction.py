@@ -301,8 +301,9 @@ class Fold:
         if reply.finish_reason == "length":
             # Half a recap: its goal would be a fragment of JSON, replacing the real one.
             return _summarizer_failed(
-                "the summarizer's answer was cut off at the output limit (finish_reason "
-                "length); raise sampling.max_tokens in config.json"
+                "the summarizer's answer was cut off at its output limit of "
+                f"{summary_budget(self.budget, self.window).lowered:,} tokens (finish_reason "
+                "length): the recap would be a fragment"
             )
         if reply.usage is not None:
             self.window = self.window.learned(reply.usage.input_tokens, chunk.local_tokens)
@@ -312,12 +313,25 @@ class Fold:
         return None
 
     def ask(self, chunk: Chunk) -> Flow[ModelReply | ModelFailed]:
-        """One summarizer request (refused ones count too)."""
-        reply, self.budget = yield from call_within_budget(
-            CallModel(chunk.request, "summary"), self.budget
-        )
+        """One summarizer request (refused ones count too), with its own answer budget."""
+        sent = summary_budget(self.budget, self.window)
+        reply, came_back = yield from call_within_budget(CallModel(chunk.request, "summary"), sent)
+        if came_back.lowered != sent.lowered:
+            # A 402 named what the credit can pay for: that holds for the run's answers too.
+            self.budget = attrs.evolve(self.budget, lowered=came_back.lowered)
         self.calls += 1
         return reply
+
+
+def summary_budget(run: OutputBudget, window: Window) -> OutputBudget:
+    """The answer budget of a summarizer request: the room the request leaves free for its
+    answer (``Window.answer_tokens``), never the person's ``sampling.max_tokens`` when that is
+    smaller (the person's cap is for answers, not for seri's own bookkeeping: with
+    ``max_tokens: 200`` every recap was cut off), and never more than a 402 said the credit
+    can pay for."""
+    room = max(1, window.answer_tokens)
+    lowered = room if run.lowered is None else min(room, run.lowered)
+    return attrs.evolve(run, lowered=lowered)
 
 
 def _summarizer_failed(detail: str) -> NotCompacted:

@@ -355,6 +355,10 @@ class _Loop:
         Returns None when something changed and the history fits, ``Why.NO_CUT`` when
         nothing needed to change (no safe cut, and it fits already), else why it does not fit.
         """
+        if self.window.fixed_part_fills_window:
+            # The system prompt and the tools alone fill the window: no recap can help, so
+            # no summarizer is paid for (a llama.cpp slot of n_ctx 256 cost eight calls).
+            return NotCompacted(Why.DOES_NOT_FIT, self.too_big(0))
         why_not = yield from self.compaction(trigger, focus, keep)
         if why_not is not None and why_not.reason is not Why.NO_CUT:
             return why_not
@@ -429,7 +433,7 @@ def run_task(
     """Work on ``prompt`` until the model answers without tool calls, or the budget ends."""
     loop = _Loop(setup, conversation)
     loop.turns = turns_used
-    refusal = oversized_prompt(loop.window, message_chars(prompt))
+    refusal = oversized_prompt(loop.window, message_chars(prompt), loop.budget.key)
     if refusal:
         yield Record(events.TurnEnd(status="refused", turns=loop.turns, error=refusal))
         return loop.end("refused", detail=refusal)
@@ -496,24 +500,41 @@ def prompt_limit_local(window: Window) -> int:
     the new prompt can only be sent whole: even three prompts this size, with an answer between
     them, fit one request, and every later task can compact them away. A larger prompt would be
     stored and then refused by the provider on every ``--continue``.
+
+    The room for the next answer (``answer_tokens``, as large as a configured max_tokens) is
+    already out of ``request_room_local``; the answer *in* the history is a typical one
+    (``typical_answer_tokens``): taking the configured max_tokens off twice left a 128k window
+    with ``max_tokens: 64000`` room for a prompt of one token.
     """
-    room = window.request_room_local - window.local(window.answer_tokens)
+    room = window.request_room_local - window.local(window.typical_answer_tokens)
     return max(1, room // 3)
 
 
-def oversized_prompt(window: Window, prompt_chars: int) -> str:
-    """Why a prompt of ``prompt_chars`` characters is refused before it is stored, or ""."""
+def oversized_prompt(window: Window, prompt_chars: int, budget_key: str = "max_tokens") -> str:
+    """Why a prompt of ``prompt_chars`` characters is refused before it is stored, or "".
+
+    When the prompt would fit beside the default answer room, the configured answer budget is
+    what takes the room, and the message says so (naming the sampling key to lower)."""
     size = estimate_tokens(prompt_chars)
     limit = prompt_limit_local(window)
     if size <= limit:
         return ""
-    return (
+    head = (
         f"the prompt is too big for this model's window: {prompt_chars:,} characters, about "
         f"{window.provider(size):,} tokens, and a prompt may take at most about "
-        f"{window.provider(limit):,} of the window's {window.tokens:,} tokens (a third of what "
-        "a request holds besides the system prompt, the tools and the answer); nothing was "
-        "stored. Save it to a file and ask seri to read that file, or use a model with a larger "
-        "window (context_window in config.json)"
+        f"{window.provider(limit):,} of the window's {window.tokens:,} tokens"
+    )
+    default = attrs.evolve(window, answer_tokens=window.typical_answer_tokens)
+    if window.answer_tokens > window.typical_answer_tokens and size <= prompt_limit_local(default):
+        return (
+            f"{head}, because sampling.{budget_key} in config.json keeps "
+            f"{window.answer_tokens:,} of them free for the answer; nothing was stored. Lower "
+            f"sampling.{budget_key} (or remove it), or use a model with a larger window"
+        )
+    return (
+        f"{head} (a third of what a request holds besides the system prompt, the tools and the "
+        "answer); nothing was stored. Save it to a file and ask seri to read that file, or use "
+        "a model with a larger window (context_window in config.json)"
     )
 
 

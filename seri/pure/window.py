@@ -154,6 +154,12 @@ class Window(ValueRecord):
         return math.ceil(local_tokens * self.scale)
 
     @property
+    def typical_answer_tokens(self) -> int:
+        """The room an answer gets without a configured max_tokens: also what an answer
+        already in the history is reckoned at."""
+        return min(self.answer_tokens, DEFAULT_ANSWER_TOKENS, self.tokens // ANSWER_WINDOW_SHARE)
+
+    @property
     def overhead_local(self) -> int:
         return estimate_tokens(self.overhead_chars)
 
@@ -172,6 +178,13 @@ class Window(ValueRecord):
     def request_room_local(self) -> int:
         """What a turn request can hold for the history, the answer's room kept free."""
         return self.local(self.tokens - self.answer_tokens) - self.overhead_local
+
+    @property
+    def fixed_part_fills_window(self) -> bool:
+        """True when the system prompt and the tools, with the answer's room, leave nothing of
+        the window for a history even at the sparsest scale (1): then no compaction can help,
+        whatever a refusal made seri guess about the tokenizer."""
+        return self.tokens - self.answer_tokens - self.overhead_local <= 0
 
     @property
     def history_target_local(self) -> int:

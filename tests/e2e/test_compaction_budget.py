@@ -1,0 +1,81 @@
+"""Compaction's own budgets: the summarizer's answer room, and windows no recap can help.
+
+Real-world misses (issue 25): with ``sampling.max_tokens: 200`` and an 8k llama.cpp slot the
+one summarizer call stopped at 200 tokens and the compaction failed; the person's cap is for
+answers, not for seri's bookkeeping. And when an overflow answer stated a window smaller than
+the system prompt and the tools (llama.cpp ``n_ctx: 256``), seri rewrote the history with
+eight summarizer calls before saying nothing could fit.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from scripts.fake_model import FakeModel
+from tests.conftest import RunSeri
+from tests.e2e.test_chat import call, chat_env
+
+
+def _reads(project: Path, count: int, lines: int) -> list[dict[str, Any]]:
+    for n in range(count):
+        (project / f"f{n}.txt").write_text(f"file {n}\n" + "the quick brown fox\n" * lines)
+    return [{"tool_calls": [call(f"r{n}", "read_file", path=f"f{n}.txt")]} for n in range(count)]
+
+
+def test_the_summarizer_answers_with_its_own_budget_not_the_persons_max_tokens(
+    run_seri: RunSeri, project: Path, seri_home: Path
+) -> None:
+    seri_home.mkdir(parents=True)
+    config = {"context_window": 8_192, "sampling": {"max_tokens": 200}}
+    (seri_home / "config.json").write_text(json.dumps(config))
+    script = [*_reads(project, 8, 40), {"text": "read them all"}]
+    with FakeModel(
+        script,
+        context_length=8_192,
+        enforce_context=True,
+        token_ratio=1,
+        overflow_style="llamacpp",
+        auto_recap=True,
+    ) as fake:
+        ran = run_seri("chat", "-p", "read the files", env=chat_env(fake))
+        compacted = run_seri("chat", "--continue", input="/compact\n", env=chat_env(fake))
+        requests = list(fake.requests)
+    assert ran.returncode == 0, ran.stderr
+    assert compacted.returncode == 0, compacted.stderr
+    summaries = [body for body in requests if "tools" not in body]
+    turns = [body for body in requests if "tools" in body]
+    assert summaries, "nothing was summarized"
+    # The answers the person asked for keep their cap; the recap gets the window's answer room.
+    assert {body.get("max_tokens") for body in turns} == {200}
+    assert {body.get("max_tokens") for body in summaries} == {8_192 // 8}
+
+
+def test_a_window_smaller_than_the_system_prompt_is_said_before_any_summarizer_call(
+    run_seri: RunSeri, project: Path, seri_home: Path
+) -> None:
+    seri_home.mkdir(parents=True)
+    (seri_home / "config.json").write_text(json.dumps({"context_window": 8_192}))
+    script = [*_reads(project, 6, 30), {"text": "read"}, {"text": "never reached"}]
+    with FakeModel(
+        script, context_length=8_192, enforce_context=True, token_ratio=1, auto_recap=True
+    ) as fake:
+        first = run_seri("chat", "-p", "read the files", env=chat_env(fake))
+    assert first.returncode == 0, first.stderr
+    # The same model now runs in a llama.cpp slot of n_ctx 256.
+    with FakeModel(
+        script[-1:],
+        context_length=256,
+        enforce_context=True,
+        token_ratio=1,
+        overflow_style="llamacpp",
+        auto_recap=True,
+    ) as small:
+        second = run_seri("chat", "--continue", "-p", "go on", env=chat_env(small))
+        requests = list(small.requests)
+    assert second.returncode == 1
+    assert "system prompt and the tool definitions alone take about" in second.stderr
+    assert "of the 256 tokens" in second.stderr
+    assert [body for body in requests if "tools" not in body] == [], "a summarizer was paid"
+    assert len(requests) == 1, "only the refused turn request"
