@@ -79,3 +79,42 @@ def test_a_window_smaller_than_the_system_prompt_is_said_before_any_summarizer_c
     assert "of the 256 tokens" in second.stderr
     assert [body for body in requests if "tools" not in body] == [], "a summarizer was paid"
     assert len(requests) == 1, "only the refused turn request"
+
+
+def _import(seri_home: Path, session: str, lines: list[dict[str, Any]]) -> None:
+    (seri_home / "sessions").mkdir(parents=True, exist_ok=True)
+    text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+    (seri_home / "sessions" / f"{session}.jsonl").write_text(text, encoding="utf-8")
+
+
+def _exchanges(count: int, size: int) -> list[dict[str, Any]]:
+    lines: list[dict[str, Any]] = []
+    for n in range(count):
+        lines.append({"role": "user", "content": f"step {n}: " + "describe the plan " * size})
+        lines.append({"role": "assistant", "content": [{"type": "text", "text": "ok " * size}]})
+    return lines
+
+
+def test_seri_compact_sizes_with_the_prompt_the_chat_sends_not_the_imported_one(
+    run_seri: RunSeri, project: Path, seri_home: Path
+) -> None:
+    """An imported session's own 25,585-character system prompt is never sent by a chat (a
+    chat freezes seri's own at its start): `seri compact` at 8k sizes with seri's, and
+    compacts, instead of saying the prompt alone fills the window."""
+    seri_home.mkdir(parents=True)
+    (seri_home / "config.json").write_text(json.dumps({"context_window": 8_000}))
+    header = {
+        "id": "imported-codex",
+        "cwd": str(project),
+        "systemPrompt": "You are Codex, a coding agent. " * 825,
+        "permissionMode": "auto",
+    }
+    _import(seri_home, "imported-codex", [header, *_exchanges(12, 40)])
+    with FakeModel(
+        [], context_length=8_000, enforce_context=True, token_ratio=1, auto_recap=True
+    ) as fake:
+        compacted = run_seri("compact", "--session", "imported-codex", env=chat_env(fake))
+        summaries = [body for body in fake.requests if "tools" not in body]
+    assert compacted.returncode == 0, compacted.stderr
+    assert "alone take" not in compacted.stderr
+    assert summaries and fake.refused == 0
