@@ -148,6 +148,7 @@ def compact(
     keep: int | None = None,
     stored: Sequence[Message] | None = None,
     budget: OutputBudget | None = None,
+    defer_record: bool = False,
 ) -> Flow[CompactionOutcome]:
     """Compact ``history``; the interpreter applies the swap atomically or reports a conflict.
 
@@ -157,6 +158,8 @@ def compact(
     to the window's cap: the cut is made by what is sent, the summarizer reads what is stored
     (elided as usual, so it is told each payload's real size). ``budget`` is the answer
     budget the summarizer's requests go out with; the outcome carries it as they left it.
+    ``defer_record``: the compaction event is left to the caller (in the outcome), which
+    records it once it knows whether the session now fits (one outcome, one message).
     """
     cut = find_cut(history, previous, pins, window, keep)
     if cut is None:
@@ -203,19 +206,19 @@ def compact(
     )
     if not applied:
         return attrs.evolve(CHANGED, window=window, budget=fold.budget)
-    yield Record(
-        events.Compaction(
-            trigger=trigger,
-            focus=focus,
-            evicted=len(evicted),
-            kept=len(kept),
-            estimate_before=before,
-            estimate_after=after,
-            summary_calls=fold.calls,
-            token_scale=round(window.scale, 3),
-        )
+    event = events.Compaction(
+        trigger=trigger,
+        focus=focus,
+        evicted=len(evicted),
+        kept=len(kept),
+        estimate_before=before,
+        estimate_after=after,
+        summary_calls=fold.calls,
+        token_scale=round(window.scale, 3),
     )
-    return Compacted((message, *kept), recap, len(evicted), fold.calls, window, fold.budget)
+    if not defer_record:
+        yield Record(event)
+    return Compacted((message, *kept), recap, len(evicted), fold.calls, window, fold.budget, event)
 
 
 def _rescaled(keep: int | None, before: Window, fold: Fold) -> int | None:

@@ -207,6 +207,8 @@ class _Loop:
         # The setup's policy, plus the rules a person allowed "always" during this task.
         self.policy = setup.policy
         self.budget = setup.budget
+        # A compaction's record, held until make_fit knows whether the session fits.
+        self.pending_record: events.Compaction | None = None
 
     def add(self, messages: Sequence[Message]) -> Persist:
         self.history.extend(messages)
@@ -329,6 +331,7 @@ class _Loop:
             keep=keep,
             stored=self.stored_history(),
             budget=self.budget,
+            defer_record=True,
         )
         if outcome.window is not None:
             self.window = outcome.window
@@ -336,6 +339,7 @@ class _Loop:
             self.budget = outcome.budget
         if not isinstance(outcome, Compacted):
             return outcome
+        self.pending_record = outcome.event
         self.history = list(outcome.history)
         self.recap = outcome.recap
         self.chars = sum(message_chars(m) for m in self.history)
@@ -359,9 +363,33 @@ class _Loop:
             # The system prompt and the tools alone fill the window: no recap can help, so
             # no summarizer is paid for (a llama.cpp slot of n_ctx 256 cost eight calls).
             return NotCompacted(Why.DOES_NOT_FIT, self.too_big(0))
+        self.pending_record = None
         why_not = yield from self.compaction(trigger, focus, keep)
         if why_not is not None and why_not.reason is not Why.NO_CUT:
             return why_not
+        outcome = yield from self.fit(trigger, why_not, room)
+        event = self.take_pending_record()
+        if event is not None:
+            # Recorded once the outcome is known: a compaction that did not make the session
+            # fit is not shown as a success followed by a failure, but once, as what it is.
+            if outcome is not None and outcome.reason is Why.DOES_NOT_FIT:
+                event = attrs.evolve(event, still_too_big=outcome.detail)
+                outcome = attrs.evolve(
+                    outcome,
+                    detail=f"the recap was written ({event.estimate_before:,} → "
+                    f"{event.estimate_after:,} tokens), but {outcome.detail}",
+                )
+            yield Record(event)
+        return outcome
+
+    def take_pending_record(self) -> events.Compaction | None:
+        event, self.pending_record = self.pending_record, None
+        return event
+
+    def fit(
+        self, trigger: str, why_not: NotCompacted | None, room: int | None
+    ) -> Flow[NotCompacted | None]:
+        """The shrink ladder after a compaction (or none), until the history fits ``room``."""
         limit = self.window.history_target_local if room is None else room
         excess = self.history_local() - limit
         if excess <= 0:
@@ -551,7 +579,10 @@ def _model_call(loop: _Loop) -> Flow[ModelReply | TaskEnd]:
         if why_not is not None and why_not.reason is not Why.NO_CUT:
             # Fail-soft: the turn goes on with the uncompacted history. (No safe cut yet is
             # not a failure: it would only repeat before every call until one exists.)
-            yield Say(f"warning: automatic compaction skipped: {why_not.detail}")
+            what = (
+                "did not make the session fit" if why_not.reason is Why.DOES_NOT_FIT else "skipped"
+            )
+            yield Say(f"warning: automatic compaction {what}: {why_not.detail}")
     reply = yield from _send(loop)
     if isinstance(reply, ModelFailed) and reply.overflow:
         refused = loop.estimate()

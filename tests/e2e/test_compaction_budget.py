@@ -118,3 +118,27 @@ def test_seri_compact_sizes_with_the_prompt_the_chat_sends_not_the_imported_one(
     assert compacted.returncode == 0, compacted.stderr
     assert "alone take" not in compacted.stderr
     assert summaries and fake.refused == 0
+
+
+def test_a_compact_that_does_not_make_the_session_fit_says_so_once(
+    run_seri: RunSeri, project: Path, seri_home: Path
+) -> None:
+    """User and assistant text never give way: a /compact that writes the recap but still
+    leaves the newest exchange over the window's half is one failure, not "compacted: 58k →
+    3.7k" followed by "compaction failed"; the trajectory records it as what it was."""
+    seri_home.mkdir(parents=True)
+    (seri_home / "config.json").write_text(json.dumps({"context_window": 8_000}))
+    header = {"id": "talk", "cwd": str(project), "systemPrompt": "", "permissionMode": "auto"}
+    lines = [*_exchanges(10, 100), {"role": "user", "content": "why? " * 2_400}]
+    _import(seri_home, "talk", [header, *lines])
+    with FakeModel(
+        [], context_length=8_000, enforce_context=True, token_ratio=1, auto_recap=True
+    ) as fake:
+        ran = run_seri("chat", "--resume", "talk", input="/compact\n", env=chat_env(fake))
+        exported = run_seri("trajectory", "export", "--session", "talk", env=chat_env(fake))
+    assert "compacted:" not in ran.stderr
+    [failure] = [line for line in ran.stderr.splitlines() if "compaction failed" in line]
+    assert "the recap was written" in failure and "does not fit" in failure
+    records = [json.loads(line) for line in exported.stdout.splitlines()]
+    [compaction] = [r for r in records if r["type"] == "compaction"]
+    assert "does not fit" in compaction["still_too_big"]
