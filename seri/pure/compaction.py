@@ -45,7 +45,7 @@ from seri.pure.recap_answer import parse_recap_answer
 from seri.pure.recap_paths import TouchedPaths, paths_touched
 from seri.pure.records import Message
 from seri.pure.shrink import Payload, elided_payload, plan_shrink, saving, with_elided
-from seri.pure.tokens import estimate_tokens, messages_chars
+from seri.pure.tokens import estimate_tokens, messages_chars, sized_tokens
 from seri.pure.value_record import ValueRecord
 from seri.pure.window import UNMEASURED_SCALE, Window
 
@@ -100,7 +100,12 @@ def rules_section(rules: Sequence[str]) -> str:
 
 def recap_chars(window: Window) -> int:
     """How long a recap's rendering may be: half the keep budget (the tail has the rest)."""
-    return max(MIN_RECAP_CHARS, window.keep_local * 2)
+    return max(MIN_RECAP_CHARS, keep_local(window) * 2)
+
+
+def keep_local(window: Window) -> int:
+    """The keep budget a compaction cuts by: at most what it may leave behind."""
+    return max(1, min(window.keep_local, window.history_target_local))
 
 
 def recap_message(recap: Recap, pins: Sequence[str], window: Window) -> Message:
@@ -122,7 +127,7 @@ def find_cut(
     window: Window,
     keep: int | None,
 ) -> Cut | None:
-    budget = window.keep_local if keep is None else keep
+    budget = keep_local(window) if keep is None else keep
     return cut_messages(history, tail_budget(window, previous, pins, budget))
 
 
@@ -394,7 +399,7 @@ def plan_compaction(
     history_after = (*recap, *kept)
     after = estimate_tokens(window.overhead_chars + messages_chars(history_after))
     limit = window.history_target_local
-    excess = estimate_tokens(messages_chars(history_after)) - limit
+    excess = sized_tokens(history_after) - limit
     shrink = plan_shrink(history_after, excess, elide_bytes)
     would_fail = ""
     if excess > sum(saving(payload) for payload in shrink):
@@ -402,6 +407,6 @@ def plan_compaction(
         for payload in shrink:
             marker = elided_payload(len(payload.text.encode("utf-8", "surrogatepass")))
             shrunk[payload.index] = with_elided(shrunk[payload.index], payload, marker)
-        if estimate_tokens(messages_chars(shrunk)) > limit:
+        if sized_tokens(shrunk) > limit:
             would_fail = does_not_fit(window, shrunk, pins, limit)
     return CompactionPlan(window, cut, estimate_before, after, tuple(chunks), shrink, would_fail)

@@ -43,7 +43,13 @@ from seri.pure.permission_policy import Policy, with_allowed
 from seri.pure.records import Message, ToolCall
 from seri.pure.result_cap import cap_result, needs_cap
 from seri.pure.rules import GlobRule, rules_fired_by
-from seri.pure.tokens import estimate_tokens, history_estimate, message_chars, should_compact
+from seri.pure.tokens import (
+    FRAMING_TOKENS,
+    estimate_tokens,
+    history_estimate,
+    message_chars,
+    should_compact,
+)
 from seri.pure.tool_specs import ToolSpec, find_spec, parse_arguments
 from seri.pure.value_record import ValueRecord
 from seri.pure.window import Window
@@ -207,6 +213,8 @@ class _Loop:
         # The setup's policy, plus the rules a person allowed "always" during this task.
         self.policy = setup.policy
         self.budget = setup.budget
+        # Whether the fixed part's share of the window was said (once a task).
+        self.said_fixed_part = False
         # A compaction's record, held until make_fit knows whether the session fits.
         self.pending_record: events.Compaction | None = None
 
@@ -218,12 +226,13 @@ class _Loop:
             self.grown += estimate_tokens(added)
         return Persist(tuple(messages))
 
-    def local_estimate(self) -> int:
-        """ceil(characters / 4) over everything a turn request carries."""
-        return estimate_tokens(self.chars + self.window.overhead_chars)
-
     def history_local(self) -> int:
-        return estimate_tokens(self.chars)
+        """The history as compaction sizes it: ``ceil(chars / 4)`` and each message's framing."""
+        return estimate_tokens(self.chars) + FRAMING_TOKENS * len(self.history)
+
+    def request_size(self) -> int:
+        """A turn request's local size as sized: the history, the system prompt and tools."""
+        return self.history_local() + self.window.overhead_local
 
     def estimate(self) -> int:
         return history_estimate(self.billed, self.chars + self.window.overhead_chars)
@@ -583,6 +592,7 @@ def _model_call(loop: _Loop) -> Flow[ModelReply | TaskEnd]:
                 "did not make the session fit" if why_not.reason is Why.DOES_NOT_FIT else "skipped"
             )
             yield Say(f"warning: automatic compaction {what}: {why_not.detail}")
+    yield from _fit_before_sending(loop)
     reply = yield from _send(loop)
     if isinstance(reply, ModelFailed) and reply.overflow:
         refused = loop.estimate()
@@ -638,9 +648,31 @@ def _model_call(loop: _Loop) -> Flow[ModelReply | TaskEnd]:
     return reply
 
 
+def _fit_before_sending(loop: _Loop) -> Flow[None]:
+    """A request that would not fit the window, by the provider's count as learned (the
+    uncertainty of an unmeasured session priced in), is made to fit before it is sent, even
+    right after a compaction (the guard against compacting twice is for the 50% trigger, not
+    for a request that would be refused): a refusal is the exception, not the plan. Where
+    the fixed part leaves no room under half the window, that is said once per task."""
+    if not loop.window.half_leaves_room and not loop.said_fixed_part:
+        loop.said_fixed_part = True
+        window = loop.window
+        yield Say(
+            f"note: the system prompt and the tool definitions take about "
+            f"{window.provider(window.overhead_local):,} of the {window.tokens:,} tokens of "
+            "the window, so a compaction cannot leave the session under half of it; seri keeps "
+            "each request within the whole window instead"
+        )
+    if loop.window.request_fits(loop.request_size()):
+        return
+    why_not = yield from loop.make_fit("auto", room=loop.window.request_room_local)
+    if why_not is not None and why_not.reason is not Why.NO_CUT:
+        yield Say(f"warning: the request may be too long for the window: {why_not.detail}")
+
+
 def _send(loop: _Loop) -> Flow[ModelReply | ModelFailed]:
     """The turn request, its local size noted for comparing with the provider's count."""
-    loop.request_local = loop.local_estimate()
+    loop.request_local = loop.request_size()
     request = CallModel(tuple(loop.history), "turn", loop.setup.system_prompt)
     reply, loop.budget = yield from call_within_budget(request, loop.budget)
     return reply
