@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from seri.pure import events
 from seri.pure.output_budget import OutputBudget
 from seri.pure.records import Message
 from seri.pure.tokens import estimate_tokens, message_chars, messages_chars
@@ -68,6 +69,8 @@ class Compacted(ValueRecord):
     summary_calls: int = 1
     window: Window | None = None
     budget: OutputBudget | None = None
+    # The trajectory's record of it, when the caller records it (``defer_record``).
+    event: events.Compaction | None = None
 
 
 CompactionOutcome = Compacted | NotCompacted

@@ -480,6 +480,9 @@ class Compaction(Event):
     estimate_after: int = field("tokens after")
     summary_calls: int = field("the fold's requests, refused ones included")
     token_scale: float = field("provider tokens per ceil(chars/4)")
+    still_too_big: str | Absent = field(
+        "why the session still does not fit after it (absent when it fits)", optional=True
+    )
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 def show_plan(job: ShellCompaction, focus: str, *, as_json: bool) -> int:
     from seri.io.recorder import Recorder
-    from seri.pure.compaction import plan_compaction
+    from seri.pure.compaction import plan_compaction, summary_budget
     from seri.pure.effects import CallModel
     from seri.runtime.run_events import RunEvents
 
@@ -45,7 +45,10 @@ def show_plan(job: ShellCompaction, focus: str, *, as_json: bool) -> int:
         estimate_before=max(conversation.last_input_tokens, -(-chars // 4)),
         stored=stored,
     )
-    first = caller.body(CallModel(plan.chunks[0].request, "summary")) if plan.chunks else None
+    first = None
+    if plan.chunks:
+        answer = summary_budget(setup.budget, window).lowered
+        first = caller.body(CallModel(plan.chunks[0].request, "summary", max_tokens=answer))
     report = plan_report(job.session_id, plan, first)
     if as_json:
         sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")

@@ -179,7 +179,8 @@ def test_count_must_match_the_entries() -> None:
 
 
 def test_cut_messages_uses_estimates_and_notices_a_recap() -> None:
-    """The message-level helper estimates tokens with ceil(chars/4) and spots a recap."""
+    """The message-level helper estimates tokens with ceil(chars/4) and its framing, and
+    spots a recap."""
     call = ToolCall("c1", "read_file", '{"path": "a.py"}')
     messages = [
         user("recap", kind="recap"),
@@ -190,6 +191,7 @@ def test_cut_messages_uses_estimates_and_notices_a_recap() -> None:
         user("z" * 400),
         assistant("w" * 400),
     ]
-    cut = cut_messages(messages, keep_tokens=200)
-    assert cut == Cut(index_of_first_kept=5, evicted_count=5, kept_tokens=200)
+    # Each message counts its JSON framing too (FRAMING_TOKENS): 2 x (100 + 8).
+    cut = cut_messages(messages, keep_tokens=216)
+    assert cut == Cut(index_of_first_kept=5, evicted_count=5, kept_tokens=216)
     assert cut_messages(messages[:5], keep_tokens=1) is None
