@@ -23,22 +23,25 @@ from collections.abc import Iterator
 
 from seri.pure.protected_paths import PROTECTED_DIR_NAMES, PROTECTED_FILE_NAMES, is_within
 
-# How many directories the walk for nested protected names looks at, at most: a project
-# larger than this has its deeper nested repositories found only as far as the walk got
-# (README: Sandbox).
-WALK_LIMIT = 20_000
+# How far the walk for nested protected names goes: directories at most this deep below the
+# project's top, and at most this many of them, breadth first (it runs before every command;
+# README: Sandbox says what lies beyond).
+WALK_DEPTH = 3
+WALK_LIMIT = 1_000
 _NAMES = {*PROTECTED_DIR_NAMES, *PROTECTED_FILE_NAMES}
 
 
-def found_by_name(project: str, limit: int = WALK_LIMIT) -> tuple[str, ...]:
+def found_by_name(
+    project: str, limit: int = WALK_LIMIT, depth: int = WALK_DEPTH
+) -> tuple[str, ...]:
     """Every path below the project's top whose name is protected (``.git``, ``.ssh``,
-    ``.seri``, ``.mcp.json``), breadth first, links not followed, at most ``limit``
-    directories looked at."""
+    ``.seri``, ``.mcp.json``), in directories at most ``depth`` below the top, breadth first,
+    links not followed, at most ``limit`` directories looked at."""
     found: list[str] = []
-    queue = [project]
+    queue = [(project, 0)]
     seen = 0
     while queue and seen < limit:
-        directory = queue.pop(0)
+        directory, level = queue.pop(0)
         seen += 1
         try:
             entries = list(os.scandir(directory))
@@ -50,8 +53,8 @@ def found_by_name(project: str, limit: int = WALK_LIMIT) -> tuple[str, ...]:
                     found.append(entry.path)
                 continue  # what is inside a protected directory is covered by it
             with contextlib.suppress(OSError):
-                if entry.is_dir(follow_symlinks=False):
-                    queue.append(entry.path)
+                if level < depth and entry.is_dir(follow_symlinks=False):
+                    queue.append((entry.path, level + 1))
     return tuple(found)
 
 

@@ -395,21 +395,25 @@ DETACHED = (
     "(sh -c 'while :; do echo . >> beat2; sleep 0.05; done' >/dev/null 2>&1 &) ; disown -a",
     "nohup setsid -f sh -c 'trap \"\" TERM HUP; while :; do echo . >> beat3; sleep 0.05; done'"
     " >/dev/null 2>&1",
+    # The reaper (Landlock) or the namespace's first process (bubblewrap) killed first.
+    "sh -c 'while :; do echo . >> beat4; sleep 0.05; done' >/dev/null 2>&1 &"
+    " kill -9 $PPID; setsid sleep 0.1",
 )
 
 
 @pytest.mark.skipif(not KINDS, reason="no OS sandbox here: install bubblewrap")
 def test_C10_what_a_call_starts_ends_with_the_call(place: Any, fault_ledger: FaultLedger) -> None:
-    """Processes a bash call leaves behind (setsid, nohup, a double fork, ignoring SIGTERM)
-    are gone when the call returns: the next call sees every heartbeat file stand still, and
+    """Processes a bash call leaves behind (setsid, nohup, a double fork, ignoring SIGTERM,
+    after killing its parent: the reaper, or the pid namespace's first process) are gone when
+    the call returns: the next call sees every heartbeat file stand still, and
     so does the test after seri exits."""
     kind, where = place
     project = where.home / "project"
     project.mkdir()
     where.profile.mkdir(mode=0o700)
     check = (
-        "sleep 0.4; a=$(cat beat1 beat2 beat3 2>/dev/null | wc -c); sleep 0.5; "
-        "b=$(cat beat1 beat2 beat3 2>/dev/null | wc -c); "
+        "sleep 0.4; a=$(cat beat1 beat2 beat3 beat4 2>/dev/null | wc -c); sleep 0.5; "
+        "b=$(cat beat1 beat2 beat3 beat4 2>/dev/null | wc -c); "
         '[ "$a" = "$b" ] && echo STILL || echo ALIVE'
     )
     # Each waits for its first heartbeat: the process was running when the call ended.
@@ -429,7 +433,7 @@ def test_C10_what_a_call_starts_ends_with_the_call(place: Any, fault_ledger: Fau
         result = where.chat(fake, kind, project)
         results = _results(fake)
     assert result.returncode == 0, result.stderr
-    beats = [project / f"beat{n}" for n in (1, 2, 3)]
+    beats = [project / f"beat{n + 1}" for n in range(len(DETACHED))]
     assert all(b.exists() for b in beats), results  # each did start
     assert "STILL" in results["check"], results
     sizes = [b.stat().st_size for b in beats]
