@@ -246,12 +246,15 @@ class Sandbox:
         project = str(self.project)
         protected = {*self.protected, *(os.path.realpath(p) for p in self.protected)}
         guarded = guarded_in_project(project, tuple(sorted(protected)), found_by_name(project))
+        # A stand-in no mount can make read-only would be a protected path the command may
+        # fill (Landlock where no mount namespace can be made): none is placed then.
+        may_place = self.kind == "bubblewrap" or _mount_namespace_possible()
         existing = []
         for path, is_dir in guarded:
             real = os.path.realpath(path)
             if not is_within(real, project):
                 continue  # outside the project: read-only already
-            if os.path.exists(real) or self._stand_ins.place(real, is_dir, project):
+            if os.path.exists(real) or (may_place and self._stand_ins.place(real, is_dir, project)):
                 existing.append(real)
         return plan_sandbox(project, self._private_tmp(), existing)
 
@@ -372,6 +375,19 @@ def _check(result: int, what: str) -> None:
     if result < 0:
         number = ctypes.get_errno()
         raise OSError(number, f"{what}: {os.strerror(number)}")
+
+
+@cache
+def _mount_namespace_possible() -> bool:
+    """Whether a child of this process can make the mount namespace ``_read_only_mounts``
+    needs (as root, or through an unprivileged user namespace): tried once, in a fork."""
+    libc = _libc()
+    pid = os.fork()
+    if pid == 0:
+        made = libc.unshare(_CLONE_NEWNS) == 0 or libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS) == 0
+        os._exit(0 if made else 1)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0
 
 
 def _read_only_mounts(libc: ctypes.CDLL, paths: tuple[str, ...]) -> None:
