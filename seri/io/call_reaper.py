@@ -115,7 +115,8 @@ def main(argv: list[str]) -> int:
             break
     _end_all()
     if status < 0:  # killed by a signal: end the same way, so seri reports that signal
-        signal.signal(-status, signal.SIG_DFL)
+        if -status not in (signal.SIGKILL, signal.SIGSTOP):  # those cannot be caught anyway
+            signal.signal(-status, signal.SIG_DFL)
         os.kill(os.getpid(), -status)
     return status if status >= 0 else 128 - status
 

@@ -412,8 +412,8 @@ def test_C10_what_a_call_starts_ends_with_the_call(place: Any, fault_ledger: Fau
     project.mkdir()
     where.profile.mkdir(mode=0o700)
     check = (
-        "sleep 0.4; a=$(cat beat1 beat2 beat3 beat4 2>/dev/null | wc -c); sleep 0.5; "
-        "b=$(cat beat1 beat2 beat3 beat4 2>/dev/null | wc -c); "
+        "sleep 0.4; a=$(cat beat* 2>/dev/null | wc -c); sleep 0.5; "
+        "b=$(cat beat* 2>/dev/null | wc -c); "
         '[ "$a" = "$b" ] && echo STILL || echo ALIVE'
     )
     # Each waits for its first heartbeat: the process was running when the call ended.
@@ -423,20 +423,48 @@ def test_C10_what_a_call_starts_ends_with_the_call(place: Any, fault_ledger: Fau
         )
         for n, c in enumerate(DETACHED)
     ]
+    # And one that never ends on its own: its time limit ends it, and what it detached.
+    timed = f"{DETACHED[0].replace('beat1', 'beat9')}\nsleep 300"
+    starts.append(call("timed", "bash", command=_hidden(timed), timeout=1))
     script = [
         {"tool_calls": starts},
         {"tool_calls": [call("check", "bash", command=_hidden(check))]},
         {"text": "done"},
     ]
-    fault_ledger.injected("C10", len(DETACHED))
+    fault_ledger.injected("C10", len(DETACHED) + 1)
     with FakeModel(script) as fake:
         result = where.chat(fake, kind, project)
         results = _results(fake)
     assert result.returncode == 0, result.stderr
-    beats = [project / f"beat{n + 1}" for n in range(len(DETACHED))]
+    beats = [project / f"beat{n + 1}" for n in range(len(DETACHED))] + [project / "beat9"]
+    assert "timed out after 1 s" in results["timed"], results["timed"]
     assert all(b.exists() for b in beats), results  # each did start
     assert "STILL" in results["check"], results
     sizes = [b.stat().st_size for b in beats]
     time.sleep(0.5)
     assert [b.stat().st_size for b in beats] == sizes
-    fault_ledger.survived("C10", len(DETACHED))
+    fault_ledger.survived("C10", len(DETACHED) + 1)
+
+
+@pytest.mark.skipif(not KINDS, reason="no OS sandbox here: install bubblewrap")
+@pytest.mark.parametrize("kind", KINDS)
+def test_C10_an_interactive_chat_says_which_sandbox_at_start(
+    kind: str, project: Path, seri_home: Path, fault_ledger: FaultLedger
+) -> None:
+    """The person sees, before the first prompt, which backend confines bash."""
+    from tests.e2e.test_interactive import PROMPT, Terminal, _terminal_env
+
+    fault_ledger.injected("C10")
+    with FakeModel([{"text": "hi"}]) as fake:
+        terminal = Terminal(
+            ["chat"], project, {**_terminal_env(seri_home, fake), "SERI_SANDBOX": kind}
+        )
+        shown = terminal.expect(PROMPT)
+        terminal.type("/exit")
+        assert terminal.wait() == 0
+    named = {
+        "bubblewrap": "bash runs under bubblewrap (",
+        "landlock": "bash runs under Landlock ABI",
+    }
+    assert named[kind] in shown, shown
+    fault_ledger.survived("C10")
