@@ -3,9 +3,12 @@
 Which one runs is decided once per seri process (``detect``), from what the system offers
 and ``SERI_SANDBOX`` (``auto``, the default; ``bubblewrap``, ``landlock`` or ``none`` to pick):
 
-- **bubblewrap** (``bwrap`` on PATH and able to make its namespaces here): the command
-  sees the whole tree read-only, the project writable, ``.git`` and the other protected
-  paths inside the project read-only again, a private ``/tmp``.
+- **bubblewrap** (``bwrap`` on PATH and able to make its namespaces here, tried with the
+  flags every command gets): the command sees the whole tree read-only, the project
+  writable, ``.git`` and the other protected paths inside the project read-only again, a
+  private ``/tmp``; in a user namespace with every capability dropped, a pid namespace with
+  its own ``/proc``, a new session (``sandbox_plan.BUBBLEWRAP_ISOLATION``). The pid
+  namespace ends what a command leaves running when the command ends.
 - **Landlock** (Linux 5.13 or later; this module speaks to the kernel through
   ``landlock_create_ruleset``/``add_rule``/``restrict_self`` with ctypes): applied in the
   child between fork and exec, it allows writing only beneath the project and a private
@@ -13,8 +16,13 @@ and ``SERI_SANDBOX`` (``auto``, the default; ``bubblewrap``, ``landlock`` or ``n
   read-only first, in a private mount namespace, where one can be made (root, or
   unprivileged user namespaces). Landlock cannot take back a right beneath a directory it
   granted, which is why those mounts come first; where no mount namespace can be made, the
-  permission policy alone keeps bash from them.
+  permission policy alone keeps bash from them. Then every capability is dropped (root
+  included), and from ABI 6 the domain is scoped for signals. The command runs under
+  ``call_reaper``, which ends what it leaves running.
 - **none**: the permission policy check is all there is; seri says so when it starts.
+
+Protected paths that do not exist yet get empty stand-ins for the time of a command
+(``seri.io.stand_ins``), so there is something to bind read-only.
 
 Anchors: Codex's Linux sandbox (read-only bind mounts of ``.git`` in a user and mount
 namespace, then Landlock; later bubblewrap with ``--ro-bind / /``, writable roots, and the
