@@ -119,6 +119,10 @@ class ChatSession:
         self.notes = tuple(f"seri: warning: {w}" for w in self.startup.warnings)
         if self.sandbox.kind == "none":
             self.notes += (no_sandbox_note(self.sandbox.detected.detail),)
+        elif self.interactive:  # headless runs name it in the header and the result record
+            self.notes += (
+                f"seri: bash runs under {self.sandbox.detected.detail} (README: Sandbox)",
+            )
         # What bash and the check command get: no API key, no secret-looking variables.
         self.child_env = child_environment(os.environ, KEY_VARIABLES)
         self.max_turns = options.max_turns or settings.max_turns
