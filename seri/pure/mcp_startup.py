@@ -9,11 +9,13 @@ person's servers by taking its name), is decided in ``seri.pure.trust``.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 
 import attrs
 
 from seri.pure.mcp_config import McpServerConfig, McpServerSet, combine
+from seri.pure.terminal_text import one_line
 from seri.pure.trust import APPROVED, NEW, conflict_warning, standing, why_waiting
 from seri.pure.value_record import ValueRecord
 
@@ -58,7 +60,8 @@ class StartPlan(ValueRecord):
         lines = list(self.warnings())
         if self.unapproved:
             quoted = ", ".join(repr(s.name) for s in self.unapproved)
-            names = " ".join(server.name for server in self.unapproved)
+            # Quoted as a shell takes them, on one line: a name is the project's text.
+            names = one_line(" ".join(shlex.quote(server.name) for server in self.unapproved))
             if will_ask:
                 lines.append(
                     f"seri: this project's .mcp.json names MCP server(s) {quoted}, not approved "
