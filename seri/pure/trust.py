@@ -62,7 +62,7 @@ OLD_FORM = "old-form"
 APPROVED = "approved"
 NEW = "not approved"
 CHANGED = "changed since approved"
-APPROVED_OLD_FORM = "approved before approvals covered the whole entry"
+APPROVED_OLD_FORM = "approved in the old form"
 CONFLICT = "conflicts with yours"
 
 _REFERENCE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}")
