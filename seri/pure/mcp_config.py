@@ -64,10 +64,11 @@ class McpServerConfig(ValueRecord):
     source: str = ""
     command: str = ""
     args: tuple[str, ...] = ()
-    env: tuple[tuple[str, str], ...] = ()
+    # A value here may be a secret the person granted (seri.pure.trust): never in a repr.
+    env: tuple[tuple[str, str], ...] = attrs.field(default=(), repr=False)
     cwd: str = ""
     url: str = ""
-    headers: tuple[tuple[str, str], ...] = ()
+    headers: tuple[tuple[str, str], ...] = attrs.field(default=(), repr=False)
     era: str = "auto"
     call_timeout: float | None = None
     digest: str = ""

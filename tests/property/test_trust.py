@@ -199,3 +199,15 @@ def test_ordinary_variables_expand_in_a_projects_entry() -> None:
     env = {"CLAUDE_PROJECT_DIR": "/p", "HOME": "/home/u", "OPENROUTER_API_KEY": KEY}
     (server,) = parse_servers({"s": entry}, env, ".mcp.json", policy).servers
     assert server.args == ("/p", "/home/u/x")
+
+
+def test_a_granted_secret_in_env_or_headers_is_never_in_a_servers_repr() -> None:
+    policy = project_policy({"s": ["DOCS_TOKEN"]}, (KEY,))
+    env = {"DOCS_TOKEN": KEY}
+    for entry in (
+        {"command": "srv", "env": {"DOCS_TOKEN": "${DOCS_TOKEN}"}},
+        {"url": "https://h/mcp", "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}},
+    ):
+        (server,) = parse_servers({"s": entry}, env, ".mcp.json", policy).servers
+        assert KEY in repr((server.env, server.headers)) and KEY not in repr(server)
+        assert KEY not in server.shown
