@@ -53,13 +53,19 @@ def what_it_runs(server: McpServerConfig, redactor: Redactor | None = None) -> s
     return (redactor or screen_redactor()).text(shown)
 
 
+def masked(server: McpServerConfig) -> str:
+    """The entry as written, masked: by shape when it was read, and here also every value of
+    the person's that is a secret (the key in a form no shape knows, pasted into the file)."""
+    return screen_redactor().text(server.shown)
+
+
 def review_text(server: McpServerConfig) -> str:
     """A project's server as a person reviews it before approving: what it runs, and the
     whole entry as written (every field, secrets masked) with its digest; one line each."""
     return (
         f"This project's .mcp.json names MCP server {one_line(repr(server.name))}, which runs: "
         f"{one_line(what_it_runs(server))}\n"
-        f"  entry ({short_digest(server.digest)}): {one_line(server.shown)}"
+        f"  entry ({short_digest(server.digest)}): {one_line(masked(server))}"
     )
 
 
@@ -172,7 +178,7 @@ def _row(
         "tools": [],
         "message": "",
         "digest": server.digest,
-        "entry": server.shown,
+        "entry": redactor.text(server.shown),
     }
 
 
@@ -201,7 +207,7 @@ def approve(store: Store, settings: Settings, project: Path, names: list[str]) -
         *(
             f"Approved MCP server {one_line(repr(s.name))} for {project} "
             f"({short_digest(s.digest)}): {one_line(what_it_runs(s))}\n"
-            f"  entry: {one_line(s.shown)}"
+            f"  entry: {one_line(masked(s))}"
             for s in chosen
         ),
         *(f"seri: not approved: {one_line(line)}" for line in left),
@@ -212,7 +218,7 @@ def remember_approved(store: Store, project: Path, servers: Iterable[McpServerCo
     """Approve these servers for ``project``, as they are now (their whole entry's digest,
     and its masked form)."""
     mcp_approvals.approve(
-        store, str(project), ((s.name, s.digest, s.shown) for s in servers), time.time()
+        store, str(project), ((s.name, s.digest, masked(s)) for s in servers), time.time()
     )
 
 

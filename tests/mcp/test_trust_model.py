@@ -249,3 +249,19 @@ def test_a_secret_the_person_grants_reaches_that_server_only_and_no_screen(
     assert f"DOCS_TOKEN={DOCS_TOKEN}" in noted.read_text()
     listed = run_seri("mcp", "list", env=env)
     assert DOCS_TOKEN not in listed.stdout + listed.stderr
+
+
+def test_a_key_of_no_known_shape_pasted_into_the_file_is_masked_on_screens_and_rows(
+    run_seri: RunSeri, project: Path, seri_home: Path
+) -> None:
+    odd_key = "Zq7-unshaped-provider-key-0042"
+    write_mcp_json(project, {"h": {"command": sys.executable, "args": [str(HOSTILE), odd_key]}})
+    env = {"OPENROUTER_API_KEY": odd_key}
+    approved = run_seri("mcp", "approve", "h", env=env)
+    listed = run_seri("mcp", "list", "--json", env=env)
+    assert approved.returncode == 0 and "[REDACTED]" in approved.stderr
+    assert odd_key not in approved.stderr + listed.stdout + listed.stderr
+    conn = apsw.Connection(str(seri_home / DB_NAME))
+    (shown,) = (row[0] for row in conn.execute("SELECT shown FROM mcp_approvals"))
+    conn.close()
+    assert odd_key not in shown and "[REDACTED]" in shown
