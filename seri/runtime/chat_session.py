@@ -266,7 +266,7 @@ class ChatSession:
 
         chosen = []
         for server in waiting:
-            self.view.notice(review_text(server))
+            self.view.notice(review_text(server, self.store, Path(self.project)))
             answer = read("  start it, now and in later chats here? [y/N] ")
             if answer.strip().lower() in ("y", "yes"):
                 chosen.append(server)

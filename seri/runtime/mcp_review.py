@@ -59,14 +59,19 @@ def masked(server: McpServerConfig) -> str:
     return screen_redactor().text(server.shown)
 
 
-def review_text(server: McpServerConfig) -> str:
+def review_text(server: McpServerConfig, store: Store, project: Path) -> str:
     """A project's server as a person reviews it before approving: what it runs, and the
-    whole entry as written (every field, secrets masked) with its digest; one line each."""
-    return (
+    whole entry as written (every field, secrets masked) with its digest, and, when an
+    earlier approval no longer holds, the entry as approved then; one line each."""
+    lines = [
         f"This project's .mcp.json names MCP server {one_line(repr(server.name))}, which runs: "
-        f"{one_line(what_it_runs(server))}\n"
-        f"  entry ({short_digest(server.digest)}): {one_line(masked(server))}"
-    )
+        f"{one_line(what_it_runs(server))}",
+        f"  entry ({short_digest(server.digest)}): {one_line(masked(server))}",
+    ]
+    before = mcp_approvals.approved_shown(store, str(project)).get(server.name, "")
+    if before:
+        lines.append(f"  approved as: {one_line(before)}")
+    return "\n".join(lines)
 
 
 def list_servers(

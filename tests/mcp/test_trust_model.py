@@ -265,3 +265,28 @@ def test_a_key_of_no_known_shape_pasted_into_the_file_is_masked_on_screens_and_r
     (shown,) = (row[0] for row in conn.execute("SELECT shown FROM mcp_approvals"))
     conn.close()
     assert odd_key not in shown and "[REDACTED]" in shown
+
+
+def test_on_a_terminal_a_changed_entry_is_asked_again_showing_before_and_now(
+    run_seri: RunSeri, project: Path, seri_home: Path
+) -> None:
+    from tests.e2e.test_interactive import PROMPT, Terminal, _terminal_env
+
+    entry = {"command": sys.executable, "args": [str(HOSTILE)]}
+    write_mcp_json(project, {"h": entry})
+    assert run_seri("mcp", "approve", "h").returncode == 0
+    # The change the issue found unseen: a cwd (and a PYTHONPATH to go with it).
+    write_mcp_json(project, {"h": {**entry, "cwd": "/tmp", "env": {"PYTHONPATH": "."}}})
+    with FakeModel([{"text": "ok"}]) as fake:
+        term = Terminal(["chat"], project, _terminal_env(seri_home, fake))
+        term.expect(PROMPT)
+        term.type("go")
+        asked = term.expect("[y/N] ")
+        term.type("n")
+        term.expect(PROMPT)
+        term.type("/exit")
+        assert term.wait() == 0, term.output
+    assert "'h' changed since you approved it" in term.output
+    assert '"cwd":"/tmp"' in asked and '"env":{"PYTHONPATH":"."}' in asked
+    assert "approved as: " + json.dumps(entry, sort_keys=True, separators=(",", ":")) in asked
+    assert json.loads(run_seri("mcp", "list", "--json").stdout)["approved"] is False
