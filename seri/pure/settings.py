@@ -67,6 +67,8 @@ class Settings(ValueRecord):
     mcp_startup_wait: float = DEFAULT_MCP_STARTUP_WAIT
     # -1: never defer; 0: always, when there is an MCP tool.
     mcp_tool_search_threshold: int = DEFAULT_MCP_TOOL_SEARCH_THRESHOLD
+    # Secret variables a project's server of that name may read (seri.pure.trust).
+    mcp_project_secrets: Mapping[str, tuple[str, ...]] = _EMPTY
     # Which setting chose base_url, for messages about reaching it.
     base_url_source: str = "seri's default"
     # Unknown keys in config.json, each with the closest known key: shown, not fatal.
@@ -133,6 +135,20 @@ def _threshold(name: str, value: Any) -> int:
             f"config.json: '{name}' must be a whole number of tools (-1: never), not {value!r}"
         )
     return int(value)
+
+
+def _grants(value: Any) -> Mapping[str, tuple[str, ...]]:
+    """``mcp.project_secrets``: {server: [variable, ...]}."""
+    shape = all(
+        isinstance(names, list) and all(isinstance(n, str) for n in names)
+        for names in (value.values() if isinstance(value, dict) else [None])
+    )
+    if not shape:
+        raise ConfigError(
+            "config.json: 'mcp.project_secrets' must be an object of server names to lists "
+            f'of variable names, like {{"docs": ["DOCS_TOKEN"]}}, not {value!r}'
+        )
+    return MappingProxyType({str(k): tuple(v) for k, v in value.items()})
 
 
 def _mapping(name: str, value: Any) -> Mapping[str, Any]:
@@ -264,6 +280,7 @@ def parse_settings(config: Mapping[str, Any], env: Mapping[str, str]) -> Setting
             "mcp.tool_search_threshold",
             mcp.get("tool_search_threshold", DEFAULT_MCP_TOOL_SEARCH_THRESHOLD),
         ),
+        mcp_project_secrets=_grants(mcp.get("project_secrets", {})),
         telemetry_otlp=_otlp_section(config.get("telemetry")),
     )
 

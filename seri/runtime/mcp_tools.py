@@ -32,13 +32,15 @@ if TYPE_CHECKING:
     from seri.io.mcp_hub import McpEvent, McpHub, McpServerStatus
     from seri.io.store import Store
     from seri.pure.settings import Settings
+    from seri.pure.trust import ExpansionPolicy
     from seri.runtime.run_events import RunEvents
 
 __all__ = ["PROJECT_FILE", "McpTools", "say", "start_plan"]
 
 
-def project_servers(project: Path, env: Mapping[str, str]) -> McpServerSet:
-    """The servers of ``project``'s ``.mcp.json`` (none when it has no such file)."""
+def project_servers(project: Path, env: Mapping[str, str], policy: ExpansionPolicy) -> McpServerSet:
+    """The servers of ``project``'s ``.mcp.json`` (none when it has no such file), read with
+    the trust model's ``policy`` for a project's entries (``project_policy_of``)."""
     path = project / PROJECT_FILE
     try:
         text = path.read_text(encoding="utf-8")
@@ -50,7 +52,16 @@ def project_servers(project: Path, env: Mapping[str, str]) -> McpServerSet:
         document = json.loads(text)
     except ValueError as exc:
         return _unusable(path, f"the file is not JSON ({exc}); no server of it starts")
-    return servers_from_document(document, env, str(path))
+    return servers_from_document(document, env, str(path), policy)
+
+
+def project_policy_of(settings: Settings) -> ExpansionPolicy:
+    """What a project's ``${VAR}`` may expand: no secret of the person's, unless config.json
+    grants it to that server (seri.pure.trust)."""
+    from seri.pure.trust import SERI_KEY_VARIABLES, project_policy
+
+    keys = (os.environ.get(name, "") for name in SERI_KEY_VARIABLES)
+    return project_policy(settings.mcp_project_secrets, [key for key in keys if key])
 
 
 def _unusable(path: Path, why: str) -> McpServerSet:
@@ -64,13 +75,13 @@ def expansion_env(project: Path) -> dict[str, str]:
 
 
 def start_plan(store: Store, settings: Settings, project: Path) -> StartPlan:
-    from seri.io.mcp_approvals import approved_identities
+    from seri.io.mcp_approvals import approved_digests
 
     env = expansion_env(project)
     config_file = "config.json"
     user = servers_from_document({"mcpServers": dict(settings.mcp_servers)}, env, config_file)
-    found = project_servers(project, env)
-    approved = approved_identities(store, str(project)) if found.servers else {}
+    found = project_servers(project, env, project_policy_of(settings))
+    approved = approved_digests(store, str(project)) if found.servers else {}
     return plan_start(user, found, approved)
 
 

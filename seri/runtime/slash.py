@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Literal
 import attrs
 
 from seri.pure.errors import EXIT_UNFINISHED, EXIT_USAGE, SeriError
-from seri.pure.terminal_text import neutralise
+from seri.pure.terminal_text import neutralise, one_line
 from seri.pure.value_record import ValueRecord
 
 if TYPE_CHECKING:
@@ -131,7 +131,7 @@ def _pin(chat: ChatSession, text: str) -> LineOutcome:
     if not text:
         pins = list_pins(chat.store, chat.session_id) if chat.session_id else ()
         for n, pin in enumerate(pins, 1):
-            print(f"{n}. {pin}", file=sys.stderr)
+            print(f"{n}. {one_line(pin)}", file=sys.stderr)
         if not pins:
             print("No pins yet: /pin TEXT adds one.", file=sys.stderr)
         return None

@@ -186,7 +186,7 @@ def test_an_approval_holds_for_the_command_approved_not_a_changed_one(
     changed["args"] = ["/"]
     write_mcp_json(project, {"fs": changed})
     second = json.loads(run_seri("mcp", "list", "--json").stdout)
-    assert (second["state"], second["tools"]) == ("not approved", [])
+    assert (second["state"], second["tools"]) == ("changed since approved", [])
     unknown = run_seri("mcp", "approve", "nope")
     assert unknown.returncode == 2 and "has no MCP server 'nope'" in unknown.stderr
     assert run_seri("mcp", "revoke").returncode == 0

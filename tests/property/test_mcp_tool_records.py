@@ -9,7 +9,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from seri.pure.mcp_config import McpServerConfig, McpServerSet
+from seri.pure.mcp_config import McpServerConfig, McpServerSet, parse_servers
 from seri.pure.mcp_startup import plan_start
 from seri.pure.mcp_tools import McpTool
 from seri.pure.permission_policy import PolicyError, parse_policy, parse_rule
@@ -25,6 +25,7 @@ from seri.pure.tool_specs import (
     should_defer,
     tool_definition_chars,
 )
+from seri.pure.trust import CHANGED
 
 SCHEMA = json.dumps(
     {
@@ -147,18 +148,21 @@ def test_tool_search_finds_by_name_or_by_words_and_says_when_nothing_matches() -
 
 
 def server(name: str, command: str = "srv", source: str = "") -> McpServerConfig:
-    return McpServerConfig(name=name, transport="stdio", command=command, source=source)
+    (parsed,) = parse_servers({name: {"command": command}}, {}, source).servers
+    return parsed
 
 
 def test_the_persons_servers_start_a_projects_wait_for_approval_of_what_they_run() -> None:
     user = McpServerSet((server("mine"),))
     project = McpServerSet((server("git", "uvx"), server("fs", "npx")))
-    approved = {"git": server("git", "uvx").identity(), "fs": server("fs", "evil").identity()}
+    approved = {"git": server("git", "uvx").digest, "fs": server("fs", "evil").digest}
     plan = plan_start(user, project, approved)
     assert [s.name for s in plan.start] == ["mine", "git"]
     assert [s.name for s in plan.unapproved] == ["fs"]
-    [notice] = plan.notices()
+    assert plan.state_of("fs") == CHANGED
+    *_, notice = plan.notices()
     assert "'fs'" in notice and "seri mcp approve fs" in notice
+    assert any("changed since you approved it" in line for line in plan.notices())
 
 
 @given(
@@ -169,13 +173,24 @@ def test_the_persons_servers_start_a_projects_wait_for_approval_of_what_they_run
 def test_every_server_starts_or_waits_and_a_project_one_starts_only_when_approved(
     user: list[str], project: list[str], approved: list[str]
 ) -> None:
+    """And a project entry never hides one of the person's: theirs starts, the project's of
+    the same name is a conflict, named in a warning with both files."""
     plan = plan_start(
-        McpServerSet(tuple(server(n) for n in user)),
-        McpServerSet(tuple(server(n, "p") for n in project)),
-        {n: server(n, "p").identity() for n in approved},
+        McpServerSet(tuple(server(n, source="config.json") for n in user)),
+        McpServerSet(tuple(server(n, "p", ".mcp.json") for n in project)),
+        {n: server(n, "p").digest for n in approved},
     )
     started = [s.name for s in plan.start]
     waiting = [s.name for s in plan.unapproved]
     assert sorted(started + waiting) == sorted(set(user) | set(project))
-    for name in project:
+    for name in user:
+        assert name in started
+        assert [s.command for s in plan.start if s.name == name] == ["srv"]
+    for name in set(project) - set(user):
         assert (name in started) == (name in approved)
+    assert sorted(s.name for s in plan.conflicts) == sorted(set(user) & set(project))
+    for name in set(user) & set(project):
+        assert any(
+            repr(name) in line and "config.json" in line and ".mcp.json" in line
+            for line in plan.notices()
+        )
