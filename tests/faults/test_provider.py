@@ -426,7 +426,7 @@ def test_P3_stream_cut_mid_response(
     _session, messages = next(iter(check_store(seri_home).items()))
     assert _only_flagged_partials(messages), "the cut answer was stored as complete"
     ends = events(export(seri_home, project), "turn_end")
-    assert ends[-1]["status"] == "interrupted"
+    assert ends[-1]["status"] == "error", "a cut stream is a failed turn, not an interruption"
     with FakeModel([{"text": "next"}]) as fake:
         result, _ = _chat(project, seri_home, fake, "--continue")
         requests = list(fake.requests)
@@ -553,9 +553,11 @@ def test_P5_keep_alive_comments_are_skipped(
     ("case", "step", "words"),
     [
         (
+            # Comments are signs of life (llama.cpp pings while it reads a prompt): only the
+            # deadline ends a stream of nothing else.
             "comments only",
             {"stall_seconds": 600, "stall_interval": 0.1},
-            "provider sent no content for 1 s",
+            "provider did not finish the response within 3 s",
         ),
         (
             "one byte every 0.8 s",
