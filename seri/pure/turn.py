@@ -532,6 +532,7 @@ def _model_call(loop: _Loop) -> Flow[ModelReply | TaskEnd]:
             # not a failure: it would only repeat before every call until one exists.)
             yield Say(f"warning: automatic compaction skipped: {why_not.detail}")
     reply = yield from _send(loop)
+    reply = _bodiless_overflow(reply, loop)
     if isinstance(reply, ModelFailed) and reply.overflow:
         refused = loop.estimate()
         loop.window = loop.window.refused(
@@ -584,6 +585,20 @@ def _model_call(loop: _Loop) -> Flow[ModelReply | TaskEnd]:
         )
     )
     return reply
+
+
+def _bodiless_overflow(reply: ModelReply | ModelFailed, loop: _Loop) -> ModelReply | ModelFailed:
+    """A bodiless 400 on a big request is taken for an overflow (``probable_overflow``)."""
+    if not isinstance(reply, ModelFailed) or reply.overflow or reply.refused is None:
+        return reply
+    estimate, window = loop.estimate(), loop.window.tokens
+    if not reply.refused.probable_overflow(estimate, window):
+        return reply
+    why = (
+        f"{reply.error}: no body, on a request of about {estimate:,} tokens of the "
+        f"{window:,}-token window, so taken for an overflow"
+    )
+    return attrs.evolve(reply, overflow=True, error=why)
 
 
 def _send(loop: _Loop) -> Flow[ModelReply | ModelFailed]:
