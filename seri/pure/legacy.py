@@ -23,7 +23,8 @@ shape comes in:
 - ``{"type": "json", "value": ...}`` is often a bare string (taken as the text) or null;
 - a tool-call ``input`` that is a string is the model's malformed JSON: kept as the call's raw
   arguments in the store, sent to providers as ``{}`` (``seri.pure.wire``);
-- image parts become a placeholder, with a warning;
+- image parts, in user content or in a tool result's ``content`` output, become a placeholder
+  that keeps their media type and size, with a warning (``seri.pure.legacy_media``);
 - a compaction recap is a user message starting ``[Compacted history``: imported as a recap;
 - a header-only file (opened and quit, or ``/clear``) has nothing to import.
 """
@@ -37,6 +38,7 @@ from typing import Any
 
 import attrs
 
+from seri.pure.legacy_media import content_output_text, is_image, placeholder
 from seri.pure.lone_surrogates import replace_lone_surrogates
 from seri.pure.records import Message, MessageKind, ToolCall
 from seri.pure.value_record import ValueRecord
@@ -44,7 +46,6 @@ from seri.pure.value_record import ValueRecord
 LOST_RESULT = "result lost before import"
 DENIED_RESULT = "denied: the older release did not run this tool call"
 NO_OUTPUT = "(the tool returned nothing)"
-IMAGE_PLACEHOLDER = "[an image was attached here; the older release's images are not imported]"
 RECAP_PREFIX = "[Compacted history"
 
 # Only a \uD800-\uDFFF escape can put a lone surrogate into a decoded JSON string.
@@ -176,7 +177,7 @@ def _messages(name: str, number: int, value: Any, warnings: list[str]) -> list[M
     if role == "assistant":
         return [_assistant(where, content)]
     if role == "tool":
-        return _tool_results(where, content)
+        return _tool_results(where, content, warnings)
     raise LegacyFileError(f"{where}: unknown role {role!r}")
 
 
@@ -194,18 +195,11 @@ def _text_of(where: str, content: Any, warnings: list[str] | None = None) -> str
         kind = part.get("type")
         if kind == "text" and isinstance(part.get("text"), str):
             texts.append(part["text"])
-        elif _is_image(part):
-            texts.append(IMAGE_PLACEHOLDER)
+        elif is_image(part):
+            texts.append(placeholder(part))
             if warnings is not None:
                 warnings.append(f"{where}: an image part was replaced by a placeholder")
     return "".join(texts)
-
-
-def _is_image(part: dict[str, Any]) -> bool:
-    if part.get("type") == "image":
-        return True
-    media = part.get("mediaType") or part.get("mimeType")
-    return part.get("type") == "file" and isinstance(media, str) and media.startswith("image/")
 
 
 def _assistant(where: str, content: Any) -> Message:
@@ -240,7 +234,7 @@ def _arguments(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _tool_results(where: str, content: Any) -> list[Message]:
+def _tool_results(where: str, content: Any, warnings: list[str]) -> list[Message]:
     results: list[Message] = []
     for part in _parts(where, content):
         if part.get("type") != "tool-result":
@@ -248,7 +242,7 @@ def _tool_results(where: str, content: Any) -> list[Message]:
         call_id = part.get("toolCallId")
         if not isinstance(call_id, str) or not call_id:
             raise LegacyFileError(f"{where}: a tool-result part needs toolCallId")
-        text, is_error = _output_text(part.get("output"))
+        text, is_error = _output_text(where, part.get("output"), warnings)
         results.append(
             Message(
                 role="tool",
@@ -261,7 +255,7 @@ def _tool_results(where: str, content: Any) -> list[Message]:
     return results
 
 
-def _output_text(output: Any) -> tuple[str, bool]:
+def _output_text(where: str, output: Any, warnings: list[str]) -> tuple[str, bool]:
     if not isinstance(output, dict):
         return json.dumps(output, ensure_ascii=False), False
     kind = output.get("type")
@@ -276,6 +270,8 @@ def _output_text(output: Any) -> tuple[str, bool]:
         return value, is_error
     if value is None and kind in ("json", "text"):
         return NO_OUTPUT, False
+    if kind == "content":
+        return content_output_text(where, value, warnings), False
     return json.dumps(value, ensure_ascii=False), is_error
 
 
