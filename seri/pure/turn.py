@@ -41,7 +41,7 @@ from seri.pure.effects import (
 from seri.pure.output_budget import OutputBudget, call_within_budget
 from seri.pure.permission_policy import Policy, with_allowed
 from seri.pure.records import Message, ToolCall
-from seri.pure.result_cap import cap_result, needs_cap
+from seri.pure.result_cap import cap_result, needs_cap, whole_size
 from seri.pure.rules import GlobRule, rules_fired_by
 from seri.pure.tokens import estimate_tokens, history_estimate, message_chars, should_compact
 from seri.pure.tool_specs import ToolSpec, find_spec, parse_arguments
@@ -391,6 +391,9 @@ class _Loop:
                 spill = yield from perform(SpillText(stored))
             path = arguments_path(payload.text) if payload.call is not None else None
             size = len(stored.encode("utf-8", "surrogatepass"))
+            if payload.call is None:
+                # A result stored cut to the cap: its marker says what the tool produced.
+                size = whole_size(stored) or size
             marker = elided_payload(size, spill, path or "")
             replaced[payload.index] = with_elided(current, payload, marker)
         before = self.estimate()
