@@ -3,7 +3,6 @@ approvals that let a ``.mcp.json``'s servers start."""
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import sys
@@ -15,6 +14,7 @@ from typing import Any
 from seri.io import mcp_approvals
 from seri.io.store import Store
 from seri.pure.errors import SeriError
+from seri.pure.json_lines import json_line
 from seri.pure.mcp_config import McpServerConfig
 from seri.pure.mcp_startup import StartPlan
 from seri.pure.settings import Settings
@@ -48,7 +48,7 @@ def list_servers(
     rows = _rows(plan, project, secrets)
     if as_json:
         for row in rows:
-            sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
+            sys.stdout.write(json_line(row, compact=False))
         return
     if not rows:
         print(
