@@ -26,11 +26,15 @@ shape comes in:
 - image parts, in user content or in a tool result's ``content`` output, become a placeholder
   that keeps their media type and size, with a warning (``seri.pure.legacy_media``);
 - a compaction recap is a user message starting ``[Compacted history``: imported as a recap;
-- a header-only file (opened and quit, or ``/clear``) has nothing to import.
+- a header-only file (opened and quit, or ``/clear``) has nothing to import;
+- a header ``id`` that is not a plain id (``$(touch /tmp/x)``, a newline, a quote) is never
+  used as one: the session gets an id made from the file's name and that text, the same on
+  every import, and the original is kept as its ``legacy_id`` tag (``imported_id``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Sequence
@@ -47,6 +51,11 @@ LOST_RESULT = "result lost before import"
 DENIED_RESULT = "denied: the older release did not run this tool call"
 NO_OUTPUT = "(the tool returned nothing)"
 RECAP_PREFIX = "[Compacted history"
+
+# What a session id may be: what seri's own ids (32 hex digits) and the older release's file
+# stems are made of. Anything else is data, never an id (shell completion, paths, prefixes).
+PLAIN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+LEGACY_ID_TAG = "legacy_id"
 
 # Only a \uD800-\uDFFF escape can put a lone surrogate into a decoded JSON string.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
@@ -110,6 +119,20 @@ def parse_legacy_file(name: str, data: bytes) -> LegacySession:
         messages, origins = messages[1:], origins[1:]
     repaired, repairs = _repair(messages, [f"{name}:{line}" for line in origins])
     return LegacySession(header, tuple(repaired), tuple(warnings) + repairs)
+
+
+def is_plain_id(text: str) -> bool:
+    return PLAIN_ID.fullmatch(text) is not None
+
+
+def imported_id(file_name: str, header_id: str) -> str:
+    """The id the session of ``file_name`` is stored under: its header's id when that is a
+    plain id, else 32 hex digits of a digest of the file's name and that id (so importing the
+    same file again finds the same id)."""
+    if is_plain_id(header_id):
+        return header_id
+    digest = hashlib.sha256(f"legacy:{file_name}\0{header_id}".encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()[:32]
 
 
 def _scrub(value: Any) -> Any:
