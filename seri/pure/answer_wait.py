@@ -133,8 +133,8 @@ class AnswerWait:
     prompt: float = 0.0
     last_life: float = 0.0
     heard: bool = False
-    _progress: PromptProgress | None = None
-    _progress_at: float = 0.0
+    progress: PromptProgress | None = None
+    progress_at: float = 0.0
 
     def __attrs_post_init__(self) -> None:
         self.last_life = self.started
@@ -152,8 +152,8 @@ class AnswerWait:
     def progressed(self, progress: PromptProgress, now: float) -> None:
         """A progress chunk: the rest of the prompt is given time at the pace seen so far
         (or at the planned floor before a pace is known), never less than was planned."""
-        previous, previous_at = self._progress, self._progress_at
-        self._progress, self._progress_at = progress, now
+        previous, previous_at = self.progress, self.progress_at
+        self.progress, self.progress_at = progress, now
         if self.prompt <= 0:
             return  # a remote server: its deadline stays the person's
         rest = progress.remaining / LOCAL_PROMPT_TOKENS_PER_SECOND
