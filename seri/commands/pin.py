@@ -29,6 +29,7 @@ import time
 from seri.io import conversations
 from seri.io.pins import add_pin, list_pins, remove_pin
 from seri.pure.errors import EXIT_OK
+from seri.pure.json_lines import line_safe
 from seri.pure.terminal_text import one_line
 from seri.runtime.profile import open_profile
 from seri.runtime.running import parse_usage, whole_number
@@ -43,7 +44,7 @@ def run(argv: list[str]) -> int:
         pins = list_pins(store, session_id)
         for n, text in enumerate(pins, 1):
             line = (
-                json.dumps({"n": n, "text": text}, ensure_ascii=False)
+                line_safe(json.dumps({"n": n, "text": text}, ensure_ascii=False))
                 if options["--json"]
                 else f"{n}. {one_line(text)}"
             )

@@ -143,9 +143,9 @@ def _list(profile: Profile, *, all_projects: bool, as_json: bool, limit: int | N
     more = limit is not None and len(rows) > limit
     rows = rows[:limit] if more else rows
     if as_json:
-        import json
+        from seri.pure.json_lines import json_line  # json: only a --json listing pays for it
 
-        lines = (json.dumps(listing_to_dict(row), ensure_ascii=False) + "\n" for row in rows)
+        lines = (json_line(listing_to_dict(row), compact=False) for row in rows)
         out.write("".join(lines))
         return 0
     if not rows:

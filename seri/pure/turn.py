@@ -41,7 +41,7 @@ from seri.pure.effects import (
 from seri.pure.output_budget import OutputBudget, call_within_budget
 from seri.pure.permission_policy import Policy, with_allowed
 from seri.pure.records import Message, ToolCall
-from seri.pure.result_cap import cap_result, needs_cap
+from seri.pure.result_cap import cap_result, needs_cap, whole_size
 from seri.pure.rules import GlobRule, rules_fired_by
 from seri.pure.tokens import (
     FRAMING_TOKENS,
@@ -432,6 +432,9 @@ class _Loop:
                 spill = yield from perform(SpillText(stored))
             path = arguments_path(payload.text) if payload.call is not None else None
             size = len(stored.encode("utf-8", "surrogatepass"))
+            if payload.call is None:
+                # A result stored cut to the cap: its marker says what the tool produced.
+                size = whole_size(stored) or size
             marker = elided_payload(size, spill, path or "")
             replaced[payload.index] = with_elided(current, payload, marker)
         before = self.estimate()
@@ -594,6 +597,7 @@ def _model_call(loop: _Loop) -> Flow[ModelReply | TaskEnd]:
             yield Say(f"warning: automatic compaction {what}: {why_not.detail}")
     yield from _fit_before_sending(loop)
     reply = yield from _send(loop)
+    reply = _bodiless_overflow(reply, loop)
     if isinstance(reply, ModelFailed) and reply.overflow:
         refused = loop.estimate()
         loop.window = loop.window.refused(
@@ -668,6 +672,20 @@ def _fit_before_sending(loop: _Loop) -> Flow[None]:
     why_not = yield from loop.make_fit("auto", room=loop.window.request_room_local)
     if why_not is not None and why_not.reason is not Why.NO_CUT:
         yield Say(f"warning: the request may be too long for the window: {why_not.detail}")
+
+
+def _bodiless_overflow(reply: ModelReply | ModelFailed, loop: _Loop) -> ModelReply | ModelFailed:
+    """A bodiless 400 on a big request is taken for an overflow (``probable_overflow``)."""
+    if not isinstance(reply, ModelFailed) or reply.overflow or reply.refused is None:
+        return reply
+    estimate, window = loop.estimate(), loop.window.tokens
+    if not reply.refused.probable_overflow(estimate, window):
+        return reply
+    why = (
+        f"{reply.error}: no body, on a request of about {estimate:,} tokens of the "
+        f"{window:,}-token window, so taken for an overflow"
+    )
+    return attrs.evolve(reply, overflow=True, error=why)
 
 
 def _send(loop: _Loop) -> Flow[ModelReply | ModelFailed]:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from seri.pure.errors import EXIT_OK
+from seri.pure.json_lines import json_line
 from seri.pure.tokens import messages_chars
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ def show_plan(job: ShellCompaction, focus: str, *, as_json: bool) -> int:
         first = caller.body(CallModel(plan.chunks[0].request, "summary", max_tokens=answer))
     report = plan_report(job.session_id, plan, first)
     if as_json:
-        sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_line(report, compact=False))
     else:
         sys.stdout.write(plan_text(report))
     return EXIT_OK

@@ -7,7 +7,6 @@ its digest and its masked form, every name and value made inert and kept on its 
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import sys
@@ -19,6 +18,7 @@ from typing import Any
 from seri.io import mcp_approvals
 from seri.io.store import Store
 from seri.pure.errors import SeriError
+from seri.pure.json_lines import json_line
 from seri.pure.mcp_config import McpServerConfig
 from seri.pure.mcp_startup import StartPlan
 from seri.pure.redaction import Redactor, secrets_from_environment
@@ -90,7 +90,7 @@ def list_servers(
     rows = _rows(store, plan, project, secrets)
     if as_json:
         for row in rows:
-            sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
+            sys.stdout.write(json_line(row, compact=False))
         return
     if not rows:
         print(

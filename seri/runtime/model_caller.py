@@ -278,9 +278,8 @@ class ModelCaller:
             return ModelFailed(failure.message, overflow=True, overflow_numbers=failure.overflow)
         return ModelFailed(
             failure.message,
-            # A cut or stalled stream interrupts the turn, but nobody pressed Ctrl-C:
-            # by_user stays False (exit 1, and a subagent's parent goes on).
-            interrupted=failure.kind in ("interrupted", "stalled"),
+            # A cut or stalled stream is a failed turn (status `error`, exit 1), not an
+            # interruption: only the person or a signal interrupts (exit 130 or 143).
             partial=cut_answer(result.message),
             usage=result.usage,
         )
