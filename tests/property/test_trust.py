@@ -221,5 +221,7 @@ def test_the_grant_is_read_from_config_json_and_a_wrong_shape_is_named() -> None
     assert dict(read.mcp_project_secrets) == {"docs": ("DOCS_TOKEN",)}
     assert not read.warnings  # a known key
     for wrong in ({"docs": "DOCS_TOKEN"}, ["DOCS_TOKEN"], {"docs": [1]}):
-        with pytest.raises(ConfigError, match="'mcp.project_secrets' must be an object of server"):
+        with pytest.raises(
+            ConfigError, match=r"'mcp\.project_secrets' must be an object of server"
+        ):
             parse_settings({"mcp": {"project_secrets": wrong}}, {})
