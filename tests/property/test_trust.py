@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -211,3 +212,16 @@ def test_a_granted_secret_in_env_or_headers_is_never_in_a_servers_repr() -> None
         (server,) = parse_servers({"s": entry}, env, ".mcp.json", policy).servers
         assert KEY in repr((server.env, server.headers)) and KEY not in repr(server)
         assert KEY not in server.shown
+
+
+def test_the_grant_is_read_from_config_json_and_a_wrong_shape_is_named() -> None:
+    from seri.pure.settings import ConfigError, parse_settings
+
+    read = parse_settings({"mcp": {"project_secrets": {"docs": ["DOCS_TOKEN"]}}}, {})
+    assert dict(read.mcp_project_secrets) == {"docs": ("DOCS_TOKEN",)}
+    assert not read.warnings  # a known key
+    for wrong in ({"docs": "DOCS_TOKEN"}, ["DOCS_TOKEN"], {"docs": [1]}):
+        with pytest.raises(
+            ConfigError, match=r"'mcp\.project_secrets' must be an object of server"
+        ):
+            parse_settings({"mcp": {"project_secrets": wrong}}, {})
