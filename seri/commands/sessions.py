@@ -45,6 +45,7 @@ import io
 import sys
 
 from seri.io.session_index import listing_rows
+from seri.pure import json_text
 from seri.pure.terminal_text import neutralise
 from seri.pure.text_table import render_table
 from seri.runtime.profile import Profile, current_project, open_profile
@@ -188,7 +189,6 @@ def _screen_rows() -> int:
 
 def listing_to_dict(row: Sequence[Any]) -> dict[str, Any]:
     """A listing row (``session_index.listing_rows``) as the JSON object scripts rely on."""
-    import json
 
     from seri.runtime.sessions_export import row_to_dict
 
@@ -202,7 +202,7 @@ def listing_to_dict(row: Sequence[Any]) -> dict[str, Any]:
         # None when no recorded call reported a cost.
         "cost": round(cost, 6) if costed else None,
         # The run tags (SERI_RUN_TAGS, --tag) of its runs: {} when none.
-        "tags": json.loads(tags),
+        "tags": json_text.loads_stored(tags),
     }
 
 

@@ -319,7 +319,7 @@ def mcp_spec(exposed: str, server: str, tool: McpTool) -> ToolSpec:
 def parameters_of(spec: ToolSpec) -> dict[str, Any]:
     """The JSON schema of a tool's arguments; a fresh dict each call."""
     if spec.schema:
-        loaded = json.loads(spec.schema)
+        loaded = json_text.loads_stored(spec.schema)
         return loaded if isinstance(loaded, dict) else {"type": "object"}
     properties: dict[str, Any] = {}
     for param in spec.params:

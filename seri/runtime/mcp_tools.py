@@ -8,7 +8,6 @@ without servers never loads it.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
@@ -16,6 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from seri.pure import json_text
+from seri.pure.bounded_input import PROJECT_MCP_FILE, BoundedInputError
 from seri.pure.effects import ToolRun
 from seri.pure.events import ABSENT, McpServer
 from seri.pure.mcp_config import (
@@ -39,15 +40,21 @@ __all__ = ["PROJECT_FILE", "McpTools", "say", "start_plan"]
 
 def project_servers(project: Path, env: Mapping[str, str]) -> McpServerSet:
     """The servers of ``project``'s ``.mcp.json`` (none when it has no such file)."""
+    from seri.io.config import read_bounded_text
+
     path = project / PROJECT_FILE
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bounded_text(path, PROJECT_MCP_FILE)
     except FileNotFoundError:
         return McpServerSet()
+    except BoundedInputError as exc:
+        return _unusable(path, f"the file holds {exc.reason}; no server of it starts")
     except (OSError, UnicodeDecodeError) as exc:
         return _unusable(path, f"the file cannot be read ({exc})")
     try:
-        document = json.loads(text)
+        document = json_text.loads_bounded(text, PROJECT_MCP_FILE)
+    except BoundedInputError as exc:
+        return _unusable(path, f"the file holds {exc.reason}; no server of it starts")
     except ValueError as exc:
         return _unusable(path, f"the file is not JSON ({exc}); no server of it starts")
     return servers_from_document(document, env, str(path))
