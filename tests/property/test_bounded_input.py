@@ -5,6 +5,7 @@ ValueError comes out, and the work is linear in what arrived."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 import tracemalloc
@@ -25,7 +26,9 @@ from seri.pure.bounded_input import (
     OverlongLine,
     json_depth_over,
 )
+from seri.pure.server_windows import window_from_listing
 from seri.pure.sse import SSEEvent, SSEParser
+from seri.pure.stream_assembly import assemble_completion
 
 SMALL = InputLimits("the test source", max_line_bytes=64, max_message_bytes=64, max_total_bytes=512)
 
@@ -234,3 +237,33 @@ def test_every_source_has_sane_limits() -> None:
         assert 0 < limits.max_line_bytes <= limits.max_message_bytes or name, name
         assert limits.max_total_bytes == 0 or limits.max_total_bytes >= limits.max_message_bytes
     assert PROVIDER_STREAM.max_total_bytes > PROVIDER_STREAM.max_message_bytes
+
+
+# --- the provider's whole answers (a 200 JSON body, /models) ---------------------------------
+
+answer_bodies = st.one_of(
+    json_values.map(json.dumps),
+    st.integers(1, 400).map(lambda n: '{"choices":' + "[" * n + "]" * n + "}"),
+    st.builds(
+        lambda content, usage: json.dumps(
+            {"choices": [{"message": {"role": "assistant", "content": content}}], "usage": usage}
+        ),
+        json_values,
+        json_values,
+    ),
+    st.binary(max_size=60),
+)
+
+
+@settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "100")), deadline=None)
+@given(answer_bodies)
+def test_H2_fuzz_provider_answers(body: str | bytes) -> None:
+    """What ``ProviderClient._whole`` and the window lookup do with a body: parse with the
+    bounded reader, then assemble; a ValueError or a result, nothing else."""
+    try:
+        parsed = json_text.loads_lenient_numbers(body)
+    except ValueError:
+        return
+    if isinstance(parsed, dict):
+        assemble_completion(parsed)
+        window_from_listing(parsed, "m")
