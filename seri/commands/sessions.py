@@ -45,7 +45,7 @@ import io
 import sys
 
 from seri.io.session_index import listing_rows
-from seri.pure import json_text
+from seri.pure.number_ranges import LISTED_ROWS
 from seri.pure.terminal_text import neutralise
 from seri.pure.text_table import render_table
 from seri.runtime.profile import Profile, current_project, open_profile
@@ -114,7 +114,7 @@ def listing_options(words: Sequence[str]) -> dict[str, Any] | None:
 
 
 def _limit(text: str | None) -> int | None:
-    return None if text is None else positive_number(text, "--limit")
+    return None if text is None else positive_number(text, "--limit", LISTED_ROWS)
 
 
 def _local_time_formatter() -> Callable[[float], str]:
@@ -189,7 +189,7 @@ def _screen_rows() -> int:
 
 def listing_to_dict(row: Sequence[Any]) -> dict[str, Any]:
     """A listing row (``session_index.listing_rows``) as the JSON object scripts rely on."""
-
+    from seri.pure import json_text
     from seri.runtime.sessions_export import row_to_dict
 
     calls, input_tokens, output_tokens, cached, cost, costed, tags = row[8:15]

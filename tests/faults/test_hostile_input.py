@@ -805,3 +805,95 @@ FUZZED_SOURCES = {
     "legacy session file": "tests/faults/test_hostile_input.py::test_H2_fuzz_legacy_session_files",
     "tool arguments": "tests/faults/test_hostile_input.py::test_H2_fuzz_tool_arguments",
 }
+
+
+# --- H1: numbers out of range (issue 25) -----------------------------------------------------
+
+ABSURD = "99999999999999999999999"
+
+
+def test_H1_numbers_out_of_range_on_the_command_line(
+    project: Path, seri_home: Path, fault_ledger: FaultLedger
+) -> None:
+    """Each is one line naming the option and its range, exit 2 (MismatchError and
+    OverflowError before)."""
+    with FakeModel([{"text": "hello"}]) as fake:
+        made = run(seri("chat", "-p", "hi"), home=seri_home, cwd=project, env=chat_env(fake))
+    assert made.returncode == 0, made.stderr
+    (session,) = session_ids(seri_home)
+    cases = {
+        ("sessions", "--limit", ABSURD): "--limit must be a whole number from 1 to 1,000,000",
+        ("sessions", "list", "--limit", "9223372036854775807"): "--limit must be",
+        ("sessions", "search", "x", "--limit", ABSURD): "--limit must be a whole number from 1",
+        ("chat", "--max-turns", ABSURD, "-p", "x"): "--max-turns must be a whole number from 1",
+        ("chat", "--max-budget-usd", "1e400", "-p", "x"): "--max-budget-usd must be an amount",
+        ("pin", "--session", session, "--rm", ABSURD): "a pin number",
+        ("rewind", "--session", session, "--to", ABSURD): "a user message number is needed",
+    }
+    for argv, expected in cases.items():
+        fault_ledger.injected("H1")
+        result = run(seri(*argv), home=seri_home, cwd=project, env=_env(seri_home))
+        assert result.returncode == 2, (argv, result.stderr)
+        one_line_error(result.stderr)
+        assert expected in result.stderr, (argv, result.stderr)
+        fault_ledger.survived("H1")
+
+
+def test_H1_numbers_out_of_range_in_config(
+    project: Path, seri_home: Path, fault_ledger: FaultLedger
+) -> None:
+    big = 10**23
+    cases = {
+        "context_window": ({"context_window": big}, "from 1 to 100,000,000"),
+        "max_turns": ({"max_turns": big}, "'max_turns' must be a whole number from 1 to"),
+        "keep": ({"compaction": {"keep_tokens": big}}, "'compaction.keep_tokens' must be"),
+        "elide": ({"compaction": {"elide_bytes": 2**64}}, "'compaction.elide_bytes' must be"),
+        "answer": ({"sampling": {"max_tokens": big}}, "'sampling.max_tokens' must be"),
+        "seed": ({"sampling": {"seed": 2**64}}, "'sampling.seed' must be a whole number"),
+        "budget": ({"max_budget_usd": 1e300}, "'max_budget_usd' must be an amount"),
+        "search": ({"mcp": {"tool_search_threshold": big}}, "must be a whole number of tools"),
+        "wait": ({"mcp": {"startup_wait": 1e300}}, "'mcp.startup_wait' must be seconds"),
+    }
+    for name, (config, expected) in cases.items():
+        fault_ledger.injected("H1")
+        write_config(seri_home, config)
+        with FakeModel([{"text": "never"}]) as fake:
+            result = run(seri("chat", "-p", "hi"), home=seri_home, cwd=project, env=chat_env(fake))
+        assert result.returncode == 2, (name, result.stderr)
+        one_line_error(result.stderr)
+        assert expected in result.stderr, (name, result.stderr)
+        fault_ledger.survived("H1")
+
+
+def test_H1_numbers_out_of_range_in_a_scripted_session_and_in_tool_arguments(
+    project: Path, seri_home: Path, fault_ledger: FaultLedger
+) -> None:
+    """/max-turns with 23 digits is one line and the session goes on to its next line;
+    read_file with an offset and a limit of 26 digits is an answer, not a crash."""
+    (project / "x.txt").write_text("hello\n")
+    huge = "1" + "0" * 25
+    script = [
+        {
+            "tool_calls": [
+                _raw_call("o", "read_file", '{"path": "x.txt", "offset": ' + huge + "}"),
+                _raw_call("l", "read_file", '{"path": "x.txt", "limit": ' + huge + "}"),
+            ]
+        },
+        {"text": "went on"},
+    ]
+    fault_ledger.injected("H1", 3)
+    with FakeModel(script) as fake:
+        result = run(
+            seri("chat"),
+            home=seri_home,
+            cwd=project,
+            env=chat_env(fake),
+            input=f"/max-turns {ABSURD}\nread it\n",
+        )
+        results = _tool_results(fake)
+    one_line_error(result.stderr)
+    assert "/max-turns needs a whole number from 1 to 1,000,000" in result.stderr
+    assert result.stdout == "went on\n", result.stderr
+    assert "past the end" in results["o"]
+    assert "hello" in results["l"]
+    fault_ledger.survived("H1", 3)
