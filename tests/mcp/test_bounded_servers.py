@@ -235,3 +235,36 @@ def test_H2_fuzz_mcp_http_bodies(fuzzed_http: McpHub, answer: tuple[str, str]) -
     assert time.monotonic() - started < 10
     assert outcome.text is not None
     assert fuzzed_http.statuses()[0].state == "ready"
+
+
+# --- servers that never finished starting ----------------------------------------------------
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie does not count: it has exited)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"
+
+
+def test_a_server_still_in_initialize_is_stopped_when_seri_exits(
+    run_seri: RunSeri, seri_home: Path, tmp_path: Path
+) -> None:
+    """A server that reads nothing for 60 s (stuck before its `initialize` answer): the chat
+    goes without it after mcp.startup_wait, and when seri exits the server is gone too (it
+    outlived seri before, in a session of its own)."""
+    pidfile = tmp_path / "server.pid"
+    slow = hostile("slow-start", "--delay", "60", "--pidfile", str(pidfile))
+    write_config(seri_home, mcpServers={"slow": slow}, mcp={"startup_wait": 0.5})
+    with FakeModel([{"text": "without it"}]) as fake:
+        result = run_seri("chat", "-p", "go", env=chat_env(fake), timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "without it\n"
+    assert "MCP server 'slow' is still starting" in result.stderr
+    pid = int(pidfile.read_text())
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(pid), "the server outlived seri"
