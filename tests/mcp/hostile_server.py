@@ -22,7 +22,9 @@ request comes before ``initialize``, as some old servers do), ``old-version`` (a
 ``looping-cursor`` (its cursor never ends), ``modern-only`` (2026-07-28 only: ``_meta`` on every
 request, ``initialize`` refused with -32022), ``future-only`` (knows only a version from the
 future), ``asks-client`` (sends ``ping`` and ``roots/list`` to the client first),
-``deep-schema`` (one more tool, ``nested``, whose ``inputSchema`` is nested 490 deep).
+``deep-schema`` (one more tool, ``nested``, whose ``inputSchema`` is nested 490 deep),
+``many-tools`` (5,000 more tools, ``t0``…``t4999``, each with a 2 KB description of several
+lines; calling one answers its name).
 
 ``--record FILE`` appends every message received (one JSON per line), so a test can see what
 seri sent: a ``notifications/cancelled``, the answers to the server's own requests, ``_meta``.
@@ -199,6 +201,12 @@ class Server:
             }
             for name in names
         ]
+        if self.mode == "many-tools":
+            text = "Line one of a long description.\n" + "More words about the tool. " * 75
+            tools += [
+                {"name": f"t{n}", "description": f"t{n}: {text}", "inputSchema": {"type": "object"}}
+                for n in range(5000)
+            ]
         if self.mode == "deep-schema":
             schema: dict[str, Any] = {"type": "string"}
             for _ in range(245):  # two levels each: 490 deep
@@ -252,6 +260,8 @@ class Server:
                 request_id,
                 {"content": [{"type": "text", "text": text}], "structuredContent": nested},
             )
+        elif self.mode == "many-tools" and str(name).startswith("t"):
+            self.text(request_id, f"ran {name}")
         elif name == "exit_soon":
             self.text(request_id, "bye")
             threading.Timer(0.2, lambda: os._exit(0)).start()

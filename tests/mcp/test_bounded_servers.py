@@ -268,3 +268,40 @@ def test_a_server_still_in_initialize_is_stopped_when_seri_exits(
     while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(pid), "the server outlived seri"
+
+
+# --- what a server may add to a request ------------------------------------------------------
+
+
+def test_a_server_with_thousands_of_tools_adds_a_bounded_part_of_each_request(
+    run_seri: RunSeri, seri_home: Path
+) -> None:
+    """5,000 tools with 2 KB descriptions (11 MB whole): the request carries at most the
+    server's budget of them, by name and one line; stderr names the server; tool_search
+    finds one that is not listed and the model calls it by name."""
+    write_config(seri_home, mcpServers={"big": hostile("many-tools")})
+    script = [
+        {"tool_calls": [call("s", "tool_search", query="mcp__big__t4321")]},
+        {"tool_calls": [call("c", "mcp__big__t4321")]},
+        {"text": "done"},
+    ]
+    with FakeModel(script) as fake:
+        result = run_seri(
+            "chat", "--allow", "mcp__big__*", "-p", "go", env=chat_env(fake), timeout=120
+        )
+        requests = fake.requests
+    assert result.returncode == 0, result.stderr
+    assert "MCP server 'big' offers 5,009 tools" in result.stderr
+    assert "only through tool_search" in result.stderr
+    tools = requests[0]["tools"]
+    size = len(json.dumps(tools, separators=(",", ":")))
+    assert size < 60_000, size
+    briefs = [t["function"] for t in tools if t["function"]["name"].startswith("mcp__big__t")]
+    assert briefs and all("\n" not in b["description"] for b in briefs)
+    assert all(len(b["description"]) < 200 for b in briefs)
+    assert "mcp__big__t4321" not in {t["function"]["name"] for t in tools}
+    search = next(t for t in tools if t["function"]["name"] == "tool_search")["function"]
+    assert "of MCP server 'big'" in search["description"]
+    results = tool_results(requests[-1])
+    assert "mcp__big__t4321" in results[0]
+    assert results[1] == "ran t4321"
