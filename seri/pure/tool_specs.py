@@ -438,6 +438,17 @@ def servers_over_budget(tools: Iterable[ToolSpec]) -> dict[str, int]:
     return {server: size for server, size in sizes.items() if size > SERVER_DEFINITION_CHARS}
 
 
+def definition_chars_by_server(tools: Iterable[ToolSpec]) -> tuple[tuple[str, int], ...]:
+    """About how many characters of definitions each MCP server adds to a request (never
+    more than its budget and tool_search's note), largest first."""
+    sizes: dict[str, int] = {}
+    for spec in tools:
+        if spec.is_mcp:
+            sizes[spec.server] = sizes.get(spec.server, 0) + _whole_chars(spec)
+    capped = ((name, min(size, SERVER_DEFINITION_CHARS)) for name, size in sizes.items())
+    return tuple(sorted(capped, key=lambda pair: (-pair[1], pair[0])))
+
+
 def unlisted_tools(tools: Iterable[ToolSpec]) -> dict[str, tuple[str, ...]]:
     """Per MCP server, the tools left out of a deferred list: those past its budget of
     SERVER_DEFINITION_CHARS of one-line entries (in the order the server gave them)."""

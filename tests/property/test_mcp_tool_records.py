@@ -213,3 +213,24 @@ def test_every_server_starts_or_waits_and_a_project_one_starts_only_when_approve
     assert sorted(started + waiting) == sorted(set(user) | set(project))
     for name in project:
         assert (name in started) == (name in approved)
+
+
+def test_when_the_tool_definitions_fill_the_window_the_servers_are_named() -> None:
+    """It blamed AGENTS.md, the rules and the memory files alone."""
+    from seri.pure.compaction_outcome import does_not_fit
+    from seri.pure.tool_specs import definition_chars_by_server
+    from seri.pure.window import Window
+
+    big = McpTool("t", description="word " * 4000)
+    tools = (
+        *SPECS,
+        *(mcp_spec(f"mcp__huge__t{i}", "huge", big) for i in range(30)),
+        *(mcp_spec(f"mcp__small__t{i}", "small", McpTool(f"t{i}")) for i in range(2)),
+    )
+    servers = definition_chars_by_server(tools)
+    assert [name for name, _ in servers] == ["huge", "small"]
+    assert servers[0][1] <= SERVER_DEFINITION_CHARS
+    window = Window.of(8_000, 2_000, overhead_chars=sum(chars for _, chars in servers))
+    said = does_not_fit(window, (), (), 100, servers)
+    assert "MCP server 'huge' about" in said and "seri mcp list" in said
+    assert "\n" not in said
