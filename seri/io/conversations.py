@@ -378,7 +378,7 @@ def message_dict(session_id: str, seq: int, body: object) -> dict[str, Any]:
     """A stored body as plain JSON (for output that needs no record); a body that is not a
     message's JSON object is reported as damage, as ``decode_message`` reports it."""
     try:
-        data = json.loads(body) if isinstance(body, str) else None
+        data = json_text.loads_stored(body) if isinstance(body, str) else None
     except ValueError:
         data = None
     if not isinstance(data, dict):

@@ -21,6 +21,7 @@ import attrs
 
 from seri.io.conversations import insert_messages
 from seri.io.store import Store
+from seri.pure.bounded_input import LEGACY_SESSION_FILE, total_too_big
 from seri.pure.legacy import (
     LEGACY_ID_TAG,
     LegacyFileError,
@@ -120,9 +121,12 @@ def _read(path: Path) -> tuple[bytes, float]:
             raise LegacyFileError(f"{path.name}: is a directory, not a session file")
         if not stat.S_ISREG(info.st_mode):
             raise LegacyFileError(f"{path.name}: is not a regular file")
-        chunks = []
+        chunks, size, limit = [], 0, LEGACY_SESSION_FILE.max_total_bytes
         while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise LegacyFileError(f"{path.name}: {total_too_big(LEGACY_SESSION_FILE).reason}")
         return b"".join(chunks), info.st_mtime
     except OSError as exc:
         raise _UnreadableError(f"{path.name}: cannot read ({exc.strerror})") from exc

@@ -38,6 +38,12 @@ from seri.pure.answer_wait import (
     prompt_seconds,
     speaks_llama_cpp,
 )
+from seri.pure.bounded_input import (
+    PROVIDER_ANSWER,
+    PROVIDER_STREAM,
+    BoundedInputError,
+    message_too_big,
+)
 
 if TYPE_CHECKING:
     from seri.pure.provider_failure import ProviderFailure
@@ -263,7 +269,9 @@ class ProviderClient:
         from seri.pure.stream_assembly import assemble_completion
 
         try:
-            parsed = json_text.loads_lenient_numbers(response.read())
+            parsed = json_text.loads_lenient_numbers(_bounded_body(response))
+        except BoundedInputError as exc:
+            return malformed_response(f"a 200 answer with {exc.reason}")
         except ValueError:
             return malformed_response("a 200 answer whose body is neither SSE nor JSON")
         if not isinstance(parsed, Mapping):
@@ -286,6 +294,7 @@ class ProviderClient:
     ) -> StreamResult | ProviderFailure:
         from seri.pure.provider_errors import (
             connection_failure,
+            malformed_response,
             stream_interrupted,
             stream_overdue,
             stream_stalled,
@@ -293,7 +302,7 @@ class ProviderClient:
         from seri.pure.sse import SSEParser
         from seri.pure.stream_assembly import StreamAssembler
 
-        parser = SSEParser()
+        parser = SSEParser(PROVIDER_STREAM)
         assembler = StreamAssembler()
         failure: ProviderFailure | None = None
         ended = False
@@ -321,6 +330,10 @@ class ProviderClient:
                 ended = True
         except TransportTimeout:
             failure = stream_stalled(wait.silence_limit())
+        except BoundedInputError as exc:
+            # Over a limit: the rest of the stream is not read (a line that never ends would
+            # grow for as long as the provider kept sending it), and it is not asked again.
+            failure = malformed_response(f"a stream with {exc.reason}")
         except TransportError as exc:
             failure = stream_interrupted(self._scrub(str(exc)) or type(exc).__name__)
         if ended:
@@ -395,7 +408,7 @@ class ProviderClient:
             with self._http.request(method, url, content, headers) as response:
                 if response.status_code != 200:
                     return None
-                return json_text.loads_lenient_numbers(response.read())
+                return json_text.loads_lenient_numbers(_bounded_body(response))
         except (TransportError, ValueError):
             return None
 
@@ -414,6 +427,14 @@ def _load_answer_readers() -> None:
     import seri.pure.retry_plan
     import seri.pure.sse
     import seri.pure.stream_assembly  # noqa: F401
+
+
+def _bounded_body(response: Response) -> bytes:
+    """A whole JSON answer, read no further than its limit (``BoundedInputError`` past it)."""
+    body = response.read(PROVIDER_ANSWER.max_message_bytes + 1)
+    if len(body) > PROVIDER_ANSWER.max_message_bytes:
+        raise message_too_big(PROVIDER_ANSWER)
+    return body
 
 
 def _encoded(body: Mapping[str, Any] | bytes) -> bytes:

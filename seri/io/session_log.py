@@ -18,6 +18,7 @@ import attrs
 
 from seri.io import conversations
 from seri.io.store import Store
+from seri.pure import json_text
 from seri.pure.records import Message
 from seri.pure.tokens import message_chars
 
@@ -353,7 +354,7 @@ def _stored_recap(
     previous: Any = None
     if rows and rows[0][0]:
         try:
-            previous = json.loads(rows[0][0])
+            previous = json_text.loads_stored(rows[0][0])
         except ValueError:
             previous = None
     rule_rows = conn.execute(

@@ -27,7 +27,6 @@ without metrics. Nothing here reads anything: the caller hands in what was store
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -35,6 +34,7 @@ from typing import Any
 
 import attrs
 
+from seri.pure import json_text
 from seri.pure.records import Message
 from seri.pure.timestamps import iso_utc
 from seri.pure.value_record import ValueRecord
@@ -105,7 +105,7 @@ class UnrecordedMessages(ValueRecord):
 
 def _json_object(text: str) -> dict[str, Any]:
     try:
-        value = json.loads(text)
+        value = json_text.loads_stored(text)
     except ValueError:
         return {"body": text}
     return value if isinstance(value, dict) else {"body": value}
@@ -294,7 +294,7 @@ def _tool_call(call_id: str, name: str, arguments: Any) -> dict[str, Any]:
     call: dict[str, Any] = {"tool_call_id": call_id, "function_name": name, "arguments": {}}
     if isinstance(arguments, str):
         try:
-            parsed = json.loads(arguments)
+            parsed = json_text.loads(arguments)
         except ValueError:
             parsed = None
         if isinstance(parsed, dict):

@@ -42,6 +42,8 @@ from typing import Any
 
 import attrs
 
+from seri.pure import json_text
+from seri.pure.bounded_input import LEGACY_SESSION_FILE, BoundedInputError
 from seri.pure.legacy_media import content_output_text, is_image, placeholder
 from seri.pure.lone_surrogates import replace_lone_surrogates
 from seri.pure.records import Message, MessageKind, ToolCall
@@ -95,7 +97,7 @@ def parse_legacy_file(name: str, data: bytes) -> LegacySession:
     values: list[tuple[int, Any]] = []
     for number, raw in numbered:
         try:
-            value = json.loads(raw.decode("utf-8"))
+            value = json_text.loads_bounded(raw.decode("utf-8"), LEGACY_SESSION_FILE)
             cleaned = _scrub(value) if _SURROGATE_ESCAPE.search(raw) else value
         # ValueError covers bad JSON, bad UTF-8 and an integer of more than 4300
         # digits; RecursionError a nesting deeper than Python's stack.
@@ -161,6 +163,8 @@ def _reason(exc: Exception) -> str:
         return "invalid UTF-8"
     if isinstance(exc, RecursionError):
         return "nested too deeply"
+    if isinstance(exc, BoundedInputError):
+        return exc.reason
     if isinstance(exc, json.JSONDecodeError):
         # Each line is one document: its own line number is always 1, the column tells.
         joiner = " " if exc.msg.endswith(" at") else " at "
@@ -250,7 +254,7 @@ def _arguments(value: Any) -> str:
     valid JSON (the AI SDK keeps it raw): kept as it is, unless it is JSON text after all."""
     if isinstance(value, str):
         try:
-            parsed = json.loads(value)
+            parsed = json_text.loads(value)
         except ValueError:
             return value
         return json.dumps(parsed, ensure_ascii=False) if isinstance(parsed, dict) else value

@@ -309,8 +309,9 @@ def _string(value: object, field: str) -> str:
 def _timeout(value: object) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise _EntryError('"timeout" must be a positive number of milliseconds')
+    # At most a day: a timeout of 1e308 ms would overflow the waits it sets.
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 86_400_000:
+        raise _EntryError('"timeout" must be a positive number of milliseconds, at most a day')
     return float(value) / 1000.0
 
 

@@ -13,10 +13,10 @@ command's output (the rest is one ``/last`` away).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Literal
 
+from seri.pure import json_text
 from seri.pure.human_units import plural
 from seri.pure.terminal_style import Span
 
@@ -36,7 +36,7 @@ _STATUS_PREFIXES = ("[exit code ", "[timed out after", "[killed by signal")
 def parsed_arguments(text: str) -> dict[str, object]:
     """A call's arguments as the object they should be; {} when they are not one."""
     try:
-        value = json.loads(text)
+        value = json_text.loads(text)
     except (ValueError, RecursionError):  # not JSON, or nested past any real argument
         return {}
     return value if isinstance(value, dict) else {}

@@ -50,7 +50,7 @@ from seri.pure.tokens import (
     message_chars,
     should_compact,
 )
-from seri.pure.tool_specs import ToolSpec, find_spec, parse_arguments
+from seri.pure.tool_specs import ToolSpec, definition_chars_by_server, find_spec, parse_arguments
 from seri.pure.value_record import ValueRecord
 from seri.pure.window import Window
 
@@ -464,7 +464,8 @@ class _Loop:
 
     def too_big(self, limit: int) -> str:
         """What is too big, and what to do about it."""
-        return does_not_fit(self.window, self.history, self.pins, limit)
+        servers = definition_chars_by_server(self.setup.tools)
+        return does_not_fit(self.window, self.history, self.pins, limit, servers)
 
 
 def run_task(

@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from seri.pure import json_text
 from seri.pure.json_text import dump_json
 from seri.pure.lone_surrogates import replace_lone_surrogates
 from seri.pure.prompt_cache import EPHEMERAL
@@ -74,7 +75,7 @@ def wire_arguments(arguments: str) -> str:
     """
     if arguments.startswith("{"):
         try:
-            parsed = json.loads(arguments)
+            parsed = json_text.loads(arguments)
         except (ValueError, RecursionError):
             return "{}"
         if not isinstance(parsed, dict):
@@ -96,7 +97,7 @@ def _wire_tool_call(call: ToolCall) -> dict[str, Any]:
 
 
 def _reasoning_details(raw: str) -> list[Any]:
-    details = json.loads(raw)
+    details = json_text.loads_stored(raw)
     if not isinstance(details, list):
         raise TypeError("reasoning_details must be a JSON array")
     return details

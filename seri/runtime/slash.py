@@ -82,12 +82,11 @@ def _rewind(chat: ChatSession, rest: str) -> LineOutcome:
 
 
 def _max_turns(chat: ChatSession, text: str) -> LineOutcome:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        _say(f"/max-turns needs a whole number of at least 1, not {text!r}")
+    from seri.pure.number_ranges import TURNS, shown, whole_number_in, words
+
+    value = whole_number_in(text, TURNS)
+    if value is None:
+        _say(f"/max-turns needs a whole number {words(TURNS)}, not {shown(text)}")
         return EXIT_USAGE
     chat.set_max_turns(value)
     _say(f"Turn budget: {value} model turns per task for the rest of this session.")

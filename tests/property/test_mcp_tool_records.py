@@ -16,14 +16,18 @@ from seri.pure.permission_policy import PolicyError, parse_policy, parse_rule
 from seri.pure.permissions import decide
 from seri.pure.records import ToolCall
 from seri.pure.tool_specs import (
+    SERVER_DEFINITION_CHARS,
     SPECS,
     TOOL_SEARCH,
     ToolSpec,
+    definitions,
     mcp_spec,
     parse_arguments,
     search_tools,
+    servers_over_budget,
     should_defer,
     tool_definition_chars,
+    unlisted_tools,
 )
 from seri.pure.trust import CHANGED
 
@@ -128,11 +132,41 @@ def test_tool_definitions_are_charged_to_the_window_and_deferring_charges_less()
 
 @pytest.mark.parametrize(
     ("threshold", "count", "deferred"),
-    [(-1, 500, False), (0, 1, True), (0, 0, False), (40, 40, False), (40, 41, True)],
+    [(-1, 200, False), (0, 1, True), (0, 0, False), (40, 40, False), (40, 41, True)],
 )
 def test_deferring_starts_above_the_threshold(threshold: int, count: int, deferred: bool) -> None:
     tools = (*SPECS, *(mcp_spec(f"mcp__s__t{i}", "s", McpTool(f"t{i}")) for i in range(count)))
     assert should_defer(tools, threshold) is deferred
+
+
+@pytest.mark.parametrize("threshold", [-1, 40, 1000])
+def test_one_server_over_its_budget_is_deferred_whatever_the_threshold(threshold: int) -> None:
+    """Three tools of 20 KB each: past SERVER_DEFINITION_CHARS, so by name and one line."""
+    big = McpTool("t", description="word " * 4000)
+    tools = (*SPECS, *(mcp_spec(f"mcp__s__t{i}", "s", big) for i in range(3)))
+    assert servers_over_budget(tools).keys() == {"s"}
+    assert should_defer(tools, threshold)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.text(max_size=300)), max_size=400))
+def test_each_server_adds_at_most_its_budget_and_every_tool_stays_findable(
+    made: list[tuple[str, str]],
+) -> None:
+    tools = tuple(
+        mcp_spec(f"mcp__{server}__t{n}", server, McpTool(f"t{n}", description=text))
+        for n, (server, text) in enumerate(made)
+    )
+    sent = definitions((*tools, TOOL_SEARCH), deferred=True)
+    listed = {d["function"]["name"] for d in sent}
+    left_out = unlisted_tools(tools)
+    for server in ("a", "b", "c"):
+        mine = [d for d in sent if d["function"]["name"].startswith(f"mcp__{server}__")]
+        assert len(json.dumps(mine, separators=(",", ":"))) <= SERVER_DEFINITION_CHARS + 400
+        for d in mine:
+            assert "\n" not in d["function"]["description"]
+    for spec in tools:
+        assert (spec.name in listed) != (spec.name in left_out.get(spec.server, ()))
+        assert spec.name in search_tools(tools, spec.name)
 
 
 def test_tool_search_finds_by_name_or_by_words_and_says_when_nothing_matches() -> None:
@@ -194,3 +228,24 @@ def test_every_server_starts_or_waits_and_a_project_one_starts_only_when_approve
             repr(name) in line and "config.json" in line and ".mcp.json" in line
             for line in plan.notices()
         )
+
+
+def test_when_the_tool_definitions_fill_the_window_the_servers_are_named() -> None:
+    """It blamed AGENTS.md, the rules and the memory files alone."""
+    from seri.pure.compaction_outcome import does_not_fit
+    from seri.pure.tool_specs import definition_chars_by_server
+    from seri.pure.window import Window
+
+    big = McpTool("t", description="word " * 4000)
+    tools = (
+        *SPECS,
+        *(mcp_spec(f"mcp__huge__t{i}", "huge", big) for i in range(30)),
+        *(mcp_spec(f"mcp__small__t{i}", "small", McpTool(f"t{i}")) for i in range(2)),
+    )
+    servers = definition_chars_by_server(tools)
+    assert [name for name, _ in servers] == ["huge", "small"]
+    assert servers[0][1] <= SERVER_DEFINITION_CHARS
+    window = Window.of(8_000, 2_000, overhead_chars=sum(chars for _, chars in servers))
+    said = does_not_fit(window, (), (), 100, servers)
+    assert "MCP server 'huge' about" in said and "seri mcp list" in said
+    assert "\n" not in said
