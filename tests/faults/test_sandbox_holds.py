@@ -47,6 +47,7 @@ def throwaway_user() -> Iterator[tuple[int, int]]:
     if os.geteuid() != 0:
         yield os.getuid(), os.getgid()  # already unprivileged: that user is the one
         return
+    _remove_stale_users()
     name = f"seri-t{os.getpid()}"
     subprocess.run(
         ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
@@ -59,6 +60,21 @@ def throwaway_user() -> Iterator[tuple[int, int]]:
         yield int(info.stdout), int(group.stdout)
     finally:
         subprocess.run(["userdel", name], check=False, capture_output=True)
+
+
+def _remove_stale_users() -> None:
+    """Users an earlier test session made and could not remove (it was killed): their name
+    holds the pid of a test process that is gone."""
+    import pwd
+
+    for entry in pwd.getpwall():
+        pid = entry.pw_name.removeprefix("seri-t")
+        if (
+            entry.pw_name.startswith("seri-t")
+            and pid.isdigit()
+            and not Path(f"/proc/{pid}").exists()
+        ):
+            subprocess.run(["userdel", entry.pw_name], check=False, capture_output=True)
 
 
 class Place:
