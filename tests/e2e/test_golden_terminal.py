@@ -257,7 +257,9 @@ def test_golden_status_cost_and_model(
     project: Path, seri_home: Path, terminals: list[TmuxTerminal]
 ) -> None:
     script: list[dict[str, Any]] = [
-        {"text": "Hello.", "usage": {"cost": 0.0123}},
+        # The billed count is given: the fake's own count grows with the length of the temporary
+        # project path in the system prompt, which made /cost's figure differ from run to run.
+        {"text": "Hello.", "usage": {"cost": 0.0123, "prompt_tokens": 255}},
         {"text": "Hello from the other model.", "usage": {"cost": 0.002}},
     ]
     with FakeModel(script) as fake:
