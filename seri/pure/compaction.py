@@ -103,6 +103,12 @@ def recap_chars(window: Window) -> int:
     return max(MIN_RECAP_CHARS, keep_local(window) * 2)
 
 
+def recap_reserve(window: Window) -> int:
+    """The local tokens a summarizer request keeps for the recap it carries: a recap of the
+    most a rendering may take, and its JSON indentation."""
+    return estimate_tokens(recap_chars(window)) + 60
+
+
 def keep_local(window: Window) -> int:
     """The keep budget a compaction cuts by: at most what it may leave behind."""
     return max(1, min(window.keep_local, window.history_target_local))
@@ -260,9 +266,15 @@ class Fold:
         self.done = 0
         self.calls = 0
         self.budget = budget or OutputBudget()
+        # The scale the chunks are sized for: the one the fold starts with, raised (never
+        # lowered) by what the provider reports, so that the fold makes the chunks its dry
+        # run planned unless the provider turns out denser than assumed.
+        self.sizing_scale = summary_scale(window)
+        self.recap_reserve = recap_reserve(window)
 
     def chunk(self, end: int, at_most: int | None = None) -> Chunk:
-        room = self.window.summary_room_local()
+        self.sizing_scale = max(self.sizing_scale, self.window.scale)
+        room = self.window.summary_room_local(self.sizing_scale)
         return next_chunk(
             self.history,
             self.done,
@@ -272,6 +284,7 @@ class Fold:
             focus=self.focus,
             elide_bytes=self.elide_bytes,
             project=self.project,
+            recap_reserve=self.recap_reserve,
         )
 
     def step(self, end: int) -> Flow[NotCompacted | None]:

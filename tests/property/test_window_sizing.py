@@ -33,7 +33,7 @@ def test_the_target_is_under_half_the_window_wherever_the_fixed_part_leaves_room
     window: Window,
 ) -> None:
     target = window.history_target_local
-    assert 1 <= target
+    assert target >= 1
     assert target <= max(1, window.request_room_local)
     if window.half_leaves_room and window.request_room_local >= MIN_HISTORY_LOCAL:
         assert window.provider(target + window.overhead_local) <= window.tokens // 2 + 1
