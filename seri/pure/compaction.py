@@ -173,6 +173,9 @@ def compact(
     records it once it knows whether the session now fits (one outcome, one message).
     """
     cut = find_cut(history, previous, pins, window, keep)
+    # The recap is rendered within the budget the fold reserved for it from the start (not
+    # one a scale learned on the way would allow): what the dry run counts it at, at most.
+    rendered_for = window
     if cut is None:
         return attrs.evolve(NO_CUT, window=window, budget=budget)
     read = history if stored is None else stored
@@ -194,7 +197,7 @@ def compact(
     kept = tuple(history[end:])
     recap = _with_paths(fold.recap, paths_touched(evicted, project))
     recap = attrs.evolve(recap, rules=rules_in_force(evicted, previous))
-    message = recap_message(recap, pins, window)
+    message = recap_message(recap, pins, rendered_for)
     overhead = window.overhead_chars
     before = (
         estimate_before
@@ -410,7 +413,14 @@ def plan_compaction(
         rules = rules_in_force(history[:end], previous)
         recap = (recap_message(attrs.evolve(previous or Recap(), rules=rules), pins, window),)
     history_after = (*recap, *kept)
-    after = estimate_tokens(window.overhead_chars + messages_chars(history_after))
+    # The recap to come counted at the most its rendering may take: an upper bound on what
+    # the real compaction leaves.
+    recap_room = sum(len(m.text) for m in recap)
+    if recap:
+        rules = rules_section(rules_in_force(history[:end], previous))
+        recap_room = max(recap_room, recap_chars(window) + len(rules))
+    kept_chars = messages_chars(kept)
+    after = estimate_tokens(window.overhead_chars + kept_chars + recap_room)
     limit = window.history_target_local
     excess = sized_tokens(history_after) - limit
     shrink = plan_shrink(history_after, excess, elide_bytes)
