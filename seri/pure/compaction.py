@@ -417,8 +417,8 @@ def plan_compaction(
     # the real compaction leaves.
     recap_room = sum(len(m.text) for m in recap)
     if recap:
-        rules = rules_section(rules_in_force(history[:end], previous))
-        recap_room = max(recap_room, recap_chars(window) + len(rules))
+        section = rules_section(rules_in_force(history[:end], previous))
+        recap_room = max(recap_room, recap_chars(window) + len(section))
     kept_chars = messages_chars(kept)
     after = estimate_tokens(window.overhead_chars + kept_chars + recap_room)
     limit = window.history_target_local
