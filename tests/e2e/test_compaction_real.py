@@ -34,6 +34,7 @@ from tests.request_schema import pairing_ok
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real-sessions"
 SESSIONS = (
+    "real-aider-mozgoslav-ru",
     "real-cc-meridian",
     "real-gemini-teams",
     "real-mini-django",
