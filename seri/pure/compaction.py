@@ -103,6 +103,12 @@ def recap_chars(window: Window) -> int:
     return max(MIN_RECAP_CHARS, keep_local(window) * 2)
 
 
+def recap_reserve(window: Window) -> int:
+    """The local tokens a summarizer request keeps for the recap it carries: a recap of the
+    most a rendering may take, and its JSON indentation."""
+    return estimate_tokens(recap_chars(window)) + 60
+
+
 def keep_local(window: Window) -> int:
     """The keep budget a compaction cuts by: at most what it may leave behind."""
     return max(1, min(window.keep_local, window.history_target_local))
@@ -167,6 +173,9 @@ def compact(
     records it once it knows whether the session now fits (one outcome, one message).
     """
     cut = find_cut(history, previous, pins, window, keep)
+    # The recap is rendered within the budget the fold reserved for it from the start (not
+    # one a scale learned on the way would allow): what the dry run counts it at, at most.
+    rendered_for = window
     if cut is None:
         return attrs.evolve(NO_CUT, window=window, budget=budget)
     read = history if stored is None else stored
@@ -188,7 +197,7 @@ def compact(
     kept = tuple(history[end:])
     recap = _with_paths(fold.recap, paths_touched(evicted, project))
     recap = attrs.evolve(recap, rules=rules_in_force(evicted, previous))
-    message = recap_message(recap, pins, window)
+    message = recap_message(recap, pins, rendered_for)
     overhead = window.overhead_chars
     before = (
         estimate_before
@@ -260,9 +269,15 @@ class Fold:
         self.done = 0
         self.calls = 0
         self.budget = budget or OutputBudget()
+        # The scale the chunks are sized for: the one the fold starts with, raised (never
+        # lowered) by what the provider reports, so that the fold makes the chunks its dry
+        # run planned unless the provider turns out denser than assumed.
+        self.sizing_scale = summary_scale(window)
+        self.recap_reserve = recap_reserve(window)
 
     def chunk(self, end: int, at_most: int | None = None) -> Chunk:
-        room = self.window.summary_room_local()
+        self.sizing_scale = max(self.sizing_scale, self.window.scale)
+        room = self.window.summary_room_local(self.sizing_scale)
         return next_chunk(
             self.history,
             self.done,
@@ -272,6 +287,7 @@ class Fold:
             focus=self.focus,
             elide_bytes=self.elide_bytes,
             project=self.project,
+            recap_reserve=self.recap_reserve,
         )
 
     def step(self, end: int) -> Flow[NotCompacted | None]:
@@ -397,7 +413,14 @@ def plan_compaction(
         rules = rules_in_force(history[:end], previous)
         recap = (recap_message(attrs.evolve(previous or Recap(), rules=rules), pins, window),)
     history_after = (*recap, *kept)
-    after = estimate_tokens(window.overhead_chars + messages_chars(history_after))
+    # The recap to come counted at the most its rendering may take: an upper bound on what
+    # the real compaction leaves.
+    recap_room = sum(len(m.text) for m in recap)
+    if recap:
+        section = rules_section(rules_in_force(history[:end], previous))
+        recap_room = max(recap_room, recap_chars(window) + len(section))
+    kept_chars = messages_chars(kept)
+    after = estimate_tokens(window.overhead_chars + kept_chars + recap_room)
     limit = window.history_target_local
     excess = sized_tokens(history_after) - limit
     shrink = plan_shrink(history_after, excess, elide_bytes)

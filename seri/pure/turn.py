@@ -582,21 +582,24 @@ def oversized_prompt(window: Window, prompt_chars: int, budget_key: str = "max_t
 def _model_call(loop: _Loop) -> Flow[ModelReply | TaskEnd]:
     """One model call with at most one automatic and one overflow compaction."""
     yield from loop.cap_history()
+    loop.window = loop.window.priced(loop.request_size())
     estimate = loop.estimate()
     # A compaction is followed by another in the same task only once the history grew by the
     # keep budget: otherwise a recap and tail near half the window would compact every call.
     grown_enough = loop.grown is None or loop.grown >= loop.window.keep_local
+    failed = False
     if should_compact(estimate, loop.window.tokens) and grown_enough:
         # The ladder only when the request could not be sent at all.
         why_not = yield from loop.make_fit("auto", room=loop.window.request_room_local)
         if why_not is not None and why_not.reason is not Why.NO_CUT:
             # Fail-soft: the turn goes on with the uncompacted history. (No safe cut yet is
             # not a failure: it would only repeat before every call until one exists.)
+            failed = True
             what = (
                 "did not make the session fit" if why_not.reason is Why.DOES_NOT_FIT else "skipped"
             )
             yield Say(f"warning: automatic compaction {what}: {why_not.detail}")
-    yield from _fit_before_sending(loop)
+    yield from _fit_before_sending(loop, failed=failed)
     reply = yield from _send(loop)
     reply = _bodiless_overflow(reply, loop)
     if isinstance(reply, ModelFailed) and reply.overflow:
@@ -653,11 +656,12 @@ def _model_call(loop: _Loop) -> Flow[ModelReply | TaskEnd]:
     return reply
 
 
-def _fit_before_sending(loop: _Loop) -> Flow[None]:
+def _fit_before_sending(loop: _Loop, *, failed: bool) -> Flow[None]:
     """A request that would not fit the window, by the provider's count as learned (the
     uncertainty of an unmeasured session priced in), is made to fit before it is sent, even
     right after a compaction (the guard against compacting twice is for the 50% trigger, not
-    for a request that would be refused): a refusal is the exception, not the plan. Where
+    for a request that would be refused): a refusal is the exception, not the plan. ``failed``:
+    the 50% trigger's compaction for this call failed. Where
     the fixed part leaves no room under half the window, that is said once per task."""
     if not loop.window.half_leaves_room and not loop.said_fixed_part:
         loop.said_fixed_part = True
@@ -668,7 +672,9 @@ def _fit_before_sending(loop: _Loop) -> Flow[None]:
             "the window, so a compaction cannot leave the session under half of it; seri keeps "
             "each request within the whole window instead"
         )
-    if loop.window.request_fits(loop.request_size()):
+    if failed or loop.window.request_fits(loop.request_size()):
+        # (An automatic compaction that failed just now is not tried again for this call:
+        # fail-soft, the request goes out and the overflow retry is the one more chance.)
         return
     why_not = yield from loop.make_fit("auto", room=loop.window.request_room_local)
     if why_not is not None and why_not.reason is not Why.NO_CUT:
@@ -851,6 +857,8 @@ def compact_on_demand(
     """
     loop = _Loop(setup, conversation)
     yield from loop.cap_history()
+    # Sized as the chat's next request will be, so that it does not compact again at once.
+    loop.window = loop.window.priced(loop.request_size())
     why_not = yield from loop.make_fit(trigger, focus)
     learned = loop.learned_window()
     if learned and learned != conversation.learned_window:

@@ -211,6 +211,22 @@ class Window(ValueRecord):
         wanted = self.under_half_local if self.half_leaves_room else self.keep_local
         return max(1, min(wanted, self.request_room_local))
 
+    def priced(self, local_tokens: int) -> Window:
+        """The window to size a request of ``local_tokens`` by: this one once measured; until
+        then, when the request would not fit at ``UNMEASURED_SCALE``, this one at that scale
+        (still unmeasured), so that a resumed session never measured is not judged at scale 1
+        and refused at 2x or 3x. The first reply's usage then measures the real scale."""
+        if self.measured or self.scale >= UNMEASURED_SCALE:
+            return self
+        # No denser than leaves a history room beside the system prompt and the tools: a
+        # price at which nothing fits would only make every request "too long".
+        sparse_enough = (self.tokens - self.answer_tokens) / (
+            self.overhead_local + MIN_HISTORY_LOCAL
+        )
+        scale = max(self.scale, min(UNMEASURED_SCALE, sparse_enough))
+        priced = attrs.evolve(self, scale=scale)
+        return self if priced.request_fits(local_tokens) else priced
+
     def request_fits(self, local_tokens: int) -> bool:
         """Whether a turn request of ``local_tokens`` (sized as ``sized_tokens`` counts, the
         system prompt and tools included) fits the window with its answer's room, by the
@@ -223,12 +239,15 @@ class Window(ValueRecord):
         share = self.local(self.tokens // RESULT_WINDOW_SHARE) * 4
         return max(MIN_RESULT_CHARS, min(RESULT_BYTE_CAP, share))
 
-    def summary_room_local(self) -> int:
+    def summary_room_local(self, at_least: float = 1.0) -> int:
         """What one summarizer request may hold, prompt included, in local units.
 
-        Sized for ``UNMEASURED_SCALE`` until the provider has reported a count.
+        Sized for ``UNMEASURED_SCALE`` until the provider has reported a count, and for no
+        sparser a scale than ``at_least`` (a fold keeps the scale it started with, so that it
+        makes the chunks its dry run planned).
         """
         scale = self.scale if self.measured else max(self.scale, UNMEASURED_SCALE)
+        scale = max(scale, at_least)
         room = (self.tokens - self.answer_tokens) / scale
         return max(1, math.floor(room * FILL))
 

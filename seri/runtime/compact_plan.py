@@ -11,7 +11,7 @@ import attrs
 
 from seri.pure.errors import EXIT_OK
 from seri.pure.json_lines import json_line
-from seri.pure.tokens import messages_chars
+from seri.pure.tokens import messages_chars, sized_tokens
 
 if TYPE_CHECKING:
     from seri.pure.compaction import CompactionPlan
@@ -34,6 +34,8 @@ def show_plan(job: ShellCompaction, focus: str, *, as_json: bool) -> int:
     window = setup.window(conversation.token_scale, conversation.learned_window)
     stored = conversation.history
     sent = sent_history(job, stored, window.result_cap_chars)
+    # Priced as the real compaction prices it (an unmeasured session at the dense scale).
+    window = window.priced(sized_tokens(sent) + window.overhead_local)
     chars = messages_chars(sent) + window.overhead_chars
     plan = plan_compaction(
         sent,
