@@ -13,8 +13,11 @@ out of the export: some events have a shorter form (a tool call refused before i
 turn that ended without an error). The export's keys are the fields' names in their order
 (``export_name`` where Python's differs, as for ``from``).
 
-Adding an event type: a record here (with ``type`` and documented fields) and the place
-that builds it; ``make golden`` writes the new schema, and the README table with it.
+Adding an event type: a record here (with ``type`` and documented fields, each marked
+with ``telemetry`` if its OpenTelemetry span event carries it) and the place that builds
+it; ``make golden`` writes the new schema, and the README table with it. Code elsewhere
+names a type as ``ModelCall.type``, never as a string (tests/test_event_types_defined_once.py),
+and reads a stored event back through ``decode``.
 """
 
 from __future__ import annotations
