@@ -19,13 +19,13 @@ from collections.abc import Mapping
 from typing import IO, Any
 
 from seri.io.recorder import EVENT_ELIDE_BYTES, LINE_KEYS
-from seri.pure.events import Event, Header
+from seri.pure.events import Event, Header, ModelCall, SummaryCall
 from seri.pure.json_lines import json_line
 from seri.pure.redaction import elide_large
 from seri.pure.usage_totals import UsageTotals
 
 # The events whose ``usage`` is one model call's.
-CALL_EVENTS = frozenset({"model_call", "summary_call"})
+CALL_EVENTS = frozenset({ModelCall.type, SummaryCall.type})
 
 
 class RunTally:
