@@ -77,12 +77,14 @@ test-real: install
 	JOBS=$(JOBS) scripts/real_server/build.sh $(PY)
 	SERI_REAL_SERVER=.cache/real/bin/llama-server $(PY) -m pytest -p no:xdist -v tests/real
 
-# The long runs of the process races and the input fuzzing (make test runs short ones).
+# The long runs of the process races and the input fuzzing (make test runs short ones). The
+# fuzzing covers every external source (FUZZED_SOURCES in tests/faults/test_hostile_input.py).
 races: install sandbox-tools
 	FAULT_ROUNDS=500 $(PY) -m pytest -n $(JOBS) -q tests/faults/test_races.py
 
 fuzz: install
-	FUZZ_EXAMPLES=300 $(PY) -m pytest -n $(JOBS) -q tests/faults/test_hostile_input.py -k H2
+	FUZZ_EXAMPLES=300 $(PY) -m pytest -n $(JOBS) -q -k H2 tests/faults/test_hostile_input.py \
+		tests/mcp/test_bounded_servers.py tests/property/test_bounded_input.py
 
 # seri's OTLP export read back from Arize Phoenix (not part of `make test`): the first run
 # installs PyPI's arize-phoenix (~850 MB) into its own venv under .cache/phoenix/.

@@ -51,6 +51,13 @@ A step is a JSON object; every key is optional:
     comments every ``stall_interval`` s (default 0.1) for ``stall_seconds``, then close.
 ``drip_interval``
     Write the stream one byte at a time, this many seconds apart.
+``silent_seconds``
+    After the headers, send nothing at all (not even a comment) for this long: a local
+    server reading a long prompt without being asked for progress.
+``prompt_progress``, ``progress_interval``
+    Before the answer, one llama.cpp progress chunk per object of this list (``{"total": ..,
+    "cache": .., "processed": .., "time_ms": ..}``), ``progress_interval`` s apart (default
+    0.1), with no comments between them: llama.cpp reading a prompt with ``return_progress``.
 ``error_chunk``
     After the text, an OpenRouter mid-stream error event: ``{"error": <this object>,
     "choices": [{"finish_reason": "error", ...}]}``; the stream then ends (no ``[DONE]``).
@@ -136,6 +143,9 @@ STEP_KEYS = frozenset(
         "stall_after_chunks",
         "stall_interval",
         "drip_interval",
+        "silent_seconds",
+        "prompt_progress",
+        "progress_interval",
         "error_chunk",
         "vllm_error",
         "raw_sse",
@@ -545,6 +555,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _stream(self, step: Mapping[str, Any], body: Mapping[str, Any], number: int) -> None:
         self._start_stream()
+        if "silent_seconds" in step:
+            self._wait(float(step["silent_seconds"]))
+        for progress in step.get("prompt_progress") or ():
+            self._send(step, _progress_frame(number, progress))
+            self._wait(float(step.get("progress_interval", 0.1)))
         if "raw_sse" in step:
             self._send(step, str(step["raw_sse"]).encode())
             self._end_stream()
@@ -583,6 +598,23 @@ class _Handler(BaseHTTPRequestHandler):
             self._write(data[start : start + size])
             if drip is not None:
                 self._wait(float(drip))
+
+
+def _progress_frame(number: int, progress: Mapping[str, Any]) -> bytes:
+    """A prompt-progress chunk in the shape llama.cpp's server sends it (janhq/jan quotes one
+    in extensions/llamacpp-extension/src/index.ts; tools/server/server-task.cpp writes it)."""
+    chunk = {
+        "choices": [
+            {"finish_reason": None, "index": 0, "delta": {"role": "assistant", "content": None}}
+        ],
+        "created": 1758113912,
+        "id": f"chatcmpl-fake-{number}",
+        "model": "qwen",
+        "system_fingerprint": "b1-e4912fc",
+        "object": "chat.completion.chunk",
+        "prompt_progress": dict(progress),
+    }
+    return f"data: {json.dumps(chunk, separators=(',', ':'))}\n\n".encode()
 
 
 class _Answer:

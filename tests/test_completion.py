@@ -137,3 +137,117 @@ def test_session_ids_create_no_profile(run_seri: RunSeri, seri_home: Path, shell
     assert ids.returncode == 0 and ids.stdout == ""
     assert not seri_home.exists()
     assert os.environ.get("SERI_HOME") != str(seri_home)
+
+
+# --- ids are data: no shell runs one ---------------------------------------------------------
+
+
+def _hostile_ids(tmp: Path) -> tuple[list[str], list[Path]]:
+    """Stored ids that would run a command if a shell evaluated them, and the files each
+    would create."""
+    markers = [tmp / f"ran-{n}" for n in range(5)]
+    ids = [
+        f"x$(touch {markers[0]})",
+        f"y`touch {markers[1]}`",
+        f"z'; touch {markers[2]}; '",
+        f'w"$(touch {markers[3]})"',
+        f"v\n$(touch {markers[4]})",
+    ]
+    return ids, markers
+
+
+def _store_ids(run_seri: RunSeri, seri_home: Path, project: Path, ids: list[str]) -> None:
+    """Rows with these ids, written into the real store as an older seri or a hand could."""
+    import apsw
+
+    _session(run_seri, seri_home, project, "a1b2c3d4-plain")
+    conn = apsw.Connection(str(seri_home / "seri.db"))
+    for n, session_id in enumerate(ids):
+        conn.execute(
+            "INSERT INTO sessions(id, project, created, updated) VALUES (?, ?, ?, ?)",
+            (session_id, str(project), 1.0, 2.0 + n),
+        )
+    conn.close()
+
+
+def test_no_shell_evaluates_a_stored_id(
+    run_seri: RunSeri, seri_home: Path, project: Path, tmp_path: Path
+) -> None:
+    """A stored id holding `$(...)`, backticks, quotes or a line break: bash, zsh and fish
+    offer it (quoted) or leave it out, and never run what it says."""
+    ids, markers = _hostile_ids(tmp_path)
+    _store_ids(run_seri, seri_home, project, ids)
+    listed = run_seri("completion", "session-ids").stdout.splitlines()
+    assert set(ids[:4]) <= set(listed) and ids[4] not in listed
+    env = _env(seri_home)
+
+    bash = require_program("bash")
+    script = run_seri("completion", "bash").stdout
+    for line in ("seri chat --resume ", "seri sessions show ", "seri pin --session x"):
+        words = line.split(" ")
+        program = (
+            f"{script}\nCOMP_WORDS=({' '.join(repr(w) for w in words)})\n"
+            f"COMP_CWORD={len(words) - 1}\n_seri_complete\n"
+            'printf "%s\\n" "${COMPREPLY[@]}"\n'
+        )
+        done = subprocess.run(
+            [bash, "--norc", "-c", program],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=project,
+            check=True,
+            timeout=30,
+        )
+        offered = done.stdout.splitlines()
+        assert not [m.name for m in markers if m.exists()], f"bash ran a stored id ({line})"
+        # What bash inserts is each id quoted: the shell reads it back as the id itself.
+        for quoted in offered:
+            back = subprocess.run(
+                [bash, "--norc", "-c", f"printf %s {quoted}"],
+                capture_output=True,
+                text=True,
+                check=True,
+                timeout=30,
+            )
+            assert back.stdout in listed, (quoted, back.stdout)
+    assert f"x\\$\\(touch\\ {markers[0]}\\)" in offered
+
+    zsh = require_program("zsh")
+    seri_home.mkdir(parents=True, exist_ok=True)
+    program = (
+        f"autoload -U compinit; compinit -u -d {seri_home}/zcompdump\n"
+        f"{run_seri('completion', 'zsh').stdout}\n"
+        'compadd() { print -rl -- "$@" }\n'
+        "words=(seri chat --resume ''); CURRENT=4; _seri\n"
+        "words=(seri sessions show ''); CURRENT=4; _seri\n"
+    )
+    done = subprocess.run(
+        [zsh, "-f", "-c", program],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        env={**env, "HOME": str(seri_home)},
+        check=False,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    assert set(ids[:4]) <= set(done.stdout.splitlines())
+
+    fish = require_program("fish")
+    fish_script = seri_home / "seri.fish"
+    fish_script.write_text(run_seri("completion", "fish").stdout)
+    for line in ("seri chat --resume ", "seri sessions show "):
+        done = subprocess.run(
+            [fish, "--no-config", "-c", f"source {fish_script}; complete -C '{line}'"],
+            capture_output=True,
+            text=True,
+            cwd=project,
+            check=True,
+            timeout=30,
+            env={**env, "HOME": str(seri_home), "XDG_CONFIG_HOME": str(seri_home)},
+        )
+        assert set(ids[:4]) <= {row.split("\t")[0] for row in done.stdout.splitlines()}
+
+    ran = [marker.name for marker in markers if marker.exists()]
+    assert not ran, f"a shell ran a stored id: {ran}"

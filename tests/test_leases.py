@@ -181,3 +181,106 @@ def test_clear_gives_the_old_session_back_and_fork_says_where_it_came_from(
         ).stdout.splitlines()[0]
     )
     assert head["forked_from"] == old
+
+
+def _proc_state(pid: int) -> str:
+    raw = Path(f"/proc/{pid}/stat").read_bytes()
+    return raw[raw.rfind(b")") + 2 :].split()[0].decode()
+
+
+def test_a_killed_holder_not_yet_reaped_is_dead(tmp_path: Path) -> None:
+    """A real `seri chat` holds its session's lease, mid-call, and is killed; its parent (this
+    test) does not reap it, so it stays a zombie: its pid exists, its start time is its own.
+    The next `seri chat --continue` takes the session over all the same."""
+    import signal
+    import time
+
+    from scripts.fake_model import FakeModel
+    from tests.conftest import SERI, seri_env
+
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("no /proc on this system")
+    home, project = tmp_path / "profile", tmp_path / "project"
+    project.mkdir()
+    steps = [{"text": "first"}, {"stall_seconds": 30}, {"text": "taken over"}]
+    with FakeModel(steps) as fake:
+        env = seri_env(
+            home, {"OPENROUTER_API_KEY": "sk-or-v1-" + "cd" * 32, "SERI_BASE_URL": fake.base_url}
+        )
+
+        def chat(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [SERI, "chat", *args],
+                capture_output=True,
+                text=True,
+                env=env,
+                cwd=project,
+                timeout=60,
+                check=False,
+            )
+
+        assert chat("-p", "one").returncode == 0
+        holder = subprocess.Popen(
+            [SERI, "chat", "--continue", "-p", "two"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            cwd=project,
+        )
+        deadline = time.monotonic() + 30
+        while len(fake.requests) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(fake.requests) == 2, "the holder is in its model call, holding the lease"
+        os.kill(holder.pid, signal.SIGKILL)
+        while _proc_state(holder.pid) != "Z" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        try:
+            assert _proc_state(holder.pid) == "Z"
+            took = chat("--continue", "-p", "three")
+        finally:
+            holder.wait()  # reaped only now
+    assert took.returncode == 0, took.stderr
+    assert took.stdout == "taken over\n"
+    assert "which is no longer running" in took.stderr and f"pid {holder.pid}" in took.stderr
+
+
+@pytest.mark.parametrize("pid", [-1, 0, (1 << 22) + 1, 1 << 40])
+def test_a_lease_row_with_an_impossible_pid_never_holds_a_session(tmp_path: Path, pid: int) -> None:
+    """A lease row with pid -1 (``kill(-1, 0)`` succeeds: it signals every process), 0 (this
+    process group) or past the kernel's limit, on this very host: `seri chat --resume` takes
+    the session over."""
+    from scripts.fake_model import FakeModel
+    from tests.conftest import SERI, seri_env
+
+    home, project = tmp_path / "profile", tmp_path / "project"
+    project.mkdir()
+    with FakeModel([{"text": "first"}, {"text": "second"}]) as fake:
+        env = seri_env(
+            home, {"OPENROUTER_API_KEY": "sk-or-v1-" + "ef" * 32, "SERI_BASE_URL": fake.base_url}
+        )
+
+        def chat(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [SERI, "chat", *args],
+                capture_output=True,
+                text=True,
+                env=env,
+                cwd=project,
+                timeout=60,
+                check=False,
+            )
+
+        assert chat("-p", "one").returncode == 0
+        store = open_store(home)
+        session_id = conversations.list_sessions(store, None)[0].id
+        with store.write() as conn:
+            conn.execute(
+                "INSERT INTO leases(session_id, pid, host, started, command, since)"
+                " VALUES (?, ?, ?, '', 'seri chat', 1.0)",
+                (session_id, pid, socket.gethostname()),
+            )
+        store.close()
+        took = chat("--resume", session_id, "-p", "two")
+    assert took.returncode == 0, took.stderr
+    assert took.stdout == "second\n"
+    assert f"(pid {pid}), which is no longer running" in took.stderr

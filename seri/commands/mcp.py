@@ -8,7 +8,8 @@ Usage:
 
 Options:
   --json     One JSON object a line: name, state, source, transport, runs, approved, tools,
-             message (and, for a server that was started: era, protocol_version,
+             message, digest, entry (and approved_entry, for one changed since
+             approved; for a server that was started: era, protocol_version,
              server_name, server_version, startup_seconds, withheld_env).
   -h --help  Show this help.
 
@@ -16,13 +17,15 @@ Servers come from `mcpServers` in config.json (yours: they always start) and in 
 project's .mcp.json (Claude Code's file and shape). A project's servers start only once
 approved for that project: a cloned repository must not run programs unasked. `approve`
 with no name approves every server of .mcp.json as it is now (an interactive `seri chat`
-also asks, before its first task); the approval is remembered in seri.db for the server's
-command and arguments (or URL), so a changed entry needs a new approval. `revoke`
-withdraws approvals (all of the project's when none is named).
+also asks, before its first task); the approval covers the whole entry (every field, as a
+digest), so any change to it needs a new approval. A project entry named like one of
+yours is ignored (yours starts) and cannot be approved. `revoke` withdraws approvals (all
+of the project's when none is named). README: Trust.
 
 `list` starts the servers that may start, waits up to 30 s for each, shows its state and
 tools (named mcp__<server>__<tool>, as the model sees them), and stops them again; a
-project server not approved is shown as "not approved" and is not run.
+project server not approved is shown with its whole entry (secrets masked) and is not
+run.
 """
 
 from __future__ import annotations
@@ -54,7 +57,11 @@ def run(argv: list[str]) -> int:
             as_json=options["--json"],
         )
         return EXIT_OK
-    decide = mcp_review.approve if options["approve"] else mcp_review.revoke
-    for line in decide(profile.store, project, options["<server>"]):
+    if options["approve"]:
+        settings = load_settings_warned(profile.root)
+        lines = mcp_review.approve(profile.store, settings, project, options["<server>"])
+    else:
+        lines = mcp_review.revoke(profile.store, project, options["<server>"])
+    for line in lines:
         print(line, file=sys.stderr)
     return EXIT_OK

@@ -29,6 +29,8 @@ import time
 from seri.io import conversations
 from seri.io.pins import add_pin, list_pins, remove_pin
 from seri.pure.errors import EXIT_OK
+from seri.pure.json_lines import line_safe
+from seri.pure.terminal_text import one_line
 from seri.runtime.profile import open_profile
 from seri.runtime.running import parse_usage, whole_number
 
@@ -42,9 +44,9 @@ def run(argv: list[str]) -> int:
         pins = list_pins(store, session_id)
         for n, text in enumerate(pins, 1):
             line = (
-                json.dumps({"n": n, "text": text}, ensure_ascii=False)
+                line_safe(json.dumps({"n": n, "text": text}, ensure_ascii=False))
                 if options["--json"]
-                else f"{n}. {text}"
+                else f"{n}. {one_line(text)}"
             )
             sys.stdout.write(line + "\n")
         if not pins and not options["--json"]:
@@ -52,7 +54,7 @@ def run(argv: list[str]) -> int:
         return EXIT_OK
     if options["--rm"] is not None:
         text = remove_pin(store, session_id, _number(options["--rm"]))
-        print(f"Removed pin {options['--rm']}: {text}", file=sys.stderr)
+        print(f"Removed pin {options['--rm']}: {one_line(text)}", file=sys.stderr)
         return EXIT_OK
     n = add_pin(store, session_id, " ".join(options["<text>"]), time.time())
     print(f"Pinned as note {n}; every recap of {session_id} carries it.", file=sys.stderr)

@@ -28,12 +28,12 @@ A session that a running seri holds (a chat, a compact) is refused with its pid 
 
 from __future__ import annotations
 
-import json
 import sys
 
 from seri.io import conversations
 from seri.io.leases import Lease
 from seri.pure.errors import EXIT_OK
+from seri.pure.json_lines import json_line
 from seri.pure.terminal_text import neutralise
 from seri.runtime.profile import open_profile
 from seri.runtime.rewind import (
@@ -56,7 +56,7 @@ def run(argv: list[str]) -> int:
         listed = turns(store, session_id)
         if options["--json"]:
             for turn in listed:
-                sys.stdout.write(json.dumps(turn_dict(turn), ensure_ascii=False) + "\n")
+                sys.stdout.write(json_line(turn_dict(turn), compact=False))
         else:
             gone = bool(listed) and file_history_gone(store, session_id, listed[0].seq)
             sys.stdout.write(neutralise(listing(listed, history_gone=gone)) + "\n")

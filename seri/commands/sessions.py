@@ -45,6 +45,7 @@ import io
 import sys
 
 from seri.io.session_index import listing_rows
+from seri.pure.number_ranges import LISTED_ROWS
 from seri.pure.terminal_text import neutralise
 from seri.pure.text_table import render_table
 from seri.runtime.profile import Profile, current_project, open_profile
@@ -113,7 +114,7 @@ def listing_options(words: Sequence[str]) -> dict[str, Any] | None:
 
 
 def _limit(text: str | None) -> int | None:
-    return None if text is None else positive_number(text, "--limit")
+    return None if text is None else positive_number(text, "--limit", LISTED_ROWS)
 
 
 def _local_time_formatter() -> Callable[[float], str]:
@@ -143,9 +144,9 @@ def _list(profile: Profile, *, all_projects: bool, as_json: bool, limit: int | N
     more = limit is not None and len(rows) > limit
     rows = rows[:limit] if more else rows
     if as_json:
-        import json
+        from seri.pure.json_lines import json_line  # json: only a --json listing pays for it
 
-        lines = (json.dumps(listing_to_dict(row), ensure_ascii=False) + "\n" for row in rows)
+        lines = (json_line(listing_to_dict(row), compact=False) for row in rows)
         out.write("".join(lines))
         return 0
     if not rows:
@@ -188,8 +189,7 @@ def _screen_rows() -> int:
 
 def listing_to_dict(row: Sequence[Any]) -> dict[str, Any]:
     """A listing row (``session_index.listing_rows``) as the JSON object scripts rely on."""
-    import json
-
+    from seri.pure import json_text
     from seri.runtime.sessions_export import row_to_dict
 
     calls, input_tokens, output_tokens, cached, cost, costed, tags = row[8:15]
@@ -202,7 +202,7 @@ def listing_to_dict(row: Sequence[Any]) -> dict[str, Any]:
         # None when no recorded call reported a cost.
         "cost": round(cost, 6) if costed else None,
         # The run tags (SERI_RUN_TAGS, --tag) of its runs: {} when none.
-        "tags": json.loads(tags),
+        "tags": json_text.loads_stored(tags),
     }
 
 

@@ -125,17 +125,25 @@ def _export(session: str | None, since_text: str | None, format_: str) -> int:
         from seri.io.conversations import resolve_session_id
 
         session_id = resolve_session_id(store, session)
+    from seri.pure.json_lines import line_safe_bytes
+
     try:
         if format_ == "otlp":
             from seri.runtime.otlp_export import export_otlp
 
-            return export_otlp(store, session_id, since, lambda c: _write_all(sys.stdout.buffer, c))
+            return export_otlp(
+                store,
+                session_id,
+                since,
+                lambda c: _write_all(sys.stdout.buffer, (line_safe_bytes(b) for b in c)),
+            )
         if format_ == "atif":
             from seri.runtime.trajectory_atif import atif_lines
 
             _write_all(sys.stdout.buffer, atif_lines(store, session_id, since))
             return 0
-        _write_all(sys.stdout.buffer, export_chunks(store, ExportFilter(session_id, since)))
+        chunks = export_chunks(store, ExportFilter(session_id, since))
+        _write_all(sys.stdout.buffer, (line_safe_bytes(chunk) for chunk in chunks))
     except BrokenPipeError:
         raise  # the reader is done with us: run_guarded ends quietly
     except OSError as exc:

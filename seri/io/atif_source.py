@@ -41,8 +41,9 @@ def export_sessions(store: Store, session_id: str, since: float | None) -> list[
 def _messages(store: Store, session_id: str, start: float, end: float) -> tuple[StoredMessage, ...]:
     rows: list[Any] = store.connection.execute(
         "SELECT seq, created, body FROM messages WHERE session_id = ? AND created >= ?"
-        " AND created < ? ORDER BY seq",
-        (session_id, start, end),
+        " AND created < ? AND seq >= (SELECT compacted_before FROM sessions WHERE id = ?)"
+        " ORDER BY seq",
+        (session_id, start, end, session_id),
     ).fetchall()
     # A row that cannot be read is reported as damage, naming it, as every reader does.
     return tuple(

@@ -31,8 +31,9 @@ class Checkpoint(ValueRecord):
 
 def _latest_user_seq(conn: Any, session_id: str) -> int:
     rows = conn.execute(
-        "SELECT max(seq) FROM messages WHERE session_id = ? AND role = 'user' AND kind = ''",
-        (session_id,),
+        "SELECT max(seq) FROM messages WHERE session_id = ? AND role = 'user' AND kind = ''"
+        " AND seq >= (SELECT compacted_before FROM sessions WHERE id = ?)",
+        (session_id, session_id),
     ).fetchall()
     return int(rows[0][0] or 0)
 

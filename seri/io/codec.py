@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from seri.pure import json_text
 from seri.pure.records import Message, ToolCall, Usage
 
 if TYPE_CHECKING:
@@ -84,11 +85,11 @@ def message_from_json(text: str) -> Message:
     except StopIteration as exc:
         raise json.JSONDecodeError("Expecting value", text, exc.value) from None
     if end != len(text) or not isinstance(data, dict):
-        return message_from_dict(json.loads(text))
+        return message_from_dict(json_text.loads_stored(text))
     calls = data.get("tool_calls")
     try:
         if calls is not None:
             data["tool_calls"] = tuple(ToolCall(**call) for call in calls)
         return Message(**data)
     except TypeError:
-        return message_from_dict(json.loads(text))
+        return message_from_dict(json_text.loads_stored(text))

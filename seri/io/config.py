@@ -9,26 +9,42 @@ from pathlib import Path
 from typing import Any
 
 from seri.pure import json_text
+from seri.pure.bounded_input import CONFIG_FILE, BoundedInputError, InputLimits, total_too_big
 from seri.pure.settings import DEFAULT_BASE_URL, ConfigError, Settings, parse_settings
 
 CONFIG_NAME = "config.json"
 
 
+def read_bounded_text(path: Path, limits: InputLimits) -> str:
+    """A small settings file's text, read no further than its source's size limit (a
+    ``BoundedInputError`` past it: a file of gigabytes is not read into memory first).
+    OSError and UnicodeDecodeError as reading raises them."""
+    with path.open("rb") as handle:
+        data = handle.read(limits.max_total_bytes + 1)
+    if len(data) > limits.max_total_bytes:
+        raise total_too_big(limits)
+    return data.decode("utf-8")
+
+
 def read_config(root: Path) -> dict[str, Any]:
     path = root / CONFIG_NAME
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bounded_text(path, CONFIG_FILE)
     except FileNotFoundError:
         return {}
+    except BoundedInputError as exc:
+        raise ConfigError(f"{path}: {exc.reason}; fix the file or move it aside") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from exc
     try:
-        value = json_text.loads(text)
+        value = json_text.loads_bounded(text, CONFIG_FILE)
     except json.JSONDecodeError as exc:
         raise ConfigError(
             f"{path}: not valid JSON at line {exc.lineno} column {exc.colno} ({exc.msg}); "
             "fix the file or move it aside"
         ) from exc
+    except BoundedInputError as exc:
+        raise ConfigError(f"{path}: not JSON seri can read: {exc.reason}; fix the file") from exc
     except ValueError as exc:
         raise ConfigError(f"{path}: not JSON seri can read: {exc}; fix the file") from exc
     if not isinstance(value, dict):

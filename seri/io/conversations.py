@@ -192,8 +192,9 @@ def fork_session(conn: apsw.Connection, source_id: str, fork_id: str, now: float
     )
     conn.execute(
         "INSERT INTO messages(session_id, seq, role, kind, body, chars, created)"
-        " SELECT ?, seq, role, kind, body, chars, created FROM messages WHERE session_id = ?",
-        (fork_id, source_id),
+        " SELECT ?, seq, role, kind, body, chars, created FROM messages WHERE session_id = ?"
+        " AND seq >= (SELECT compacted_before FROM sessions WHERE id = ?)",
+        (fork_id, source_id, source_id),
     )
     conn.execute(
         "INSERT INTO checkpoints(session_id, user_seq, path, existed, content, sha256,"
@@ -302,7 +303,9 @@ def decode_message(session_id: str, seq: int, body: object) -> Message:
 
 def load_messages(store: Store, session_id: str) -> tuple[Message, ...]:
     rows = store.connection.execute(
-        "SELECT seq, body FROM messages WHERE session_id = ? ORDER BY seq", (session_id,)
+        "SELECT seq, body FROM messages WHERE session_id = ?"
+        " AND seq >= (SELECT compacted_before FROM sessions WHERE id = ?) ORDER BY seq",
+        (session_id, session_id),
     )
     return tuple(decode_message(session_id, seq, body) for seq, body in rows)
 
@@ -310,8 +313,9 @@ def load_messages(store: Store, session_id: str) -> tuple[Message, ...]:
 def iter_message_rows(store: Store, session_id: str) -> Iterator[tuple[int, float, Message]]:
     """(seq, created, message) in order, for display and export."""
     rows = store.connection.execute(
-        "SELECT seq, created, body FROM messages WHERE session_id = ? ORDER BY seq",
-        (session_id,),
+        "SELECT seq, created, body FROM messages WHERE session_id = ?"
+        " AND seq >= (SELECT compacted_before FROM sessions WHERE id = ?) ORDER BY seq",
+        (session_id, session_id),
     )
     for seq, created, body in rows:
         yield seq, created, decode_message(session_id, seq, body)
@@ -320,7 +324,9 @@ def iter_message_rows(store: Store, session_id: str) -> Iterator[tuple[int, floa
 def iter_message_bodies(store: Store, session_id: str) -> Iterator[tuple[int, str]]:
     """(seq, stored JSON body) in order, for output that needs no records."""
     yield from store.connection.execute(
-        "SELECT seq, body FROM messages WHERE session_id = ? ORDER BY seq", (session_id,)
+        "SELECT seq, body FROM messages WHERE session_id = ?"
+        " AND seq >= (SELECT compacted_before FROM sessions WHERE id = ?) ORDER BY seq",
+        (session_id, session_id),
     )
 
 
@@ -351,11 +357,14 @@ def message_line_chunks(store: Store, session_id: str) -> Iterator[str]:
         f"SELECT seq, {_MESSAGE_LINE} AS line,"
         " CASE WHEN json_valid(body) AND substr(body, 1, 2) = '{\"' THEN NULL ELSE seq END"
         " AS damaged FROM messages"
-        f" WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT {LINE_CHUNK})"
+        " WHERE session_id = ? AND seq > ?"
+        " AND seq >= (SELECT compacted_before FROM sessions WHERE id = ?)"
+        f" ORDER BY seq LIMIT {LINE_CHUNK})"
     )
     after = 0
     while True:
-        last, lines, damaged = store.connection.execute(sql, (session_id, after)).fetchall()[0]
+        params = (session_id, after, session_id)
+        last, lines, damaged = store.connection.execute(sql, params).fetchall()[0]
         if last is None:
             return
         if damaged is not None:
@@ -369,7 +378,7 @@ def message_dict(session_id: str, seq: int, body: object) -> dict[str, Any]:
     """A stored body as plain JSON (for output that needs no record); a body that is not a
     message's JSON object is reported as damage, as ``decode_message`` reports it."""
     try:
-        data = json.loads(body) if isinstance(body, str) else None
+        data = json_text.loads_stored(body) if isinstance(body, str) else None
     except ValueError:
         data = None
     if not isinstance(data, dict):

@@ -126,9 +126,7 @@ def refuse_protected(root: Path, path: Path, protected: Iterable[Path], raw: str
     for name in (rel, os.path.normpath(raw) if raw else ""):
         found = protected_dir(name, os.sep)
         if found is not None:
-            raise PathRefusedError(
-                f"writing {rel} is never allowed: it is inside {found[0]}/", str(path)
-            )
+            raise PathRefusedError(f"writing {rel} is never allowed: it is {found[0]}", str(path))
     for guarded in protected:
         if is_within(guarded, path):
             raise PathRefusedError(

@@ -264,6 +264,11 @@ class HttpClient:
         self._environ = os.environ if environ is None else environ
         self._idle: _Connection | None = None
 
+    def set_read_timeout(self, seconds: float) -> None:
+        """The wait of every network read from now on (the next read of a response too): a
+        caller that knows a server will think for longer says so."""
+        self._read_timeout = seconds
+
     def close(self) -> None:
         idle, self._idle = self._idle, None
         if idle is not None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from seri.io.store import Store
 from seri.pure.errors import EXIT_UNFINISHED, SeriError
-from seri.pure.leases import Holder, Observation, describe_holder, verdict
+from seri.pure.leases import Holder, Observation, describe_holder, possible_pid, verdict
 
 
 class SessionBusy(SeriError):
@@ -35,21 +35,33 @@ def _boot_id() -> str:
 _BOOT = _boot_id()
 
 
-def start_token(pid: int) -> str:
-    """The boot id and start time (clock ticks since boot) of ``pid``; '' when unknown."""
+def _stat_fields(pid: int) -> list[bytes]:
+    """The fields of ``/proc/PID/stat`` after the command name (the state first); [] when
+    unknown."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             raw = f.read()
     except OSError:
-        return ""
+        return []
     # The command name (field 2) is in parentheses and may itself hold spaces or ')'.
     fields = raw[raw.rfind(b")") + 2 :].split()
-    if len(fields) < 20:
-        return ""
-    return f"{_BOOT}:{fields[19].decode('ascii', 'replace')}"
+    return fields if len(fields) >= 20 else []
+
+
+def _token(fields: list[bytes]) -> str:
+    return f"{_BOOT}:{fields[19].decode('ascii', 'replace')}" if fields else ""
+
+
+def start_token(pid: int) -> str:
+    """The boot id and start time (clock ticks since boot) of ``pid``; '' when unknown."""
+    return _token(_stat_fields(pid)) if possible_pid(pid) else ""
 
 
 def observe(pid: int) -> Observation:
+    """What this host shows of ``pid``. An impossible pid is never passed to ``kill``:
+    ``kill(-1, 0)`` (every process) and ``kill(0, 0)`` (this process group) succeed."""
+    if not possible_pid(pid):
+        return Observation(exists=False)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -58,7 +70,10 @@ def observe(pid: int) -> Observation:
         pass  # another user's process: it exists
     except (OSError, OverflowError):
         return Observation(exists=False)
-    return Observation(exists=True, started=start_token(pid))
+    fields = _stat_fields(pid)
+    # Z: a zombie, X: dead (seen for an instant while it is reaped).
+    zombie = bool(fields) and fields[0] in (b"Z", b"X")
+    return Observation(exists=True, started=_token(fields), zombie=zombie)
 
 
 def this_process(command: str) -> Holder:

@@ -9,6 +9,7 @@ and nothing else is done to them: not written, moved, renamed or touched.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import sys
@@ -20,7 +21,14 @@ import attrs
 
 from seri.io.conversations import insert_messages
 from seri.io.store import Store
-from seri.pure.legacy import LegacyFileError, LegacySession, parse_legacy_file
+from seri.pure.bounded_input import LEGACY_SESSION_FILE, total_too_big
+from seri.pure.legacy import (
+    LEGACY_ID_TAG,
+    LegacyFileError,
+    LegacySession,
+    imported_id,
+    parse_legacy_file,
+)
 from seri.pure.session_titles import title_from_prompt
 from seri.pure.value_record import ValueRecord
 
@@ -113,9 +121,12 @@ def _read(path: Path) -> tuple[bytes, float]:
             raise LegacyFileError(f"{path.name}: is a directory, not a session file")
         if not stat.S_ISREG(info.st_mode):
             raise LegacyFileError(f"{path.name}: is not a regular file")
-        chunks = []
+        chunks, size, limit = [], 0, LEGACY_SESSION_FILE.max_total_bytes
         while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise LegacyFileError(f"{path.name}: {total_too_big(LEGACY_SESSION_FILE).reason}")
         return b"".join(chunks), info.st_mtime
     except OSError as exc:
         raise _UnreadableError(f"{path.name}: cannot read ({exc.strerror})") from exc
@@ -148,19 +159,28 @@ def _import_one(store: Store, path: Path) -> tuple[str, str, tuple[str, ...]]:
             # read again, but no session is made: `seri sessions` and --continue skip it.
             _insert_mark(conn, path.name, "imported", "header only: no messages")
             return "empty", "", parsed.warnings
+        session_id = imported_id(path.name, parsed.header.id)
         clash = conn.execute(
-            "SELECT source_key FROM sessions WHERE id = ?", (parsed.header.id,)
+            "SELECT source_key FROM sessions WHERE id = ?", (session_id,)
         ).fetchall()
         if clash:
-            detail = f"{path.name}: a session with id {parsed.header.id} already exists"
+            detail = f"{path.name}: a session with id {session_id} already exists"
             _insert_mark(conn, path.name, "rejected", detail)
             return "rejected", detail, ()
-        _insert_session(conn, path.name, parsed, mtime)
-        _insert_mark(conn, path.name, "imported", "; ".join(parsed.warnings))
-    return "imported", "", parsed.warnings
+        warnings = parsed.warnings
+        if session_id != parsed.header.id:
+            warnings += (
+                f"{path.name}: its id {json.dumps(parsed.header.id)} is not a plain id; imported"
+                f" as {session_id}, the original kept as the session's {LEGACY_ID_TAG} tag",
+            )
+        _insert_session(conn, path.name, parsed, mtime, session_id)
+        _insert_mark(conn, path.name, "imported", "; ".join(warnings))
+    return "imported", "", warnings
 
 
-def _insert_session(conn: apsw.Connection, name: str, parsed: LegacySession, mtime: float) -> None:
+def _insert_session(
+    conn: apsw.Connection, name: str, parsed: LegacySession, mtime: float, session_id: str
+) -> None:
     header = parsed.header
     # The title is the first thing the person asked: not a compaction recap, not a blank line.
     first_user = next(
@@ -171,7 +191,7 @@ def _insert_session(conn: apsw.Connection, name: str, parsed: LegacySession, mti
         "INSERT INTO sessions(id, project, created, updated, model, title, source_key,"
         " system_prompt) VALUES (?,?,?,?,?,?,?,?)",
         (
-            header.id,
+            session_id,
             header.cwd,
             mtime,
             mtime,
@@ -181,9 +201,14 @@ def _insert_session(conn: apsw.Connection, name: str, parsed: LegacySession, mti
             header.system_prompt,
         ),
     )
-    insert_messages(conn, header.id, parsed.messages, mtime, revision=0)
+    insert_messages(conn, session_id, parsed.messages, mtime, revision=0)
+    if session_id != header.id:
+        conn.execute(
+            "INSERT INTO session_tags(session_id, key, value) VALUES (?,?,?)",
+            (session_id, LEGACY_ID_TAG, header.id),
+        )
     # Appending moved 'updated' to the import time; the session is as old as its file.
-    conn.execute("UPDATE sessions SET updated = ? WHERE id = ?", (mtime, header.id))
+    conn.execute("UPDATE sessions SET updated = ? WHERE id = ?", (mtime, session_id))
 
 
 def _insert_mark(conn: apsw.Connection, name: str, status: str, detail: str) -> None:

@@ -17,8 +17,9 @@ era only) are answered with a POST of their own: ``ping`` with an empty result, 
 refused. A server that never opens a GET stream is fine: seri does not open one either, since
 it needs no messages that are not about a request it made.
 
-A body or stream longer than the message limit is cut off with an error; headers given in the
-configuration (tokens) are sent and never written anywhere.
+A body or stream longer than the message limit, a line of it longer, or a message nested
+deeper than seri's limit (``seri.pure.bounded_input``) is cut off with an error; headers
+given in the configuration (tokens) are sent and never written anywhere.
 
 This stays on httpx (redirects, its proxy and TLS handling), unlike the provider's client
 (``seri.io.http_connection``): an MCP server connects beside a chat's start, never before its
@@ -28,12 +29,12 @@ first request, so httpx's import cost is not on that path.
 from __future__ import annotations
 
 import contextlib
-import json
 import threading
 import time
 from collections.abc import Mapping
 from typing import Any
 
+import attrs
 import httpx
 
 from seri.io.mcp_transport import (
@@ -52,7 +53,8 @@ from seri.io.mcp_transport import (
     PendingRequests,
     wait_for,
 )
-from seri.pure import jsonrpc
+from seri.pure import json_text, jsonrpc
+from seri.pure.bounded_input import MCP_HTTP, BoundedInputError, message_too_big
 from seri.pure.jsonrpc import ErrorResponse, Notification, Response, ServerRequest
 from seri.pure.mcp_protocol import HANDSHAKE_VERSIONS
 from seri.pure.sse import SSEEvent, SSEParser
@@ -78,7 +80,12 @@ class HttpTransport:
     ) -> None:
         self._url = url
         self._configured = headers
-        self._max_message = max_message_bytes
+        self._limits = attrs.evolve(
+            MCP_HTTP,
+            max_line_bytes=max_message_bytes,
+            max_message_bytes=max_message_bytes,
+            max_total_bytes=max_message_bytes,
+        )
         self._on_notification = on_notification
         self._pending = PendingRequests()
         self._client: httpx.Client | None = None
@@ -277,21 +284,20 @@ class HttpTransport:
         data = bytearray()
         for chunk in response.iter_bytes():
             data += chunk
-            if len(data) > self._max_message:
+            if len(data) > self._limits.max_message_bytes:
                 return self._oversized()
         return data.decode("utf-8", "replace")
 
     def _read_stream(self, response: httpx.Response, request_id: int) -> Answer:
-        parser = SSEParser()
-        received = 0
-        for chunk in response.iter_bytes():
-            received += len(chunk)
-            if received > self._max_message:
-                return self._oversized()
-            for event in parser.feed(chunk):
-                found = self._stream_event(event, request_id)
-                if found is not None:
-                    return found
+        parser = SSEParser(self._limits)
+        try:
+            for chunk in response.iter_bytes():
+                for event in parser.feed(chunk):
+                    found = self._stream_event(event, request_id)
+                    if found is not None:
+                        return found
+        except BoundedInputError as exc:
+            return self._over_limit(exc.reason)
         for event in parser.finish():
             found = self._stream_event(event, request_id)
             if found is not None:
@@ -304,10 +310,15 @@ class HttpTransport:
             return None
         return self._take_messages(event.data, request_id)
 
-    def _take_messages(self, text: str, request_id: int) -> Response | ErrorResponse | None:
-        """The answer to ``request_id`` among the messages in ``text``; the rest handled."""
+    def _take_messages(
+        self, text: str, request_id: int
+    ) -> Response | ErrorResponse | Failure | None:
+        """The answer to ``request_id`` among the messages in ``text``; the rest handled. A
+        message over seri's bounds (too deep) fails the request: its answer may be in it."""
         try:
-            value = json.loads(text)
+            value = json_text.loads_bounded(text, self._limits)
+        except BoundedInputError as exc:
+            return self._over_limit(exc.reason)
         except ValueError:
             return None
         answer: Response | ErrorResponse | None = None
@@ -344,14 +355,13 @@ class HttpTransport:
             )
 
     def _oversized(self) -> Failure:
-        return Failure(
-            OVERSIZED,
-            f"the server sent a response over seri's limit of "
-            f"{self._max_message // (1024 * 1024)} MiB, which was dropped",
-        )
+        return self._over_limit(message_too_big(self._limits).reason)
+
+    def _over_limit(self, what: str) -> Failure:
+        return Failure(OVERSIZED, f"the server sent {what}, which was dropped")
 
 
-def _session_refused(status: int, found: Response | ErrorResponse | None) -> bool:
+def _session_refused(status: int, found: Response | ErrorResponse | Failure | None) -> bool:
     """A 400 that says the session is unknown: what the TypeScript SDK's example servers send
     (server-everything 2026.8.31: -32000 "Bad Request: No valid session ID provided") where
     the spec says 404."""

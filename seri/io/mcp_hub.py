@@ -119,6 +119,9 @@ class _Server:
         self.withheld: tuple[str, ...] = ()
         self.refreshing = False
         self.stale = False
+        # Connections still starting (spawned, in `initialize`): close() stops these too,
+        # or a server slow to answer would outlive seri.
+        self.opening: list[McpConnection] = []
 
 
 class McpHub:
@@ -184,6 +187,8 @@ class McpHub:
             with server.lock:
                 if server.connection is not None:
                     connections.append(server.connection)
+                connections.extend(server.opening)
+                server.opening = []
                 server.connection = None
                 server.state = CLOSED
                 server.tools = ()
@@ -316,6 +321,21 @@ class McpHub:
             over_http=server.config.transport == HTTP,
             probe_timeout=self._probe_timeout,
         )
+        with server.lock:
+            if self._closing:
+                return Failure(EXITED, "seri is closing")
+            server.opening.append(connection)
+        try:
+            return self._opened(connection, deadline)
+        finally:
+            with server.lock:
+                if connection in server.opening:
+                    server.opening.remove(connection)
+
+    def _opened(
+        self, connection: McpConnection, deadline: float
+    ) -> tuple[McpConnection, ServerInfo, ToolList] | Failure:
+        """Say hello and list the tools; closed again when either fails."""
         info = connection.open(deadline)
         listed: ToolList | Failure = (
             info

@@ -8,9 +8,11 @@ server's own requests (``ping``; anything else is refused, since seri offers no 
 elicitation or roots), and passes notifications on; the other drains stderr so a chatty server
 never blocks on a full pipe.
 
-A line longer than the message limit is dropped as it streams in (its memory is never held);
-since its id cannot be read, every request then waiting fails with a message naming the limit.
-Lines that are not JSON (a server printing logs to stdout) are counted and skipped.
+Lines are read with ``seri.pure.bounded_input``'s bounds: a line longer than the message limit
+is dropped as it streams in (its memory is never held), and one nested deeper than seri's
+depth limit is not parsed; since the id of either cannot be read, every request then waiting
+fails at once with a message naming the limit, and the reader goes on. Lines that are not
+JSON (a server printing logs to stdout) are counted and skipped.
 
 When the process ends, every waiting request fails at once with its exit status and the end of
 its stderr. ``close`` follows the spec's order: close stdin, wait, SIGTERM, wait, SIGKILL, each
@@ -29,6 +31,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
+import attrs
+
 from seri.io.mcp_transport import (
     CANCELLED,
     DEFAULT_MAX_MESSAGE_BYTES,
@@ -44,6 +48,7 @@ from seri.io.mcp_transport import (
     wait_for,
 )
 from seri.pure import jsonrpc
+from seri.pure.bounded_input import MCP_STDIO, LineSplitter, OverlongLine, message_too_big
 from seri.pure.jsonrpc import (
     ErrorResponse,
     Notification,
@@ -75,7 +80,9 @@ class StdioTransport:
         self._argv = [command, *args]
         self._env = dict(env)
         self._cwd = cwd
-        self._max_message = max_message_bytes
+        self._limits = attrs.evolve(
+            MCP_STDIO, max_line_bytes=max_message_bytes, max_message_bytes=max_message_bytes
+        )
         self._on_notification = on_notification
         self._on_exit = on_exit
         self._pending = PendingRequests()
@@ -213,8 +220,7 @@ class StdioTransport:
         return None
 
     def _read_stdout(self, stream: IO[bytes]) -> None:
-        buffer = bytearray()
-        skipping = False  # inside a line over the limit: drop bytes until its end
+        lines = LineSplitter(self._limits.max_line_bytes)
         fd = stream.fileno()
         while True:
             try:
@@ -223,41 +229,22 @@ class StdioTransport:
                 chunk = b""
             if not chunk:
                 break
-            start = 0
-            while True:
-                newline = chunk.find(b"\n", start)
-                if newline < 0:
-                    if not skipping:
-                        buffer += chunk[start:]
-                        if len(buffer) > self._max_message:
-                            skipping = True
-                            buffer.clear()
-                            self._oversized()
-                    break
-                if skipping:
-                    skipping = False
+            for line in lines.feed(chunk):
+                if isinstance(line, OverlongLine):
+                    self._over_limit(message_too_big(self._limits).reason)
                 else:
-                    buffer += chunk[start:newline]
-                    if len(buffer) > self._max_message:
-                        self._oversized()
-                    else:
-                        self._dispatch(bytes(buffer))
-                    buffer.clear()
-                start = newline + 1
+                    self._dispatch(line)
         self._ended()
 
-    def _oversized(self) -> None:
+    def _over_limit(self, what: str) -> None:
+        """A message seri would not read: whichever request it answered gets no other
+        answer, so every request waiting fails now rather than at its timeout."""
         self._pending.fail_all(
-            Failure(
-                OVERSIZED,
-                f"the server sent a message over seri's limit of "
-                f"{self._max_message // (1024 * 1024)} MiB, which was dropped",
-            ),
-            final=False,
+            Failure(OVERSIZED, f"the server sent {what}, which was dropped"), final=False
         )
 
     def _dispatch(self, line: bytes) -> None:
-        for message in jsonrpc.decode_line(line):
+        for message in jsonrpc.decode_line(line, self._limits):
             if isinstance(message, Response | ErrorResponse):
                 if message.id is not None:
                     self._pending.answer(message.id, message)
@@ -269,6 +256,8 @@ class StdioTransport:
             elif isinstance(message, Unreadable):
                 self._unreadable += 1
                 self._last_unreadable = message.sample
+                if message.over_limit:
+                    self._over_limit(message.reason)
 
     def _answer_server(self, asked: ServerRequest) -> None:
         if asked.method == "ping":

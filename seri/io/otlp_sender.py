@@ -50,6 +50,8 @@ METRICS_SECONDS = 60.0
 COOLDOWN_SECONDS = 30.0
 # What close() waits, at most, for the last batches.
 CLOSE_SECONDS = 2.0
+# A collector's answer is a partial-success count and a message: more is not read.
+ANSWER_BYTES = 1024 * 1024
 
 
 @attrs.frozen(repr=False, eq=False)
@@ -97,7 +99,7 @@ class OtlpPoster:
             body = gzip.compress(body, compresslevel=5)
         try:
             with self._client.request("POST", self.target.url, body, self._headers) as answer:
-                return self._judged(answer, answer.read())
+                return self._judged(answer, answer.read(ANSWER_BYTES))
         except TransportTimeout:
             return Delivery(False, retry=True, why=f"no answer within {self.target.timeout:g} s")
         except (TransportError, ValueError) as exc:

@@ -9,8 +9,10 @@ retry. What it owns is the part only I/O can do:
   connection that the server closed as it was sent, which got nothing back), and only before
   any of the answer has arrived: a request whose stream already started is never sent twice,
   since the caller may have shown or acted on part of it;
-* a content watchdog, because the read timeout is per network read and OpenRouter's
-  keep-alive comments (or a server dripping bytes) reset it forever;
+* a watchdog over the signs of life (``seri.pure.answer_wait``): an event or a keep-alive
+  comment must come within the silence limit, and the attempt must end by its deadline (a
+  server dripping bytes resets the read timeout forever); a local server gets the time its
+  prompt may take to read, and llama.cpp is asked for its progress;
 * keeping the API key out of every message, exception and repr.
 
 The HTTP is seri's own (``seri.io.http_connection``): httpx cost a ``seri chat -p`` ~55 ms of
@@ -29,6 +31,19 @@ from typing import TYPE_CHECKING, Any
 
 from seri.io.http_connection import HttpClient, Response, TransportError, TransportTimeout
 from seri.pure import json_text
+from seri.pure.answer_wait import (
+    AnswerWait,
+    is_local_server,
+    prompt_progress,
+    prompt_seconds,
+    speaks_llama_cpp,
+)
+from seri.pure.bounded_input import (
+    PROVIDER_ANSWER,
+    PROVIDER_STREAM,
+    BoundedInputError,
+    message_too_big,
+)
 
 if TYPE_CHECKING:
     from seri.pure.provider_failure import ProviderFailure
@@ -69,8 +84,9 @@ class ProviderClient:
 
     ``sleep``, the clocks and ``jitter`` (a source of fractions in [0, 1)) are parameters so
     that tests can run the real loop over real HTTP without waiting. ``idle_timeout`` bounds the
-    time without stream content (data events; comments do not count), ``total_timeout`` one
-    attempt as a whole.
+    silence between signs of life (events and keep-alive comments), ``total_timeout`` one
+    attempt as a whole; a local server (``server_is_local``, by default from the URL) may take
+    longer by the time its prompt could take to read (``seri.pure.answer_wait``).
     """
 
     def __init__(
@@ -90,6 +106,7 @@ class ProviderClient:
         on_retry: RetryCallback | None = None,
         referer: str = "",
         title: str = "",
+        server_is_local: bool | None = None,
     ) -> None:
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
@@ -100,6 +117,9 @@ class ProviderClient:
         self.retry_cap_seconds = retry_cap_seconds
         self.idle_timeout = idle_timeout
         self.total_timeout = total_timeout
+        self._local = is_local_server(base_url) if server_is_local is None else server_is_local
+        # Set once a local server's answer shows it is llama.cpp: ask it for prompt progress.
+        self._asks_progress = False
         self._sleep = sleep
         self._clock = clock
         self._wall_clock = wall_clock
@@ -190,25 +210,45 @@ class ProviderClient:
         on_text: Callable[[str], None] | None,
         on_reasoning: Callable[[str], None] | None,
     ) -> StreamResult | ProviderFailure:
+        content = _encoded(body)
+        if self._asks_progress:
+            content = _asking_progress(content)
+        wait = AnswerWait(
+            self.idle_timeout,
+            self.total_timeout,
+            self._clock(),
+            prompt=prompt_seconds(len(content)) if self._local else 0.0,
+        )
+        # Until the first byte, the socket's read timeout is the watchdog: a local server may
+        # answer its headers only once it has read the prompt.
+        self._http.set_read_timeout(wait.first_wait)
         try:
             with self._http.request(
                 "POST",
                 self._url("chat/completions"),
-                _encoded(body),
+                content,
                 _JSON_HEADERS,
                 while_waiting=_load_answer_readers,
             ) as response:
                 if response.status_code != 200:
-                    return self._refusal(response)
+                    refusal = self._refusal(response)
+                    said = refusal.detail + refusal.message
+                    if self._asks_progress and "return_progress" in said:
+                        # Not llama.cpp after all (a proxy in front of a stricter server).
+                        self._asks_progress = False
+                        return self._attempt(body, on_text, on_reasoning)
+                    return refusal
                 if "text/event-stream" not in response.head.get("content-type"):
                     return self._whole(response, on_text)
-                return self._read_stream(response, on_text, on_reasoning)
+                return self._read_stream(response, wait, on_text, on_reasoning)
         except TransportError as exc:
             from seri.pure.provider_errors import connection_failure
 
             if isinstance(exc, TransportTimeout):
                 return connection_failure(f"no answer in time ({type(exc).__name__})")
             return connection_failure(self._scrub(str(exc)) or type(exc).__name__)
+        finally:
+            self._http.set_read_timeout(self.idle_timeout)
 
     def _refusal(self, response: Response) -> ProviderFailure:
         from seri.pure.provider_errors import classify_http_error
@@ -230,7 +270,9 @@ class ProviderClient:
         from seri.pure.stream_assembly import assemble_completion
 
         try:
-            parsed = json_text.loads_lenient_numbers(response.read())
+            parsed = json_text.loads_lenient_numbers(_bounded_body(response))
+        except BoundedInputError as exc:
+            return malformed_response(f"a 200 answer with {exc.reason}")
         except ValueError:
             return malformed_response("a 200 answer whose body is neither SSE nor JSON")
         if not isinstance(parsed, Mapping):
@@ -247,11 +289,13 @@ class ProviderClient:
     def _read_stream(
         self,
         response: Response,
+        wait: AnswerWait,
         on_text: Callable[[str], None] | None,
         on_reasoning: Callable[[str], None] | None,
     ) -> StreamResult | ProviderFailure:
         from seri.pure.provider_errors import (
             connection_failure,
+            malformed_response,
             stream_interrupted,
             stream_overdue,
             stream_stalled,
@@ -259,32 +303,38 @@ class ProviderClient:
         from seri.pure.sse import SSEParser
         from seri.pure.stream_assembly import StreamAssembler
 
-        parser = SSEParser()
+        parser = SSEParser(PROVIDER_STREAM)
         assembler = StreamAssembler()
-        started = last_content = self._clock()
         failure: ProviderFailure | None = None
         ended = False
         try:
             for chunk in response.iter_bytes():
                 now = self._clock()
+                comments = parser.comments
                 events = parser.feed(chunk)
                 _take_events(assembler, events, on_text, on_reasoning)
-                if events:
-                    last_content = now
+                if events or parser.comments != comments:
+                    wait.alive(now)
+                    self._note_server(events, wait, now)
+                    self._http.set_read_timeout(wait.silence_limit())
                 if assembler.finished:
                     break
-                # Checked on every arrival: keep-alive comments keep the read timeout from
-                # ever firing, so this is what catches a provider that only says "processing".
-                if now - last_content > self.idle_timeout:
-                    failure = stream_stalled(self.idle_timeout)
+                # Checked on every arrival: bytes that never complete an event (a drip)
+                # keep the read timeout from ever firing.
+                if wait.silent_too_long(now):
+                    failure = stream_stalled(wait.silence_limit())
                     break
-                if now - started > self.total_timeout:
-                    failure = stream_overdue(self.total_timeout)
+                if wait.overdue(now):
+                    failure = stream_overdue(wait.deadline)
                     break
             else:
                 ended = True
         except TransportTimeout:
-            failure = stream_stalled(self.idle_timeout)
+            failure = stream_stalled(wait.silence_limit())
+        except BoundedInputError as exc:
+            # Over a limit: the rest of the stream is not read (a line that never ends would
+            # grow for as long as the provider kept sending it), and it is not asked again.
+            failure = malformed_response(f"a stream with {exc.reason}")
         except TransportError as exc:
             failure = stream_interrupted(self._scrub(str(exc)) or type(exc).__name__)
         if ended:
@@ -299,6 +349,19 @@ class ProviderClient:
             # acted on, so it is retried like the same status over HTTP.
             return result.failure
         return result
+
+    def _note_server(self, events: list[SSEEvent | SSEDone], wait: AnswerWait, now: float) -> None:
+        """Progress moves the deadline; llama.cpp's own chunk says it can send progress."""
+        from seri.pure.sse import SSEEvent
+
+        for event in events:
+            if not isinstance(event, SSEEvent):
+                continue
+            progress = prompt_progress(event.data)
+            if progress is not None:
+                wait.progressed(progress, now)
+            elif self._local and not self._asks_progress and speaks_llama_cpp(event.data):
+                self._asks_progress = True
 
     # --- models -------------------------------------------------------------------------------
 
@@ -352,7 +415,7 @@ class ProviderClient:
             with self._http.request(method, url, content, headers) as response:
                 if response.status_code != 200:
                     return None
-                return json_text.loads_lenient_numbers(response.read())
+                return json_text.loads_lenient_numbers(_bounded_body(response))
         except (TransportError, ValueError):
             return None
 
@@ -373,10 +436,27 @@ def _load_answer_readers() -> None:
     import seri.pure.stream_assembly  # noqa: F401
 
 
+def _bounded_body(response: Response) -> bytes:
+    """A whole JSON answer, read no further than its limit (``BoundedInputError`` past it)."""
+    body = response.read(PROVIDER_ANSWER.max_message_bytes + 1)
+    if len(body) > PROVIDER_ANSWER.max_message_bytes:
+        raise message_too_big(PROVIDER_ANSWER)
+    return body
+
+
 def _encoded(body: Mapping[str, Any] | bytes) -> bytes:
     if isinstance(body, bytes):
         return body
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+def _asking_progress(body: bytes) -> bytes:
+    """The body with llama.cpp's ``return_progress`` asked for, when it streams (the field is
+    spliced in: the body may be the cached bytes the loop built)."""
+    if b'"stream":true' not in body or not body.startswith(b"{") or b'"return_progress"' in body:
+        return body
+    rest = body[1:].lstrip()
+    return b'{"return_progress":true' + (b"," if not rest.startswith(b"}") else b"") + rest
 
 
 def _take_events(

@@ -3,9 +3,12 @@
 Which one runs is decided once per seri process (``detect``), from what the system offers
 and ``SERI_SANDBOX`` (``auto``, the default; ``bubblewrap``, ``landlock`` or ``none`` to pick):
 
-- **bubblewrap** (``bwrap`` on PATH and able to make its namespaces here): the command
-  sees the whole tree read-only, the project writable, ``.git`` and the other protected
-  paths inside the project read-only again, a private ``/tmp``.
+- **bubblewrap** (``bwrap`` on PATH and able to make its namespaces here, tried with the
+  flags every command gets): the command sees the whole tree read-only, the project
+  writable, ``.git`` and the other protected paths inside the project read-only again, a
+  private ``/tmp``; in a user namespace with every capability dropped, a pid namespace with
+  its own ``/proc``, a new session (``sandbox_plan.BUBBLEWRAP_ISOLATION``). The pid
+  namespace ends what a command leaves running when the command ends.
 - **Landlock** (Linux 5.13 or later; this module speaks to the kernel through
   ``landlock_create_ruleset``/``add_rule``/``restrict_self`` with ctypes): applied in the
   child between fork and exec, it allows writing only beneath the project and a private
@@ -13,8 +16,13 @@ and ``SERI_SANDBOX`` (``auto``, the default; ``bubblewrap``, ``landlock`` or ``n
   read-only first, in a private mount namespace, where one can be made (root, or
   unprivileged user namespaces). Landlock cannot take back a right beneath a directory it
   granted, which is why those mounts come first; where no mount namespace can be made, the
-  permission policy alone keeps bash from them.
+  permission policy alone keeps bash from them. Then every capability is dropped (root
+  included), and from ABI 6 the domain is scoped for signals. The command runs under
+  ``call_reaper``, which ends what it leaves running.
 - **none**: the permission policy check is all there is; seri says so when it starts.
+
+Protected paths that do not exist yet get empty stand-ins for the time of a command
+(``seri.io.stand_ins``), so there is something to bind read-only.
 
 Anchors: Codex's Linux sandbox (read-only bind mounts of ``.git`` in a user and mount
 namespace, then Landlock; later bubblewrap with ``--ro-bind / /``, writable roots, and the
@@ -26,15 +34,22 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-from collections.abc import Callable, Mapping
+import sys
+from collections.abc import Callable, Iterator, Mapping
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
-from seri.pure.protected_paths import PROTECTED_DIR_NAMES
-from seri.pure.sandbox_plan import SandboxPlan, bubblewrap_arguments, plan_sandbox
+from seri.io.stand_ins import StandIns, found_by_name
+from seri.pure.protected_paths import guarded_in_project, is_within
+from seri.pure.sandbox_plan import (
+    BUBBLEWRAP_ISOLATION,
+    SandboxPlan,
+    bubblewrap_arguments,
+    plan_sandbox,
+)
 from seri.pure.value_record import ValueRecord
 
 Kind = Literal["bubblewrap", "landlock", "none"]
@@ -59,6 +74,14 @@ _MAKE_SYM = 1 << 12
 _REFER = 1 << 13  # ABI 2: links and renames across directories
 _TRUNCATE = 1 << 14  # ABI 3
 
+# ABI 6: a domain may be scoped so that it cannot signal processes outside it.
+_SCOPE_ABI = 6
+_SCOPE_SIGNAL = 1 << 1
+_PR_CAPBSET_DROP, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
+_CAPABILITY_VERSION_3 = 0x20080522
+_REAPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "call_reaper.py")
+
+_PROBE_MOUNTS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWUSER = 0x10000000
 _MS_RDONLY, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 32, 4096, 16384, 1 << 18
@@ -76,7 +99,12 @@ def _structures() -> tuple[Any, Any]:
     import ctypes
 
     class RulesetAttr(ctypes.Structure):
-        _fields_ = (("handled_access_fs", ctypes.c_uint64),)
+        # ABI 1-3 read the first field; ABI 4-5 two; ABI 6 and later all three.
+        _fields_ = (
+            ("handled_access_fs", ctypes.c_uint64),
+            ("handled_access_net", ctypes.c_uint64),
+            ("scoped", ctypes.c_uint64),
+        )
 
     class PathBeneathAttr(ctypes.Structure):
         _pack_ = 1  # the kernel's struct is packed: 12 bytes
@@ -129,8 +157,10 @@ def _bwrap_works(bwrap: str) -> bool:
     import subprocess  # only a probe starts a process; opening a sandbox does not
 
     try:
+        # The isolation every command gets: where a container forbids a user or pid
+        # namespace, or mounting a /proc, bubblewrap is not used (Landlock is).
         probe = subprocess.run(
-            [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--die-with-parent", "--", "true"],
+            [bwrap, *BUBBLEWRAP_ISOLATION, *_PROBE_MOUNTS, "--", "true"],
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=10,
@@ -205,6 +235,7 @@ class Sandbox:
         self.choice = choice
         self._verified = verified or detected.kind != "bubblewrap"
         self._tmp: str | None = None
+        self._stand_ins = StandIns()
 
     @property
     def kind(self) -> Kind:
@@ -218,14 +249,37 @@ class Sandbox:
         return self._tmp
 
     def plan(self) -> SandboxPlan:
+        """The paths of the next command; protected paths inside the project that do not
+        exist get their stand-ins now (call within ``confined``, which takes them away)."""
+        project = str(self.project)
+        protected = {*self.protected, *(os.path.realpath(p) for p in self.protected)}
+        guarded = guarded_in_project(project, tuple(sorted(protected)), found_by_name(project))
+        # A stand-in no mount can make read-only would be a protected path the command may
+        # fill (Landlock where no mount namespace can be made): none is placed then.
+        may_place = self.kind == "bubblewrap" or _mount_namespace_possible()
         existing = []
-        # The protected directory names (.git, .ssh) count inside the project too.
-        named = (str(self.project / name) for name in PROTECTED_DIR_NAMES)
-        for path in (*self.protected, *named):
+        for path, is_dir in guarded:
             real = os.path.realpath(path)
-            if os.path.lexists(path) and os.path.exists(real):
+            if not is_within(real, project):
+                continue  # outside the project: read-only already
+            if os.path.exists(real) or (may_place and self._stand_ins.place(real, is_dir, project)):
                 existing.append(real)
-        return plan_sandbox(str(self.project), self._private_tmp(), existing)
+        return plan_sandbox(project, self._private_tmp(), existing)
+
+    @contextlib.contextmanager
+    def confined(
+        self, command: str, cwd: Path, env: Mapping[str, str]
+    ) -> Iterator[tuple[list[str], Callable[[], None] | None, dict[str, str]]]:
+        """``command`` (argv, pre-exec hook, environment) for as long as it runs: the
+        stand-ins for absent protected paths stay in place until it has ended."""
+        with self._stand_ins.held():
+            yield self.command(command, cwd, env)
+
+    @property
+    def reaps(self) -> bool:
+        """Whether a command runs under ``call_reaper``, which is asked to end it (SIGTERM)
+        before its process group is killed: under bubblewrap the pid namespace ends it."""
+        return self.kind != "bubblewrap" and sys.platform.startswith("linux")
 
     def command(
         self, command: str, cwd: Path, env: Mapping[str, str]
@@ -234,7 +288,9 @@ class Sandbox:
         child_env = dict(env)
         self._verify()
         if self.kind == "none":
-            return ["bash", "-c", command], None, child_env
+            linux = sys.platform.startswith("linux")  # the reaper speaks to /proc and prctl
+            argv = _reaped(command, scope=False) if linux else ["bash", "-c", command]
+            return argv, None, child_env
         plan = self.plan()
         if self.kind == "bubblewrap":
             child_env.setdefault("XDG_CACHE_HOME", "/tmp/.cache")
@@ -242,7 +298,8 @@ class Sandbox:
             return argv, None, child_env
         child_env["TMPDIR"] = plan.private_tmp
         child_env.setdefault("XDG_CACHE_HOME", os.path.join(plan.private_tmp, ".cache"))
-        return ["bash", "-c", command], _landlock_hook(plan, self.detected.abi), child_env
+        hook = _landlock_hook(plan, self.detected.abi)
+        return _reaped(command, scope=self.detected.abi >= _SCOPE_ABI), hook, child_env
 
     def _verify(self) -> None:
         """Before the first command: bubblewrap, taken on trust at start, is tried once."""
@@ -254,8 +311,6 @@ class Sandbox:
         fallback = detect("landlock" if self.choice == "auto" else "none")
         if self.choice == "bubblewrap":
             fallback = Detected("none", "bubblewrap cannot make its namespaces here")
-        import sys
-
         under = fallback.detail if fallback.kind != "none" else "no OS sandbox"
         print(
             f"seri: warning: bubblewrap ({self.detected.bwrap}) cannot make its namespaces "
@@ -277,13 +332,49 @@ def _landlock_hook(plan: SandboxPlan, abi: int) -> Callable[[], None]:
 
     _structures()  # made here, in the parent: the child only calls
 
+    last_capability = _last_capability()
+
     def confine() -> None:
         libc = _libc()
         if plan.read_only:
             _read_only_mounts(libc, plan.read_only)
         _restrict(libc, plan, abi)
+        _drop_capabilities(libc, last_capability)
 
     return confine
+
+
+def _reaped(command: str, *, scope: bool) -> list[str]:
+    """``bash -c command`` under ``call_reaper`` (which ends whatever it leaves running).
+
+    The interpreter is seri's own, reached through ``/proc/self/exe`` in the forked child:
+    that link leads to the running binary whatever directories lie on its path (a Python
+    under a home directory another user cannot enter, as seen from a user namespace)."""
+    mode = "scope" if scope else "plain"
+    return ["/proc/self/exe", "-I", "-S", _REAPER, str(os.getpid()), mode, "bash", "-c", command]
+
+
+def _last_capability() -> int:
+    try:
+        with open("/proc/sys/kernel/cap_last_cap") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return 63
+
+
+def _drop_capabilities(libc: ctypes.CDLL, last: int) -> None:
+    """Every capability gone, for good: as root, Landlock alone leaves CAP_SYS_ADMIN (TIOCSTI
+    into any terminal), CAP_SYS_MODULE, CAP_MKNOD. The bounding set is emptied first (so no
+    later exec, set-uid or not, gets one back), then the process's own sets. A process with
+    no capabilities to begin with (not root, no user namespace) changes nothing."""
+    import ctypes
+
+    for number in range(last + 1):
+        libc.prctl(_PR_CAPBSET_DROP, number, 0, 0, 0)
+    libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header = (ctypes.c_uint32 * 2)(_CAPABILITY_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()
+    _check(libc.capset(ctypes.byref(header), ctypes.byref(data)), "capset")
 
 
 def _check(result: int, what: str) -> None:
@@ -292,6 +383,19 @@ def _check(result: int, what: str) -> None:
     if result < 0:
         number = ctypes.get_errno()
         raise OSError(number, f"{what}: {os.strerror(number)}")
+
+
+@cache
+def _mount_namespace_possible() -> bool:
+    """Whether a child of this process can make the mount namespace ``_read_only_mounts``
+    needs (as root, or through an unprivileged user namespace): tried once, in a fork."""
+    libc = _libc()
+    pid = os.fork()
+    if pid == 0:
+        made = libc.unshare(_CLONE_NEWNS) == 0 or libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS) == 0
+        os._exit(0 if made else 1)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0
 
 
 def _read_only_mounts(libc: ctypes.CDLL, paths: tuple[str, ...]) -> None:
@@ -325,8 +429,10 @@ def _restrict(libc: ctypes.CDLL, plan: SandboxPlan, abi: int) -> None:
     ruleset_attr, path_beneath_attr = _structures()
     access = _write_access(abi)
     device_access = _WRITE_FILE | (_TRUNCATE if abi >= 3 else 0)
-    attr = ruleset_attr(access)
-    ruleset = libc.syscall(_SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.sizeof(attr), 0)
+    scoped = abi >= _SCOPE_ABI
+    attr = ruleset_attr(access, 0, _SCOPE_SIGNAL if scoped else 0)
+    size = ctypes.sizeof(attr) if scoped else 8
+    ruleset = libc.syscall(_SYS_CREATE_RULESET, ctypes.byref(attr), size, 0)
     _check(ruleset, "landlock_create_ruleset")
     try:
         for path, allowed in (

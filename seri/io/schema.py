@@ -335,6 +335,22 @@ MIGRATIONS: tuple[str, ...] = (
         UNIQUE(session_id, rule)
     );
     """,
+    # 9 (issue 25's; it follows main's last): a `seri handoff` copy is incomplete until its
+    # compaction is written: not listed, not searched, never picked by --continue, so a
+    # handoff killed halfway leaves no uncompacted copy to be taken for the original. The
+    # next handoff deletes such leftovers (their holder's lease is dead).
+    """
+    ALTER TABLE sessions ADD COLUMN incomplete INTEGER NOT NULL DEFAULT 0;
+    """,
+    # 10 (issue 24's): an MCP approval covers the whole entry. The row
+    # holds the digest of the entry as written (``identity``) and the masked entry shown when
+    # it was approved (``shown``). Rows of the old form held the command and arguments, which
+    # could carry a key in clear: they are replaced by a marker that says "approved in the old
+    # form" (the server is asked about again, and told why); secure_delete leaves no copy.
+    """
+    ALTER TABLE mcp_approvals ADD COLUMN shown TEXT NOT NULL DEFAULT '';
+    UPDATE mcp_approvals SET identity = 'old-form' WHERE identity NOT LIKE 'sha256:%';
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -21,7 +21,10 @@ def session_rows(store: Store, project: str | None, *, limit: int | None = None)
 
     Subagent sessions are listed under their parent, not here.
     """
-    where = "parent_id IS NULL" + (" AND project = ?" if project is not None else "")
+    # Not a handoff's copy still being made (seri.runtime.handoff).
+    where = "parent_id IS NULL AND incomplete = 0" + (
+        " AND project = ?" if project is not None else ""
+    )
     params: tuple[Any, ...] = (project,) if project is not None else ()
     # S608: constant columns and conditions; the project is bound.
     sql = f"SELECT {SESSION_COLUMNS} FROM sessions WHERE {where} ORDER BY updated DESC, id"  # noqa: S608
@@ -49,7 +52,9 @@ def listing_rows(store: Store, project: str | None, *, limit: int | None = None)
     """Newest first, as session rows (see ``session_rows``) followed by calls, input, output
     and cached tokens, cost, the number of calls that reported a cost, and the run tags (a
     JSON object)."""
-    where = "s.parent_id IS NULL" + (" AND s.project = ?" if project is not None else "")
+    where = "s.parent_id IS NULL AND s.incomplete = 0" + (
+        " AND s.project = ?" if project is not None else ""
+    )
     params: tuple[Any, ...] = (project,) if project is not None else ()
     sql = (
         f"SELECT {LISTING_COLUMNS} FROM sessions AS s"  # noqa: S608 (constant columns)

@@ -14,14 +14,18 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from seri.io import conversations
 from seri.io.store import Store
+from seri.pure import json_text
 from seri.pure.records import Message
 from seri.pure.tokens import message_chars
 
 if TYPE_CHECKING:
     import apsw
 
+    from seri.io.eviction_purge import EvictionPurge
     from seri.pure.effects import ApplyCompaction, ShrinkPayloads, UpdateCounters
 
 # Writes the recordings buffered so far inside the caller's transaction (apsw rows are Any).
@@ -47,6 +51,8 @@ class SessionLog:
         self.pending = pending
         self.clock = clock
         self._counters: UpdateCounters | None = None
+        self._purge: EvictionPurge | None = None
+        self._looked_for_leftovers = False
 
     def stored_revision(self) -> int:
         """The revision in the store now (another process may have moved it on)."""
@@ -64,7 +70,12 @@ class SessionLog:
             )
             self._write_counters(conn)
             self._flush_pending(conn)
+            leftovers = not self._looked_for_leftovers and _purge_left(conn, self.session_id)
+            self._looked_for_leftovers = True
         self.revision += 1
+        if leftovers:
+            # A process that stopped before its purge was done: carry on with it.
+            self.purge_evicted()
 
     def note_counters(self, counters: UpdateCounters) -> None:
         """Keep the counters for the next write: one fsync, not two."""
@@ -89,13 +100,31 @@ class SessionLog:
 
     def swap_compaction(self, effect: ApplyCompaction, recap_message: Message) -> bool:
         """Replace the evicted prefix by the recap; False (nothing written) when the session
-        changed meanwhile."""
+        changed meanwhile. What to swap is read before the write (the revision, checked
+        again inside it, says it still holds), and the evicted rows are only walled off in
+        it: the write holds the lock for a moment however long the history, and the rows go
+        afterwards (``seri.io.eviction_purge``)."""
         now = self.clock()
-        return self._swap(
+        with self.store.snapshot() as conn:
+            plan = plan_compaction(conn, self.session_id, self.revision, effect)
+        if plan is None:
+            return False
+        applied = self._swap(
             lambda conn: apply_compaction(
-                conn, self.session_id, self.revision, effect, recap_message, now
+                conn, self.session_id, self.revision, effect, recap_message, now, plan
             )
         )
+        if applied:
+            self.purge_evicted()
+        return applied
+
+    def purge_evicted(self) -> None:
+        """Delete the messages compactions walled off, on a thread, a short step at a time."""
+        from seri.io.eviction_purge import EvictionPurge
+
+        if self._purge is None:
+            self._purge = EvictionPurge(self.store.path, self.session_id)
+        self._purge.start()
 
     def swap_shrink(
         self, effect: ShrinkPayloads, replacements: Sequence[tuple[int, Message]]
@@ -142,9 +171,47 @@ class SessionLog:
         )
 
 
+def _purge_left(conn: Any, session_id: str) -> bool:
+    """Whether a purge stopped before its end: rows below the wall, or an index to merge."""
+    from seri.io.eviction_purge import evicted_left, merge_pending
+
+    return evicted_left(conn, session_id) or merge_pending(conn)
+
+
 def _revision(conn: Any, session_id: str) -> int | None:
     rows = conn.execute("SELECT revision FROM sessions WHERE id = ?", (session_id,)).fetchall()
     return int(rows[0][0]) if rows else None
+
+
+@attrs.frozen
+class CompactionPlan:
+    """What a compaction swaps, read before its write: valid while the revision is."""
+
+    revision: int
+    first_kept: int  # the seq of the first message kept
+    stored_recap: dict[str, Any]
+
+
+def plan_compaction(
+    conn: Any, session_id: str, expected_revision: int, effect: ApplyCompaction
+) -> CompactionPlan | None:
+    """Read what ``apply_compaction`` needs, in a read snapshot: the first kept message (past
+    ``effect.evicted`` live ones: on a long history a walk that must not hold the write lock)
+    and the recap to store. None when the session moved on or is shorter than that."""
+    if _revision(conn, session_id) != expected_revision:
+        return None
+    kept = conn.execute(
+        "SELECT seq FROM messages WHERE session_id = ?"
+        " AND seq >= (SELECT compacted_before FROM sessions WHERE id = ?) ORDER BY seq"
+        " LIMIT 1 OFFSET ?",
+        (session_id, session_id, effect.evicted),
+    ).fetchall()
+    if not kept:
+        return None
+    first_kept = int(kept[0][0])
+    return CompactionPlan(
+        expected_revision, first_kept, _stored_recap(conn, session_id, first_kept, effect)
+    )
 
 
 def apply_compaction(
@@ -154,30 +221,32 @@ def apply_compaction(
     effect: ApplyCompaction,
     recap_message: Message,
     now: float,
+    plan: CompactionPlan,
 ) -> bool:
     """Swap the evicted prefix for the recap inside the caller's IMMEDIATE transaction.
 
     Compare-and-swap on the session's revision: if anyone wrote to the session
-    since the history was read, nothing is changed and False comes back.
+    since the history was read (or planned), nothing is changed and False comes back.
+
+    The evicted messages are not deleted here: the recap goes just below the first kept
+    message, where the wall (``compacted_before``) moves, and every reader reads from the
+    wall up. Only the one evicted row in the recap's place goes now; the others are deleted
+    afterwards (``seri.io.eviction_purge``), so this write costs the same on any history.
     """
     from seri.io.codec import message_to_json  # cattrs loads only when messages move
 
-    if _revision(conn, session_id) != expected_revision:
+    if _revision(conn, session_id) != expected_revision or plan.revision != expected_revision:
         return False
-    kept = conn.execute(
-        "SELECT seq FROM messages WHERE session_id = ? ORDER BY seq LIMIT 1 OFFSET ?",
-        (session_id, effect.evicted),
-    ).fetchall()
-    if not kept:
-        return False
-    first_kept = kept[0][0]
-    stored_recap = _stored_recap(conn, session_id, first_kept, effect)
-    evicted_chars, evicted_count = conn.execute(
-        "SELECT coalesce(sum(chars), 0), count(*) FROM messages WHERE session_id = ? AND seq < ?",
+    first_kept = plan.first_kept
+    kept_chars, kept_count = conn.execute(
+        "SELECT coalesce(sum(chars), 0), count(*) FROM messages WHERE session_id = ? AND seq >= ?",
         (session_id, first_kept),
     ).fetchall()[0]
-    conn.execute("DELETE FROM messages WHERE session_id = ? AND seq < ?", (session_id, first_kept))
+    (count_before,) = conn.execute(
+        "SELECT message_count FROM sessions WHERE id = ?", (session_id,)
+    ).fetchall()[0]
     recap_seq = first_kept - 1
+    conn.execute("DELETE FROM messages WHERE session_id = ? AND seq = ?", (session_id, recap_seq))
     recap_chars = message_chars(recap_message)
     conn.execute(
         "INSERT INTO messages(session_id, seq, role, kind, body, chars, created)"
@@ -185,15 +254,13 @@ def apply_compaction(
         (session_id, recap_seq, "user", "recap", message_to_json(recap_message), recap_chars, now),
     )
     conn.execute(
-        "UPDATE sessions SET total_chars = total_chars - ? + ?,"
-        " message_count = message_count - ? + 1,"
+        "UPDATE sessions SET total_chars = ?, message_count = ?,"
         " recap = ?, compacted_before = ?, last_input_tokens = 0, revision = revision + 1,"
         " updated = ?, token_scale = CASE WHEN ? > 0 THEN ? ELSE token_scale END WHERE id = ?",
         (
-            evicted_chars,
-            recap_chars,
-            evicted_count,
-            json.dumps(stored_recap, ensure_ascii=False),
+            kept_chars + recap_chars,
+            kept_count + 1,
+            json.dumps(plan.stored_recap, ensure_ascii=False),
             recap_seq,
             now,
             effect.token_scale,
@@ -209,7 +276,7 @@ def apply_compaction(
             now,
             effect.trigger,
             effect.focus,
-            evicted_count,
+            count_before - kept_count,
             effect.estimate_before,
             effect.estimate_after,
             effect.summary_calls,
@@ -235,8 +302,10 @@ def apply_shrink(
     stored = []
     for index, message in replacements:
         found = conn.execute(
-            "SELECT seq, chars FROM messages WHERE session_id = ? ORDER BY seq LIMIT 1 OFFSET ?",
-            (session_id, index),
+            "SELECT seq, chars FROM messages WHERE session_id = ?"
+            " AND seq >= (SELECT compacted_before FROM sessions WHERE id = ?) ORDER BY seq"
+            " LIMIT 1 OFFSET ?",
+            (session_id, session_id, index),
         ).fetchall()
         if not found:
             return False  # not stored (yet): nothing is written
@@ -285,12 +354,14 @@ def _stored_recap(
     previous: Any = None
     if rows and rows[0][0]:
         try:
-            previous = json.loads(rows[0][0])
+            previous = json_text.loads_stored(rows[0][0])
         except ValueError:
             previous = None
     rule_rows = conn.execute(
-        "SELECT body FROM messages WHERE session_id = ? AND seq < ? AND kind = 'rule'",
-        (session_id, first_kept),
+        "SELECT body FROM messages WHERE session_id = ?"
+        " AND seq >= (SELECT compacted_before FROM sessions WHERE id = ?) AND seq < ?"
+        " AND kind = 'rule'",
+        (session_id, session_id, first_kept),
     ).fetchall()
     evicted_rules = [message_from_json(body) for (body,) in rule_rows]
     names = fired_rule_names(evicted_rules, previous if isinstance(previous, dict) else None)

@@ -42,7 +42,7 @@ def search_messages(
     store: Store, query: SearchQuery, project: str | None, limit: int
 ) -> list[SearchHit]:
     """The best ``limit`` matches, best first (bm25), of one project's sessions or all."""
-    where = "message_search MATCH ?"
+    where = "message_search MATCH ? AND s.incomplete = 0"
     params: list[Any] = [query.match]
     if project is not None:
         where += " AND s.project = ?"
@@ -58,6 +58,8 @@ def search_messages(
         " JOIN message_text AS t ON t.id = message_search.rowid"
         " JOIN sessions AS s ON s.id = t.session_id"
         " JOIN messages AS m ON m.session_id = t.session_id AND m.seq = t.seq"
+        # Not what a compaction walled off and the purge has not deleted yet.
+        " AND m.seq >= s.compacted_before"
         f" WHERE {where} ORDER BY bm25(message_search), t.session_id, t.seq LIMIT ?"
     )
     try:

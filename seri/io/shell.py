@@ -41,6 +41,8 @@ SPILL_MAX_BYTES = 64 * 1024 * 1024
 # After bash itself exits, how long to keep reading from children it left
 # running in the background before giving up on them.
 BACKGROUND_GRACE_SECONDS = 1.0
+# How long the reaper of a call (``call_reaper``) gets to end what the call started.
+REAPER_GRACE_SECONDS = 5.0
 _CHUNK = 65_536
 # A spilled line longer than this is written in pieces (cut between tokens where possible).
 SPILL_LINE_LIMIT = 1 << 20
@@ -128,12 +130,40 @@ def run_bash(
     KeyboardInterrupt while waiting kills the process group and is re-raised,
     so the caller can record the call as interrupted.
     """
-    started = time.monotonic()
-    argv: list[str] = ["bash", "-c", command]
-    preexec: Callable[[], None] | None = None
     child_env = dict(os.environ if env is None else env)
-    if sandbox is not None:
-        argv, preexec, child_env = sandbox.command(command, cwd, child_env)
+    with contextlib.ExitStack() as stack:
+        argv, preexec = ["bash", "-c", command], None
+        if sandbox is not None:
+            # The stand-ins for absent protected paths stay until the command has ended.
+            argv, preexec, child_env = stack.enter_context(
+                sandbox.confined(command, cwd, child_env)
+            )
+        return _run(
+            (argv, preexec, child_env),
+            cwd=cwd,
+            timeout=timeout,
+            spill_dir=spill_dir,
+            redact=redact,
+            max_bytes=max_bytes,
+            sandbox=sandbox,
+            on_output=on_output,
+        )
+
+
+def _run(
+    started_as: tuple[list[str], Callable[[], None] | None, dict[str, str]],
+    *,
+    cwd: Path,
+    timeout: float,
+    spill_dir: Path | None,
+    redact: Callable[[str], str] | None,
+    max_bytes: int | None,
+    sandbox: Sandbox | None,
+    on_output: Callable[[bytes], None] | None,
+) -> ToolOutcome:
+    started = time.monotonic()
+    argv, preexec, child_env = started_as
+    reaped = sandbox is not None and sandbox.reaps
     try:
         proc = subprocess.Popen(
             argv,
@@ -168,11 +198,11 @@ def run_bash(
         tee = _Tee(capture, spill, on_output)
         timed_out, abandoned = _pump(proc, tee, started + timeout)
         if timed_out:
-            _kill_group(proc)
+            _kill_group(proc, reaped=reaped)
             _drain(proc, tee)
         proc.wait()
     except BaseException:
-        _kill_group(proc)
+        _kill_group(proc, reaped=reaped)
         with contextlib.suppress(Exception):
             proc.wait(timeout=5)
         raise
@@ -222,8 +252,15 @@ def _drain(proc: subprocess.Popen[bytes], tee: _Tee) -> None:
         _pump(proc, tee, time.monotonic() + 1.0)
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    # start_new_session made the shell a group leader: its pid is the group id.
+def _kill_group(proc: subprocess.Popen[bytes], *, reaped: bool = False) -> None:
+    """End the command. Under ``call_reaper`` it is asked first (SIGTERM): it kills what the
+    command started, detached or not, and exits; then the group goes, whatever is left of it.
+    start_new_session made the first process a group leader: its pid is the group id."""
+    if reaped:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(proc.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=REAPER_GRACE_SECONDS)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
 

@@ -10,11 +10,11 @@ cut in two.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
 from seri.io.store import Store
+from seri.pure import json_text
 from seri.pure.genai_trace import TrajectoryRecord
 
 CHUNK_ROWS = 500
@@ -23,7 +23,7 @@ CHUNK_ROWS = 500
 def _body(text: Any) -> dict[str, Any]:
     """A stored body as its fields; one that is not a JSON object is carried as ``body``."""
     try:
-        value = json.loads(text)
+        value = json_text.loads_stored(text)
     except (TypeError, ValueError):
         return {"body": text}
     return value if isinstance(value, dict) else {"body": value}

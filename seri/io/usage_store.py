@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
-
 from seri.io.store import Store
+from seri.pure import json_text
 from seri.pure.usage_totals import UsageTotals
 
 
@@ -18,7 +17,7 @@ def session_usage(store: Store, session_id: str) -> UsageTotals:
     )
     for (body,) in rows:
         try:
-            usage = json.loads(body).get("usage")
+            usage = json_text.loads_stored(body).get("usage")
         except (ValueError, AttributeError):
             continue
         if isinstance(usage, dict):

@@ -27,7 +27,6 @@ without metrics. Nothing here reads anything: the caller hands in what was store
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -35,6 +34,8 @@ from typing import Any
 
 import attrs
 
+from seri.pure import events as event_records
+from seri.pure import json_text
 from seri.pure.records import Message
 from seri.pure.timestamps import iso_utc
 from seri.pure.value_record import ValueRecord
@@ -44,9 +45,23 @@ AGENT_NAME = "seri"
 # The result text of the `task` tool starts with this, naming the child session.
 _SUBAGENT_RESULT = re.compile(r"\[subagent ([0-9A-Za-z_-]+)\]")
 # Events whose facts belong to the tool call that was running when they were recorded.
-_CALL_DETAILS = frozenset({"edit", "check", "checkpoint", "memory_staged"})
+_CALL_DETAILS = frozenset(
+    {
+        event_records.Edit.type,
+        event_records.Check.type,
+        event_records.Checkpoint.type,
+        event_records.MemoryStaged.type,
+    }
+)
 # Events that become no step: they are summed, or kept in the document's extra.
-_FOLDED = frozenset({"summary_call", "context_window", "turn_end", "run_usage"})
+_FOLDED = frozenset(
+    {
+        event_records.SummaryCall.type,
+        event_records.ContextWindow.type,
+        event_records.TurnEnd.type,
+        event_records.RunUsage.type,
+    }
+)
 
 
 @attrs.frozen(repr=False, eq=False)
@@ -105,7 +120,7 @@ class UnrecordedMessages(ValueRecord):
 
 def _json_object(text: str) -> dict[str, Any]:
     try:
-        value = json.loads(text)
+        value = json_text.loads_stored(text)
     except ValueError:
         return {"body": text}
     return value if isinstance(value, dict) else {"body": value}
@@ -133,7 +148,7 @@ def subagents_started(events: Iterable[RecordedEvent]) -> tuple[str, ...]:
     """The child sessions a run's events name (the caller loads their messages)."""
     found = []
     for event in events:
-        if event.type == "subagent_start":
+        if event.type == event_records.SubagentStart.type:
             child = _json_object(event.body).get("child")
             if isinstance(child, str) and child not in found:
                 found.append(child)
@@ -156,9 +171,9 @@ def _split_spans(
     for event in events:
         if inside:
             child = _json_object(event.body).get("child")
-            if event.type == "subagent_start":
+            if event.type == event_records.SubagentStart.type:
                 depth += 1
-            elif event.type == "subagent_end" and (depth == 0 or child == inside):
+            elif event.type == event_records.SubagentEnd.type and (depth == 0 or child == inside):
                 if depth == 0:
                     own.append(event)
                     inside = ""
@@ -167,7 +182,7 @@ def _split_spans(
             spans[inside].append(event)
             continue
         own.append(event)
-        if event.type == "subagent_start":
+        if event.type == event_records.SubagentStart.type:
             child = _json_object(event.body).get("child")
             if isinstance(child, str):
                 inside = child
@@ -294,7 +309,7 @@ def _tool_call(call_id: str, name: str, arguments: Any) -> dict[str, Any]:
     call: dict[str, Any] = {"tool_call_id": call_id, "function_name": name, "arguments": {}}
     if isinstance(arguments, str):
         try:
-            parsed = json.loads(arguments)
+            parsed = json_text.loads(arguments)
         except ValueError:
             parsed = None
         if isinstance(parsed, dict):
@@ -320,30 +335,30 @@ def _text_of(value: Any) -> tuple[str, dict[str, Any]]:
 
 def _system_message(kind: str, body: Mapping[str, Any]) -> str:
     """A short line for a system step (its details are in the step's extra)."""
-    if kind == "compaction":
+    if kind == event_records.Compaction.type:
         return (
             f"compaction ({body.get('trigger', '?')}): {body.get('evicted', '?')} messages "
             f"replaced by a recap, estimate {body.get('estimate_before', '?')} -> "
             f"{body.get('estimate_after', '?')} tokens"
         )
-    if kind == "shrink":
+    if kind == event_records.Shrink.type:
         return f"shrink ({body.get('trigger', '?')}): {body.get('elided', '?')} payloads elided"
-    if kind == "overflow":
+    if kind == event_records.Overflow.type:
         return f"the provider refused the request as too long: {body.get('error', '')}"
-    if kind == "retry":
+    if kind == event_records.Retry.type:
         status = body.get("status") or "connection failure"
         return (
             f"retry {body.get('attempt', '?')} after {status}, in {body.get('delay', '?')} s: "
             f"{body.get('reason', '')}"
         )
-    if kind == "output_budget_lowered":
+    if kind == event_records.OutputBudgetLowered.type:
         key = body.get("key", "max_tokens")
         return f"{key} lowered to {body.get('to', '?')}: {body.get('why', '')}"
-    if kind == "model_switch":
+    if kind == event_records.ModelSwitch.type:
         return f"model switched to {body.get('model', '?')}"
-    if kind == "rule":
+    if kind == event_records.Rule.type:
         return f"rule {body.get('name', '?')} fired"
-    if kind == "mcp_server":
+    if kind == event_records.McpServer.type:
         ready = (
             f"MCP server {body.get('server', '?')!r} is ready, with {body.get('tools', 0)} tool(s)"
         )
@@ -480,13 +495,13 @@ class _Builder:
 
     def _event(self, kind: str, at: float, body: dict[str, Any]) -> None:
         when = _stamp(at)
-        if kind == "model_call":
+        if kind == event_records.ModelCall.type:
             self._model_call(body, when)
-        elif kind == "tool_call":
+        elif kind == event_records.ToolCall.type:
             self._tool_call_event(body, when)
-        elif kind in ("tool_result", "denial"):
+        elif kind in (event_records.ToolResult.type, event_records.Denial.type):
             self._tool_result_event(kind, body)
-        elif kind == "session_rule":
+        elif kind == event_records.SessionRule.type:
             step = self.call_steps.get(str(body.get("id")))
             if step is not None:
                 step.result(str(body.get("id"))).setdefault("extra", {})["approved_always"] = (
@@ -496,14 +511,14 @@ class _Builder:
             step = self.call_steps.get(self.running_call)
             if step is not None:
                 step.result(self.running_call).setdefault("extra", {})[kind] = body
-        elif kind == "mcp_server" and self.running_call in self.call_steps:
+        elif kind == event_records.McpServer.type and self.running_call in self.call_steps:
             # Noticed on a call to the server (it died on it, say): that call's facts.
             step = self.call_steps[self.running_call]
             facts = step.result(self.running_call).setdefault("extra", {})
             facts.setdefault(kind, []).append(body)
-        elif kind == "subagent_start":
+        elif kind == event_records.SubagentStart.type:
             self._subagent_start(body)
-        elif kind == "subagent_end":
+        elif kind == event_records.SubagentEnd.type:
             self._subagent_end(body)
         elif kind in _FOLDED:
             self._folded(kind, body)
@@ -511,7 +526,7 @@ class _Builder:
             self._close_agent_step()
             self.current = None
             extra: dict[str, Any] = {"event": kind, **body}
-            if kind == "compaction" and self.summary_calls:
+            if kind == event_records.Compaction.type and self.summary_calls:
                 extra["summarizer"] = self._summarizer_so_far()
             self._new("system", when, message=_system_message(kind, body), extra=extra)
 
@@ -559,7 +574,7 @@ class _Builder:
         else:
             result = step.result(call_id)
         extra = result.setdefault("extra", {})
-        if kind == "denial":
+        if kind == event_records.Denial.type:
             extra["denial"] = {k: body[k] for k in ("rule", "reason", "by") if k in body}
             result.setdefault("content", f"denied: {body.get('reason', '')}")
             return
@@ -626,15 +641,15 @@ class _Builder:
             return
         self.unshown.add(child_id)
         for event in self.spans.get(child_id, ()):
-            if event.type in ("model_call", "summary_call"):
+            if event.type in (event_records.ModelCall.type, event_records.SummaryCall.type):
                 self.totals.add(_json_object(event.body).get("usage"))
 
     def _folded(self, kind: str, body: dict[str, Any]) -> None:
-        if kind == "summary_call":
+        if kind == event_records.SummaryCall.type:
             self.summary_calls += 1
             self.totals.add(body.get("usage"))
             self.summarizer.add(body.get("usage"))
-        elif kind == "turn_end":
+        elif kind == event_records.TurnEnd.type:
             self.tasks.append(body)
         else:
             self.extra[kind] = body
@@ -677,7 +692,7 @@ class _Builder:
             extra["tasks"] = self.tasks
         elif totals.calls:
             extra["status"] = "unfinished"  # the run ended before its task did (killed)
-        if "run_usage" in self.extra:
+        if event_records.RunUsage.type in self.extra:
             extra["run_usage"] = self.extra["run_usage"]
         final["extra"] = extra
         return final
@@ -749,7 +764,7 @@ def _document(
     if context.continued_by:
         document["continued_trajectory_ref"] = context.continued_by
     extra = dict(context.extra)
-    if "context_window" in builder.extra:
+    if event_records.ContextWindow.type in builder.extra:
         extra["context_window"] = builder.extra["context_window"]
     document["extra"] = extra
     if builder.children:

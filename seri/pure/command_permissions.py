@@ -130,7 +130,7 @@ def _protected_write(policy: Policy, segment: Segment, cwd: str | None, root: st
         found = protected_dir(named)
         if found is not None:
             part, why = found
-            return f"bash writes {target}, inside {part}/, which is never allowed: {why}"
+            return f"bash writes {target}, {part}, which is never allowed: {why}"
         if named.split("/")[-1] in RC_FILES:
             return f"bash writes {target}, a shell start-up file, which is never allowed"
         if norm.startswith("/"):

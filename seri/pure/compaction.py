@@ -45,7 +45,7 @@ from seri.pure.recap_answer import parse_recap_answer
 from seri.pure.recap_paths import TouchedPaths, paths_touched
 from seri.pure.records import Message
 from seri.pure.shrink import Payload, elided_payload, plan_shrink, saving, with_elided
-from seri.pure.tokens import estimate_tokens, messages_chars
+from seri.pure.tokens import estimate_tokens, messages_chars, sized_tokens
 from seri.pure.value_record import ValueRecord
 from seri.pure.window import UNMEASURED_SCALE, Window
 
@@ -100,7 +100,18 @@ def rules_section(rules: Sequence[str]) -> str:
 
 def recap_chars(window: Window) -> int:
     """How long a recap's rendering may be: half the keep budget (the tail has the rest)."""
-    return max(MIN_RECAP_CHARS, window.keep_local * 2)
+    return max(MIN_RECAP_CHARS, keep_local(window) * 2)
+
+
+def recap_reserve(window: Window) -> int:
+    """The local tokens a summarizer request keeps for the recap it carries: a recap of the
+    most a rendering may take, and its JSON indentation."""
+    return estimate_tokens(recap_chars(window)) + 60
+
+
+def keep_local(window: Window) -> int:
+    """The keep budget a compaction cuts by: at most what it may leave behind."""
+    return max(1, min(window.keep_local, window.history_target_local))
 
 
 def recap_message(recap: Recap, pins: Sequence[str], window: Window) -> Message:
@@ -122,7 +133,7 @@ def find_cut(
     window: Window,
     keep: int | None,
 ) -> Cut | None:
-    budget = window.keep_local if keep is None else keep
+    budget = keep_local(window) if keep is None else keep
     return cut_messages(history, tail_budget(window, previous, pins, budget))
 
 
@@ -148,6 +159,7 @@ def compact(
     keep: int | None = None,
     stored: Sequence[Message] | None = None,
     budget: OutputBudget | None = None,
+    defer_record: bool = False,
 ) -> Flow[CompactionOutcome]:
     """Compact ``history``; the interpreter applies the swap atomically or reports a conflict.
 
@@ -157,8 +169,13 @@ def compact(
     to the window's cap: the cut is made by what is sent, the summarizer reads what is stored
     (elided as usual, so it is told each payload's real size). ``budget`` is the answer
     budget the summarizer's requests go out with; the outcome carries it as they left it.
+    ``defer_record``: the compaction event is left to the caller (in the outcome), which
+    records it once it knows whether the session now fits (one outcome, one message).
     """
     cut = find_cut(history, previous, pins, window, keep)
+    # The recap is rendered within the budget the fold reserved for it from the start (not
+    # one a scale learned on the way would allow): what the dry run counts it at, at most.
+    rendered_for = window
     if cut is None:
         return attrs.evolve(NO_CUT, window=window, budget=budget)
     read = history if stored is None else stored
@@ -180,7 +197,7 @@ def compact(
     kept = tuple(history[end:])
     recap = _with_paths(fold.recap, paths_touched(evicted, project))
     recap = attrs.evolve(recap, rules=rules_in_force(evicted, previous))
-    message = recap_message(recap, pins, window)
+    message = recap_message(recap, pins, rendered_for)
     overhead = window.overhead_chars
     before = (
         estimate_before
@@ -203,19 +220,19 @@ def compact(
     )
     if not applied:
         return attrs.evolve(CHANGED, window=window, budget=fold.budget)
-    yield Record(
-        events.Compaction(
-            trigger=trigger,
-            focus=focus,
-            evicted=len(evicted),
-            kept=len(kept),
-            estimate_before=before,
-            estimate_after=after,
-            summary_calls=fold.calls,
-            token_scale=round(window.scale, 3),
-        )
+    event = events.Compaction(
+        trigger=trigger,
+        focus=focus,
+        evicted=len(evicted),
+        kept=len(kept),
+        estimate_before=before,
+        estimate_after=after,
+        summary_calls=fold.calls,
+        token_scale=round(window.scale, 3),
     )
-    return Compacted((message, *kept), recap, len(evicted), fold.calls, window, fold.budget)
+    if not defer_record:
+        yield Record(event)
+    return Compacted((message, *kept), recap, len(evicted), fold.calls, window, fold.budget, event)
 
 
 def _rescaled(keep: int | None, before: Window, fold: Fold) -> int | None:
@@ -252,9 +269,15 @@ class Fold:
         self.done = 0
         self.calls = 0
         self.budget = budget or OutputBudget()
+        # The scale the chunks are sized for: the one the fold starts with, raised (never
+        # lowered) by what the provider reports, so that the fold makes the chunks its dry
+        # run planned unless the provider turns out denser than assumed.
+        self.sizing_scale = summary_scale(window)
+        self.recap_reserve = recap_reserve(window)
 
     def chunk(self, end: int, at_most: int | None = None) -> Chunk:
-        room = self.window.summary_room_local()
+        self.sizing_scale = max(self.sizing_scale, self.window.scale)
+        room = self.window.summary_room_local(self.sizing_scale)
         return next_chunk(
             self.history,
             self.done,
@@ -264,6 +287,7 @@ class Fold:
             focus=self.focus,
             elide_bytes=self.elide_bytes,
             project=self.project,
+            recap_reserve=self.recap_reserve,
         )
 
     def step(self, end: int) -> Flow[NotCompacted | None]:
@@ -301,8 +325,9 @@ class Fold:
         if reply.finish_reason == "length":
             # Half a recap: its goal would be a fragment of JSON, replacing the real one.
             return _summarizer_failed(
-                "the summarizer's answer was cut off at the output limit (finish_reason "
-                "length); raise sampling.max_tokens in config.json"
+                "the summarizer's answer was cut off at its output limit of "
+                f"{summary_budget(self.budget, self.window).lowered:,} tokens (finish_reason "
+                "length): the recap would be a fragment"
             )
         if reply.usage is not None:
             self.window = self.window.learned(reply.usage.input_tokens, chunk.local_tokens)
@@ -312,12 +337,25 @@ class Fold:
         return None
 
     def ask(self, chunk: Chunk) -> Flow[ModelReply | ModelFailed]:
-        """One summarizer request (refused ones count too)."""
-        reply, self.budget = yield from call_within_budget(
-            CallModel(chunk.request, "summary"), self.budget
-        )
+        """One summarizer request (refused ones count too), with its own answer budget."""
+        sent = summary_budget(self.budget, self.window)
+        reply, came_back = yield from call_within_budget(CallModel(chunk.request, "summary"), sent)
+        if came_back.lowered != sent.lowered:
+            # A 402 named what the credit can pay for: that holds for the run's answers too.
+            self.budget = attrs.evolve(self.budget, lowered=came_back.lowered)
         self.calls += 1
         return reply
+
+
+def summary_budget(run: OutputBudget, window: Window) -> OutputBudget:
+    """The answer budget of a summarizer request: the room the request leaves free for its
+    answer (``Window.answer_tokens``), never the person's ``sampling.max_tokens`` when that is
+    smaller (the person's cap is for answers, not for seri's own bookkeeping: with
+    ``max_tokens: 200`` every recap was cut off), and never more than a 402 said the credit
+    can pay for."""
+    room = max(1, window.answer_tokens)
+    lowered = room if run.lowered is None else min(room, run.lowered)
+    return attrs.evolve(run, lowered=lowered)
 
 
 def _summarizer_failed(detail: str) -> NotCompacted:
@@ -375,9 +413,16 @@ def plan_compaction(
         rules = rules_in_force(history[:end], previous)
         recap = (recap_message(attrs.evolve(previous or Recap(), rules=rules), pins, window),)
     history_after = (*recap, *kept)
-    after = estimate_tokens(window.overhead_chars + messages_chars(history_after))
+    # The recap to come counted at the most its rendering may take: an upper bound on what
+    # the real compaction leaves.
+    recap_room = sum(len(m.text) for m in recap)
+    if recap:
+        section = rules_section(rules_in_force(history[:end], previous))
+        recap_room = max(recap_room, recap_chars(window) + len(section))
+    kept_chars = messages_chars(kept)
+    after = estimate_tokens(window.overhead_chars + kept_chars + recap_room)
     limit = window.history_target_local
-    excess = estimate_tokens(messages_chars(history_after)) - limit
+    excess = sized_tokens(history_after) - limit
     shrink = plan_shrink(history_after, excess, elide_bytes)
     would_fail = ""
     if excess > sum(saving(payload) for payload in shrink):
@@ -385,6 +430,6 @@ def plan_compaction(
         for payload in shrink:
             marker = elided_payload(len(payload.text.encode("utf-8", "surrogatepass")))
             shrunk[payload.index] = with_elided(shrunk[payload.index], payload, marker)
-        if estimate_tokens(messages_chars(shrunk)) > limit:
+        if sized_tokens(shrunk) > limit:
             would_fail = does_not_fit(window, shrunk, pins, limit)
     return CompactionPlan(window, cut, estimate_before, after, tuple(chunks), shrink, would_fail)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from seri.pure import events
 from seri.pure.output_budget import OutputBudget
 from seri.pure.records import Message
 from seri.pure.tokens import estimate_tokens, message_chars, messages_chars
@@ -68,22 +69,40 @@ class Compacted(ValueRecord):
     summary_calls: int = 1
     window: Window | None = None
     budget: OutputBudget | None = None
+    # The trajectory's record of it, when the caller records it (``defer_record``).
+    event: events.Compaction | None = None
 
 
 CompactionOutcome = Compacted | NotCompacted
 
 
 def does_not_fit(
-    window: Window, history: Sequence[Message], pins: Sequence[str], limit: int
+    window: Window,
+    history: Sequence[Message],
+    pins: Sequence[str],
+    limit: int,
+    servers: Sequence[tuple[str, int]] = (),
 ) -> str:
     """Why ``history`` (local tokens over ``limit``, every payload already elided) does not
-    fit, and what to do about it."""
+    fit, and what to do about it. ``servers``: the MCP servers whose tool definitions the
+    requests carry, with their characters, largest first (named when the overhead is it)."""
     if window.request_room_local <= 0:
+        named = "; ".join(
+            f"MCP server {name!r} about {window.provider(estimate_tokens(chars)):,}"
+            for name, chars in servers[:3]
+        )
+        advice = (
+            f" (tool definitions of {named}). Use a model with a larger window, or fewer "
+            "MCP servers (seri mcp list shows them), or shorten AGENTS.md, the rules and "
+            "the memory files"
+            if named
+            else ". Use a model with a larger window, or shorten AGENTS.md, the rules and "
+            "the memory files"
+        )
         return (
             f"the system prompt and the tool definitions alone take about "
             f"{window.provider(window.overhead_local):,} of the {window.tokens:,} tokens of "
-            "the window (as the provider counts them). Use a model with a larger window, "
-            "or shorten AGENTS.md, the rules and the memory files"
+            f"the window (as the provider counts them){advice}"
         )
     largest = max(history, key=message_chars, default=None)
     what = ""

@@ -3,6 +3,11 @@
 They complete the subcommands, each one's words (``sessions show``, ``trajectory export``)
 and options, and session ids after ``--resume``, ``--session`` and ``sessions show``: the
 ids come from ``seri completion session-ids`` when Tab is pressed, so they are current.
+
+Ids are data (a stored id may be anything an older file said): no script lets a shell
+evaluate them. bash's ``compgen -W`` expands its word list (``$(...)``, backticks), so the
+bash script matches ids itself and offers each one quoted (``printf %q``); zsh's ``compadd``
+and fish's ``complete -a`` take the command's lines as words and quote what they insert.
 """
 
 from __future__ import annotations
@@ -63,6 +68,18 @@ def _bash(commands: Mapping[str, CommandWords]) -> str:
     valued = "|".join(sorted({o for w in commands.values() for o in w.valued} - set(ID_OPTIONS)))
     return f"""\
 # seri completion for bash. Load it with:  eval "$(seri completion bash)"  (in ~/.bashrc)
+# Session ids are matched here and offered quoted, never given to compgen -W, which would
+# expand a $(...) or a backtick in one.
+_seri_ids() {{
+    local id quoted
+    COMPREPLY=()
+    while IFS= read -r id; do
+        if [[ "$id" == "$cur"* ]]; then
+            printf -v quoted '%q' "$id"
+            COMPREPLY+=("$quoted")
+        fi
+    done < <({IDS_COMMAND})
+}}
 _seri_complete() {{
     local cur prev cmd words
     cur="${{COMP_WORDS[COMP_CWORD]}}"
@@ -74,14 +91,14 @@ _seri_complete() {{
     fi
     case "$prev" in
         {"|".join(ID_OPTIONS)})
-            COMPREPLY=($(compgen -W "$({IDS_COMMAND})" -- "$cur"))
+            _seri_ids
             return ;;
         {valued or "--no-such-option"})
             COMPREPLY=()
             return ;;
     esac
     if [ "$cmd" = sessions ] && [ "$prev" = show ]; then
-        COMPREPLY=($(compgen -W "$({IDS_COMMAND})" -- "$cur"))
+        _seri_ids
         return
     fi
     case "$cmd" in

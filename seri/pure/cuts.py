@@ -31,7 +31,7 @@ from collections.abc import Iterable, Sequence
 import attrs
 
 from seri.pure.records import Message, Role
-from seri.pure.tokens import estimate_tokens, message_chars
+from seri.pure.tokens import FRAMING_TOKENS, estimate_tokens, message_chars
 from seri.pure.value_record import ValueRecord
 
 DEFAULT_KEEP_TOKENS = 20_000
@@ -113,8 +113,8 @@ def find_cut(
 
 
 def message_tokens(m: Message) -> int:
-    """The token estimate of one message, as the cut search counts it."""
-    return estimate_tokens(message_chars(m))
+    """The token estimate of one message, as the cut search counts it: with its framing."""
+    return estimate_tokens(message_chars(m)) + FRAMING_TOKENS
 
 
 def cut_messages(messages: Sequence[Message], keep_tokens: int = DEFAULT_KEEP_TOKENS) -> Cut | None:

@@ -13,13 +13,20 @@ out of the export: some events have a shorter form (a tool call refused before i
 turn that ended without an error). The export's keys are the fields' names in their order
 (``export_name`` where Python's differs, as for ``from``).
 
-Adding an event type: a record here (with ``type`` and documented fields) and the place
-that builds it; ``make golden`` writes the new schema, and the README table with it.
+Adding an event type: a record here (with ``type`` and documented fields, each marked
+with ``telemetry`` if its OpenTelemetry span event carries it) and the place that builds
+it; ``make golden`` writes the new schema, and the README table with it. Code elsewhere
+names a type as ``ModelCall.type``, never as a string (tests/test_event_types_defined_once.py),
+and reads a stored event back through ``decode``.
 """
 
 from __future__ import annotations
 
+import collections.abc
 import enum
+import functools
+import types
+import typing
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final, Literal, Self
 
@@ -43,16 +50,32 @@ ABSENT: Final = _Absent.ABSENT
 Absent = Literal[_Absent.ABSENT]
 
 
+# How a field reaches an OpenTelemetry span event (``seri.<type>.<field>``): as it is, or
+# as content (only with the opt-in, redacted and elided). A field with neither is not sent.
+Telemetry = Literal["", "plain", "content"]
+
+
 def field(
-    doc: str, *, export_name: str = "", optional: bool = False, line_key: bool = False
+    doc: str,
+    *,
+    export_name: str = "",
+    optional: bool = False,
+    line_key: bool = False,
+    telemetry: Telemetry = "",
 ) -> Any:
     """A documented field; ``optional`` ones default to ``ABSENT`` (left out of the export).
 
     A ``line_key`` field is one of the keys every exported line starts with (``session``,
     ``run``): the header carries it for those who watch a run live, and the export writes
-    it in front of the body, so ``export()`` leaves it out.
+    it in front of the body, so ``export()`` leaves it out. ``telemetry`` says whether the
+    field is an attribute of the span event the record becomes (see ``Telemetry``).
     """
-    metadata = {"doc": doc, "export_name": export_name, "line_key": line_key}
+    metadata = {
+        "doc": doc,
+        "export_name": export_name,
+        "line_key": line_key,
+        "telemetry": telemetry,
+    }
     if optional:
         return attrs.field(default=ABSENT, metadata=metadata)
     return attrs.field(metadata=metadata)
@@ -198,8 +221,8 @@ class ContextWindow(Event):
 
     type: ClassVar[str] = "context_window"
 
-    tokens: int = field("its size")
-    from_: str = field("`server` (asked of it) or `default`", export_name="from")
+    tokens: int = field("its size", telemetry="plain")
+    from_: str = field("`server` (asked of it) or `default`", export_name="from", telemetry="plain")
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -208,7 +231,7 @@ class ModelSwitch(Event):
 
     type: ClassVar[str] = "model_switch"
 
-    model: str = field("the model switched to")
+    model: str = field("the model switched to", telemetry="plain")
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -281,10 +304,10 @@ class Retry(Event):
 
     type: ClassVar[str] = "retry"
 
-    attempt: int = field("the attempt that failed (from 1)")
-    status: int | None = field("its HTTP status (null for a connection failure)")
-    delay: float = field("seconds until the next attempt")
-    reason: str = field("what went wrong")
+    attempt: int = field("the attempt that failed (from 1)", telemetry="plain")
+    status: int | None = field("its HTTP status (null for a connection failure)", telemetry="plain")
+    delay: float = field("seconds until the next attempt", telemetry="plain")
+    reason: str = field("what went wrong", telemetry="plain")
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -293,11 +316,13 @@ class Overflow(Event):
 
     type: ClassVar[str] = "overflow"
 
-    error: str = field("what it said")
-    estimate: int = field("seri's estimate of the request (tokens)")
-    purpose: str = field("`turn` or `summary`")
-    token_scale: float = field("provider tokens per ceil(chars/4), as learned from the refusal")
-    context_window: int = field("the window, as learned from the refusal")
+    error: str = field("what it said", telemetry="plain")
+    estimate: int = field("seri's estimate of the request (tokens)", telemetry="plain")
+    purpose: str = field("`turn` or `summary`", telemetry="plain")
+    token_scale: float = field(
+        "provider tokens per ceil(chars/4), as learned from the refusal", telemetry="plain"
+    )
+    context_window: int = field("the window, as learned from the refusal", telemetry="plain")
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -307,9 +332,9 @@ class OutputBudgetLowered(Event):
 
     type: ClassVar[str] = "output_budget_lowered"
 
-    key: str = field("`max_tokens` or `max_completion_tokens`")
-    to: int = field("the new budget")
-    why: str = field("in words")
+    key: str = field("`max_tokens` or `max_completion_tokens`", telemetry="plain")
+    to: int = field("the new budget", telemetry="plain")
+    why: str = field("in words", telemetry="plain")
 
 
 # --- tool calls --------------------------------------------------------------------------------
@@ -350,13 +375,16 @@ class Denial(Event):
     type: ClassVar[str] = "denial"
 
     id: str = field("the call's id")
-    name: str = field("the tool")
+    name: str = field("the tool", telemetry="plain")
     rule: str = field(
         "the deciding rule; `(protected)`, `(project)` for a path outside the project, "
-        '`""` when a person said no'
+        '`""` when a person said no',
+        telemetry="plain",
     )
-    reason: str = field("why (`denied by user: …` carries what the person typed)")
-    by: str | Absent = field("`policy` or `user`", optional=True)
+    reason: str = field(
+        "why (`denied by user: …` carries what the person typed)", telemetry="content"
+    )
+    by: str | Absent = field("`policy` or `user`", optional=True, telemetry="plain")
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -367,7 +395,7 @@ class SessionRule(Event):
     type: ClassVar[str] = "session_rule"
 
     id: str = field("the call that was approved")
-    rules: tuple[str, ...] = field("the allow rules added")
+    rules: tuple[str, ...] = field("the allow rules added", telemetry="content")
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -376,11 +404,11 @@ class Checkpoint(Event):
 
     type: ClassVar[str] = "checkpoint"
 
-    tool: str = field("the writing tool")
-    path: str = field("the file, relative to the project")
-    existed: bool = field("whether there was a file")
-    bytes: int = field("its size")
-    sha256: str | None = field("its hash (null for a new file)")
+    tool: str = field("the writing tool", telemetry="plain")
+    path: str = field("the file, relative to the project", telemetry="content")
+    existed: bool = field("whether there was a file", telemetry="plain")
+    bytes: int = field("its size", telemetry="plain")
+    sha256: str | None = field("its hash (null for a new file)", telemetry="content")
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -389,13 +417,18 @@ class Edit(Event):
 
     type: ClassVar[str] = "edit"
 
-    tool: str = field("`write_file` or `edit`")
+    tool: str = field("`write_file` or `edit`", telemetry="plain")
     details: tuple[tuple[str, object], ...] = attrs.field(
         metadata={
             "doc": "`outcome` (`applied`, `not_found`, `ambiguous`, `unchanged`, …), `path`, "
             "`bytes`, `created`, `replacements`, `occurrences`",
             "export_name": "",
             "flatten": True,
+            # Its keys as span event attributes: as they are, and as content.
+            "telemetry": (
+                ("outcome", "bytes", "created", "replacements", "occurrences"),
+                ("path",),
+            ),
         }
     )
 
@@ -406,11 +439,11 @@ class Check(Event):
 
     type: ClassVar[str] = "check"
 
-    command: str = field("the command")
-    exit_code: int | None = field("its exit status")
-    ok: bool = field("it passed")
-    seconds: float = field("how long it ran")
-    output: str = field("what it printed")
+    command: str = field("the command", telemetry="content")
+    exit_code: int | None = field("its exit status", telemetry="plain")
+    ok: bool = field("it passed", telemetry="plain")
+    seconds: float = field("how long it ran", telemetry="plain")
+    output: str = field("what it printed", telemetry="content")
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -419,9 +452,9 @@ class MemoryStaged(Event):
 
     type: ClassVar[str] = "memory_staged"
 
-    n: int = field("the entry's number")
-    scope: str = field("`project` or `global`")
-    bytes: int = field("its size")
+    n: int = field("the entry's number", telemetry="plain")
+    scope: str = field("`project` or `global`", telemetry="plain")
+    bytes: int = field("its size", telemetry="plain")
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -431,7 +464,7 @@ class SubagentStart(Event):
     type: ClassVar[str] = "subagent_start"
 
     child: str = field("the subagent's session")
-    description: str = field("the task's few words")
+    description: str = field("the task's few words", telemetry="content")
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -441,8 +474,8 @@ class SubagentEnd(Event):
     type: ClassVar[str] = "subagent_end"
 
     child: str = field("the subagent's session")
-    status: str = field("how its task ended, or `error`")
-    turns: int | Absent = field("the turns it took", optional=True)
+    status: str = field("how its task ended, or `error`", telemetry="plain")
+    turns: int | Absent = field("the turns it took", optional=True, telemetry="plain")
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -452,15 +485,18 @@ class McpServer(Event):
 
     type: ClassVar[str] = "mcp_server"
 
-    server: str = field("the server's name in the configuration")
+    server: str = field("the server's name in the configuration", telemetry="plain")
     state: str = field(
         "`ready` (started, at the first wait or later), `failed` (could not be started, or "
         "started again), `starting` (still starting when the first task went without it), "
         "`restarting` (it stopped; started again once), `restarted`, `gone` (stopped again "
-        "after its restart: its tools are gone for the session) or `tools_changed`"
+        "after its restart: its tools are gone for the session) or `tools_changed`",
+        telemetry="plain",
     )
-    tools: int = field("the tools it offers now (0 once failed or gone)")
-    detail: str | Absent = field("why, in the words said on stderr", optional=True)
+    tools: int = field("the tools it offers now (0 once failed or gone)", telemetry="plain")
+    detail: str | Absent = field(
+        "why, in the words said on stderr", optional=True, telemetry="content"
+    )
 
 
 # --- the history -------------------------------------------------------------------------------
@@ -472,14 +508,17 @@ class Compaction(Event):
 
     type: ClassVar[str] = "compaction"
 
-    trigger: str = field("`auto`, `overflow`, `manual` or `shell`")
-    focus: str = field("the words after /compact")
-    evicted: int = field("messages replaced")
-    kept: int = field("messages kept")
-    estimate_before: int = field("tokens before")
-    estimate_after: int = field("tokens after")
-    summary_calls: int = field("the fold's requests, refused ones included")
-    token_scale: float = field("provider tokens per ceil(chars/4)")
+    trigger: str = field("`auto`, `overflow`, `manual` or `shell`", telemetry="plain")
+    focus: str = field("the words after /compact", telemetry="content")
+    evicted: int = field("messages replaced", telemetry="plain")
+    kept: int = field("messages kept", telemetry="plain")
+    estimate_before: int = field("tokens before", telemetry="plain")
+    estimate_after: int = field("tokens after", telemetry="plain")
+    summary_calls: int = field("the fold's requests, refused ones included", telemetry="plain")
+    token_scale: float = field("provider tokens per ceil(chars/4)", telemetry="plain")
+    still_too_big: str | Absent = field(
+        "why the session still does not fit after it (absent when it fits)", optional=True
+    )
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -489,11 +528,11 @@ class Shrink(Event):
 
     type: ClassVar[str] = "shrink"
 
-    trigger: str = field("as for `compaction`")
-    elided: int = field("payloads replaced")
-    messages: int = field("messages changed")
-    estimate_before: int = field("tokens before")
-    estimate_after: int = field("tokens after")
+    trigger: str = field("as for `compaction`", telemetry="plain")
+    elided: int = field("payloads replaced", telemetry="plain")
+    messages: int = field("messages changed", telemetry="plain")
+    estimate_before: int = field("tokens before", telemetry="plain")
+    estimate_after: int = field("tokens after", telemetry="plain")
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -502,8 +541,8 @@ class Rule(Event):
 
     type: ClassVar[str] = "rule"
 
-    name: str = field("the rule")
-    paths: tuple[str, ...] = field("the paths touched that matched")
+    name: str = field("the rule", telemetry="plain")
+    paths: tuple[str, ...] = field("the paths touched that matched", telemetry="content")
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -546,6 +585,132 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     McpServer,
     MemoryStaged,
 )
+
+EVENTS_BY_TYPE: Mapping[str, type[Event]] = {kind.type: kind for kind in EVENT_TYPES}
+
+
+@functools.cache
+def _field_types(type_: str) -> Mapping[str, Any]:
+    """The fields' types as objects (they are text here), what ``decode`` checks: resolved
+    on the first read, so that a run which reads no stored event does not pay for it."""
+    return typing.get_type_hints(EVENTS_BY_TYPE[type_])
+
+
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Unknown(Event):
+    """A stored event no record here reads: a type a newer seri wrote, or a body that is not
+    the shape of its type (written by hand, or by an older seri). It keeps both as stored."""
+
+    type: ClassVar[str] = ""
+
+    kind: str = field("the type it was stored under")
+    body: Mapping[str, Any] = field("its fields as stored")
+
+    def export(self) -> dict[str, Any]:
+        return dict(self.body)
+
+
+def decode(type_: str, body: Mapping[str, Any]) -> Event:
+    """A stored event as its record, or ``Unknown`` when its type or shape is not one seri
+    knows. The one way back from the store: a decoded record's fields are of their types and
+    its export is the stored body again, so an exporter that echoes a body stays exact."""
+    kind = EVENTS_BY_TYPE.get(type_)
+    if kind is None:
+        return Unknown(kind=type_, body=body)
+    try:
+        event = _build(kind, body)
+    except TypeError:
+        return Unknown(kind=type_, body=body)
+    if event.export() != {k: v for k, v in body.items() if not _is_line_key(kind, k)}:
+        return Unknown(kind=type_, body=body)
+    return event
+
+
+def _build(kind: type[Event], body: Mapping[str, Any]) -> Event:
+    """The record of a stored body; ``TypeError`` when a field is missing, foreign or of
+    another type."""
+    values: dict[str, Any] = {}
+    field_types = _field_types(kind.type)
+    rest = dict(body)
+    flattened = ""
+    for item in attrs.fields(kind):
+        if item.metadata.get("flatten"):
+            flattened = item.name
+            continue
+        name = item.metadata.get("export_name") or item.name
+        if name in rest:
+            values[item.name] = _stored_value(rest.pop(name), field_types[item.name])
+        elif item.metadata.get("line_key"):
+            values[item.name] = ""
+        elif item.default is not ABSENT:
+            raise TypeError(f"{kind.type} without {name}")
+    if flattened:
+        values[flattened] = tuple(rest.items())
+    elif rest:
+        raise TypeError(f"{kind.type} with {', '.join(rest)}")
+    return kind(**values)
+
+
+def _is_line_key(kind: type[Event], name: str) -> bool:
+    return any(item.name == name and item.metadata.get("line_key") for item in attrs.fields(kind))
+
+
+def _stored_value(value: Any, annotation: Any) -> Any:
+    """A JSON value as the record holds it (arrays as tuples, a call's usage as ``Usage``);
+    ``TypeError`` when it is not of the field's type."""
+    if isinstance(value, list):
+        value = tuple(value)
+    if isinstance(value, Mapping) and Usage in _choices(annotation):
+        value = _usage_of(value)
+    if not _is_a(value, annotation):
+        raise TypeError(value)
+    return value
+
+
+def _choices(annotation: Any) -> tuple[Any, ...]:
+    if typing.get_origin(annotation) in (types.UnionType, typing.Union):
+        return typing.get_args(annotation)
+    return (annotation,)
+
+
+def _is_a(value: Any, annotation: Any) -> bool:
+    """Whether a decoded value is of a field's type (as far as a record's fields go)."""
+    for choice in _choices(annotation):
+        origin = typing.get_origin(choice) or choice
+        if choice is Any or choice is object:
+            return True
+        if choice is None or choice is type(None):
+            if value is None:
+                return True
+        elif origin is Literal:
+            if value in typing.get_args(choice):
+                return True
+        elif origin is tuple:
+            if isinstance(value, tuple):
+                return True
+        elif origin is Mapping or origin is collections.abc.Mapping:
+            if isinstance(value, Mapping):
+                return True
+        elif choice is float:
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                return True
+        elif choice is int:
+            if isinstance(value, int) and not isinstance(value, bool):
+                return True
+        elif isinstance(origin, type) and isinstance(value, origin):
+            return True
+    return False
+
+
+_USAGE_KEYS = tuple(usage_record(Usage()))
+
+
+def _usage_of(stored: Mapping[str, Any]) -> Usage:
+    if tuple(stored) != _USAGE_KEYS:
+        raise TypeError(stored)  # not a usage this seri writes
+    values = {key: stored[key] for key in _USAGE_KEYS}
+    values["provider"] = values["provider"] or ""
+    return Usage(**values)
 
 
 # --- the schema ---------------------------------------------------------------------------------

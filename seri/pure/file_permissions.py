@@ -115,7 +115,7 @@ def _protected_file(policy: Policy, rel: str | None, absolute: str | None) -> st
         named = protected_dir(path)
         if named is not None:
             part, why = named
-            return f"writing {path} is never allowed: it is inside {part}/, and {why}"
+            return f"writing {path} is never allowed: it is {part}, and {why}"
     if absolute is not None:
         for root in policy.protected:
             if is_within(absolute, root):

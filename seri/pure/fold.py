@@ -86,15 +86,21 @@ def next_chunk(
     focus: str,
     elide_bytes: int,
     project: str = "",
+    recap_reserve: int = 0,
 ) -> Chunk:
     """The chunk that starts at ``start``: as many of ``history[start:end]`` as one request of
     at most ``room_tokens`` local tokens holds (at least one message, shortened if need be).
 
-    Its work is proportional to the chunk, not to the history.
+    Its work is proportional to the chunk, not to the history. ``recap_reserve`` (local
+    tokens) is kept for the recap the request carries, whatever the recap so far is: the
+    chunks then do not depend on what the summarizer answers, and a dry run plans them.
     """
     if not 0 <= start < end <= len(history):
         raise ValueError(f"no messages to summarize in [{start}, {end})")
     bare = request_tokens(summarizer_messages(previous, (), focus, elide_bytes, project))
+    if recap_reserve:
+        without = request_tokens(summarizer_messages(None, (), focus, elide_bytes, project))
+        bare = max(bare, without + recap_reserve)
     free = max(0, (room_tokens - bare) * 4)
     copies: list[Message] = []
     sizes: list[int] = []

@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 
+from seri.pure import events
 from seri.pure.otlp_model import Attributes, AttrValue
 from seri.pure.redaction import Redactor, elide_large
 from seri.pure.usage_totals import UsageTotals
@@ -188,42 +189,37 @@ def usage_attributes(totals: UsageTotals) -> Attributes:
 
 # -- span events -----------------------------------------------------------------------------
 
-# For each record type that becomes a span event: the fields carried as they are, and the
-# fields that are content (carried only with the opt-in). A type not listed (one added
-# later) still becomes an event, with its numbers and flags only: its strings might be content.
-EVENT_FIELDS: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "compaction": (
-        (
-            "trigger",
-            "evicted",
-            "kept",
-            "estimate_before",
-            "estimate_after",
-            "summary_calls",
-            "token_scale",
-        ),
-        ("focus",),
-    ),
-    "shrink": (("trigger", "elided", "messages", "estimate_before", "estimate_after"), ()),
-    "retry": (("attempt", "status", "delay", "reason"), ()),
-    "denial": (("name", "rule", "by"), ("reason",)),
-    "overflow": (("estimate", "purpose", "token_scale", "context_window", "error"), ()),
-    "output_budget_lowered": (("key", "to", "why"), ()),
-    "rule": (("name",), ("paths",)),
-    "model_switch": (("model",), ()),
-    "context_window": (("tokens", "from"), ()),
-    "checkpoint": (("tool", "existed", "bytes"), ("path", "sha256")),
-    "edit": (("tool", "outcome", "bytes", "created", "replacements", "occurrences"), ("path",)),
-    "check": (("exit_code", "ok", "seconds"), ("command", "output")),
-    "session_rule": ((), ("rules",)),
-    "memory_staged": (("n", "scope", "bytes"), ()),
-    "subagent_start": ((), ("description",)),
-    "subagent_end": (("status", "turns"), ()),
-    # Its detail may quote the server's stderr (paths, its own output): content.
-    "mcp_server": (("server", "state", "tools"), ("detail",)),
-}
 # Free text among the plain fields: seri's own wording, redacted like a diagnostic.
 _DIAGNOSTIC_FIELDS = frozenset({"reason", "error", "why"})
+
+
+def _span_event_fields(kind: type[events.Event]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A record's fields as its span event carries them (its fields say so, in
+    ``events.py``): the plain ones, seri's own wording last, and the content ones."""
+    plain: list[str] = []
+    private: list[str] = []
+    for item in attrs.fields(kind):
+        how = item.metadata.get("telemetry")
+        if isinstance(how, tuple):  # a flattened field: its keys are named with it
+            plain.extend(how[0])
+            private.extend(how[1])
+        elif how:
+            (plain if how == "plain" else private).append(
+                item.metadata.get("export_name") or item.name
+            )
+    wording = [name for name in plain if name in _DIAGNOSTIC_FIELDS]
+    return tuple(n for n in plain if n not in _DIAGNOSTIC_FIELDS) + tuple(wording), tuple(private)
+
+
+# For each record type that becomes a span event: the fields carried as they are, and the
+# fields that are content (carried only with the opt-in). A type none of whose fields is
+# marked (one added later) still becomes an event, with its numbers and flags only: its
+# strings might be content.
+EVENT_FIELDS: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    kind.type: _span_event_fields(kind)
+    for kind in events.EVENT_TYPES
+    if any(_span_event_fields(kind))
+}
 
 
 def event_attributes(type_: str, data: Mapping[str, Any], content: Content) -> Attributes:

@@ -35,6 +35,7 @@ from typing import Any, Literal
 
 import attrs
 
+from seri.pure import events
 from seri.pure.genai_attributes import (
     AGENT_NAME,
     Content,
@@ -70,23 +71,32 @@ AgentRole = Literal["pending", "task", "standalone", "subagent"]
 # life is noticed on a call to it, and recorded before the call's result).
 _INSIDE_TOOL = frozenset(
     {
-        "checkpoint",
-        "edit",
-        "check",
-        "denial",
-        "session_rule",
-        "memory_staged",
-        "subagent_start",
-        "mcp_server",
+        events.Checkpoint.type,
+        events.Edit.type,
+        events.Check.type,
+        events.Denial.type,
+        events.SessionRule.type,
+        events.MemoryStaged.type,
+        events.SubagentStart.type,
+        events.McpServer.type,
     }
 )
 # Records written while a model call is under way: they belong to the next call span.
-_DURING_CALL = frozenset({"retry", "output_budget_lowered"})
+_DURING_CALL = frozenset({events.Retry.type, events.OutputBudgetLowered.type})
 # Records that are not the end of anything: the next call does not begin after them.
-_NOT_A_STEP = _DURING_CALL | {"context_window"}
+_NOT_A_STEP = _DURING_CALL | {events.ContextWindow.type}
 # Records that belong to a task's work: arriving when none is open, they start one. Any
 # other record (a type added later, say) becomes an event of whatever is open, or nothing.
-_IN_TASK = frozenset({"rule", "session_rule", "memory_staged", "checkpoint", "edit", "check"})
+_IN_TASK = frozenset(
+    {
+        events.Rule.type,
+        events.SessionRule.type,
+        events.MemoryStaged.type,
+        events.Checkpoint.type,
+        events.Edit.type,
+        events.Check.type,
+    }
+)
 # Compaction triggers that come from a person between tasks, not from a task's own needs.
 _ASKED_FOR = frozenset({"manual", "shell"})
 _TASK_FAILED = frozenset({"error", "interrupted"})
@@ -237,7 +247,7 @@ class _Step:
 
     def take(self, record: TrajectoryRecord) -> None:
         at = nanos(record.at) if math.isfinite(record.at) else self.mark
-        if record.type == "header":
+        if record.type == events.Header.type:
             self.close_run()
             self.run = _run_context(record, self.content.redactor)
             self.mark = nanos(_started(record))
@@ -254,7 +264,7 @@ class _Step:
         elif record.type == "task_start":
             self.close_top_level_maintenance()
             self.start_known = True
-        elif record.type in _IN_TASK or (self.stack and record.type != "run_usage"):
+        elif record.type in _IN_TASK or (self.stack and record.type != events.RunUsage.type):
             self.settle_tools(record)
             index = self.innermost_scope(record, at)
             self.add_event(index, self.event(record, at))
@@ -278,7 +288,7 @@ class _Step:
 
     def innermost_scope(self, record: TrajectoryRecord, at: int) -> int:
         """The index of the scope a record's event belongs to, opening a task if none is open."""
-        if self.stack and (record.type in _INSIDE_TOOL or record.type == "tool_result"):
+        if self.stack and (record.type in _INSIDE_TOOL or record.type == events.ToolResult.type):
             return len(self.stack) - 1
         return self.agent(record, at)
 
@@ -292,7 +302,11 @@ class _Step:
             root = self.stack[0]
             assert isinstance(root, AgentScope)
             if root.role == "standalone" and (
-                not maintenance or (root.compacted and record.type in ("summary_call", "overflow"))
+                not maintenance
+                or (
+                    root.compacted
+                    and record.type in (events.SummaryCall.type, events.Overflow.type)
+                )
             ):
                 self.close_scope(0, root.last_ns)
             elif root.role == "pending" and not maintenance:
@@ -461,7 +475,7 @@ class _Step:
         start = nanos(started) if started is not None else self.mark
         start = min(max(start, scope.start_ns), at)
         estimated = not explicit and scope.estimated_start and scope.chats == 0
-        answered = record.type in ("model_call", "summary_call")
+        answered = record.type in (events.ModelCall.type, events.SummaryCall.type)
         usage = UsageTotals.of_record(data.get("usage")) if answered else UsageTotals(calls=1)
         reported = data.get("usage")
         served_by = reported.get("provider") if isinstance(reported, Mapping) else None
@@ -596,7 +610,7 @@ class _Step:
         root = self.stack[0]
         if index == 0 and isinstance(root, AgentScope) and root.role in ("pending", "standalone"):
             role: AgentRole = "standalone" if asked else "task"
-            compacted = root.compacted or record.type == "compaction"
+            compacted = root.compacted or record.type == events.Compaction.type
             self.stack[0] = attrs.evolve(root, role=role, compacted=compacted)
 
     def tool_call(self, record: TrajectoryRecord, at: int) -> None:
@@ -721,7 +735,7 @@ class _Step:
         # A task that failed in a call the recording has no span for yet (refused before any
         # answer, or a second overflow): that call, ending here.
         unanswered = status in _TASK_FAILED and "error" in data
-        failed_call = (unanswered and scope.last_call != "model_call") or (
+        failed_call = (unanswered and scope.last_call != events.ModelCall.type) or (
             status == "overflow" and scope.last_call == ""
         )
         if failed_call:
@@ -757,19 +771,19 @@ class _Step:
 
 
 _HANDLERS = {
-    "model_call": _Step.model_call,
-    "summary_call": _Step.summary_call,
-    "overflow": _Step.overflow,
-    "compaction": _Step.maintenance,
-    "shrink": _Step.maintenance,
-    "tool_call": _Step.tool_call,
-    "tool_result": _Step.tool_result,
-    "denial": _Step.denial,
-    "subagent_start": _Step.subagent_start,
-    "subagent_end": _Step.subagent_end,
-    "turn_end": _Step.turn_end,
-    "model_switch": _Step.model_switch,
-    "context_window": _Step.context_window,
+    events.ModelCall.type: _Step.model_call,
+    events.SummaryCall.type: _Step.summary_call,
+    events.Overflow.type: _Step.overflow,
+    events.Compaction.type: _Step.maintenance,
+    events.Shrink.type: _Step.maintenance,
+    events.ToolCall.type: _Step.tool_call,
+    events.ToolResult.type: _Step.tool_result,
+    events.Denial.type: _Step.denial,
+    events.SubagentStart.type: _Step.subagent_start,
+    events.SubagentEnd.type: _Step.subagent_end,
+    events.TurnEnd.type: _Step.turn_end,
+    events.ModelSwitch.type: _Step.model_switch,
+    events.ContextWindow.type: _Step.context_window,
 }
 
 

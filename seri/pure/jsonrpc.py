@@ -14,6 +14,8 @@ from typing import Any
 
 import attrs
 
+from seri.pure import json_text
+from seri.pure.bounded_input import MCP_STDIO, BoundedInputError, InputLimits
 from seri.pure.value_record import ValueRecord
 
 PARSE_ERROR = -32700
@@ -60,10 +62,13 @@ class ServerRequest(ValueRecord):
 
 @attrs.frozen(repr=False, eq=False)
 class Unreadable(ValueRecord):
-    """Something arrived that is not a JSON-RPC message; ``sample`` is its start, for errors."""
+    """Something arrived that is not a JSON-RPC message; ``sample`` is its start, for errors.
+    ``over_limit``: it may well have been one, but over seri's bounds (too big, too deep), so
+    whichever request it answered will get no other answer."""
 
     reason: str
     sample: str = ""
+    over_limit: bool = False
 
 
 Incoming = Response | ErrorResponse | Notification | ServerRequest | Unreadable
@@ -98,16 +103,18 @@ def error_response(request_id: RequestId, code: int, message: str) -> dict[str, 
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
-def decode_line(line: bytes | str) -> tuple[Incoming, ...]:
+def decode_line(line: bytes | str, limits: InputLimits = MCP_STDIO) -> tuple[Incoming, ...]:
     """What one received line holds: one message, several (a batch), or an ``Unreadable``.
 
-    A blank line holds nothing.
+    A blank line holds nothing. A line over ``limits`` (its size, its depth) is not parsed.
     """
     text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
     if not text.strip():
         return ()
     try:
-        value = json.loads(text)
+        value = json_text.loads_bounded(text, limits)
+    except BoundedInputError as exc:
+        return (Unreadable(exc.reason, _sample(text), over_limit=True),)
     except ValueError:
         return (Unreadable("not JSON", _sample(text)),)
     return decode_value(value, text)

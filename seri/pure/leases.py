@@ -5,6 +5,10 @@ started (on Linux the boot id plus the start time in clock ticks from ``/proc/PI
 A pid alone is not enough: pids are reused, and a later process with the same number must
 not pass for the seri that held the session. Liveness can only be observed on the same host;
 a lease taken on another host counts as live (seri cannot see that machine's processes).
+
+Two holders are dead wherever they are: one whose pid no process can have (0 and negative
+pids name process groups, or every process, and ``kill(-1, 0)`` succeeds), and on this host
+one that was killed but not yet reaped by its parent (a zombie: it will never write again).
 """
 
 from __future__ import annotations
@@ -16,6 +20,16 @@ import attrs
 from seri.pure.value_record import ValueRecord
 
 Verdict = Literal["mine", "free", "stale", "held"]
+
+# Linux's PID_MAX_LIMIT (on 64-bit; pid_max may be set lower, never higher): other systems'
+# pids are smaller still.
+PID_MAX_LIMIT = 1 << 22
+
+
+def possible_pid(pid: int) -> bool:
+    """Whether a process can have ``pid``: 0 and negative numbers name process groups (or
+    every process) to ``kill``, and no pid exceeds the kernel's limit."""
+    return 0 < pid <= PID_MAX_LIMIT
 
 
 @attrs.frozen(repr=False, eq=False)
@@ -40,6 +54,8 @@ class Observation(ValueRecord):
     exists: bool
     # The start token of whatever process has that pid now ('' when unknown).
     started: str = ""
+    # Killed (or exited) but not yet reaped by its parent: it exists, but will never run again.
+    zombie: bool = False
 
 
 def verdict(me: Holder, holder: Holder | None, seen: Observation | None) -> Verdict:
@@ -50,11 +66,13 @@ def verdict(me: Holder, holder: Holder | None, seen: Observation | None) -> Verd
     """
     if holder is None:
         return "free"
+    if not possible_pid(holder.pid):
+        return "stale"  # a row no process can hold (written by hand, or damaged)
     if holder.same_process(me):
         return "mine"
     if holder.host != me.host or seen is None:
         return "held"
-    if not seen.exists:
+    if not seen.exists or seen.zombie:
         return "stale"
     if holder.started and seen.started and holder.started != seen.started:
         return "stale"  # the pid was reused by a later process

@@ -23,13 +23,18 @@ shape comes in:
 - ``{"type": "json", "value": ...}`` is often a bare string (taken as the text) or null;
 - a tool-call ``input`` that is a string is the model's malformed JSON: kept as the call's raw
   arguments in the store, sent to providers as ``{}`` (``seri.pure.wire``);
-- image parts become a placeholder, with a warning;
+- image parts, in user content or in a tool result's ``content`` output, become a placeholder
+  that keeps their media type and size, with a warning (``seri.pure.legacy_media``);
 - a compaction recap is a user message starting ``[Compacted history``: imported as a recap;
-- a header-only file (opened and quit, or ``/clear``) has nothing to import.
+- a header-only file (opened and quit, or ``/clear``) has nothing to import;
+- a header ``id`` that is not a plain id (``$(touch /tmp/x)``, a newline, a quote) is never
+  used as one: the session gets an id made from the file's name and that text, the same on
+  every import, and the original is kept as its ``legacy_id`` tag (``imported_id``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Sequence
@@ -37,6 +42,9 @@ from typing import Any
 
 import attrs
 
+from seri.pure import json_text
+from seri.pure.bounded_input import LEGACY_SESSION_FILE, BoundedInputError
+from seri.pure.legacy_media import content_output_text, is_image, placeholder
 from seri.pure.lone_surrogates import replace_lone_surrogates
 from seri.pure.records import Message, MessageKind, ToolCall
 from seri.pure.value_record import ValueRecord
@@ -44,8 +52,12 @@ from seri.pure.value_record import ValueRecord
 LOST_RESULT = "result lost before import"
 DENIED_RESULT = "denied: the older release did not run this tool call"
 NO_OUTPUT = "(the tool returned nothing)"
-IMAGE_PLACEHOLDER = "[an image was attached here; the older release's images are not imported]"
 RECAP_PREFIX = "[Compacted history"
+
+# What a session id may be: what seri's own ids (32 hex digits) and the older release's file
+# stems are made of. Anything else is data, never an id (shell completion, paths, prefixes).
+PLAIN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+LEGACY_ID_TAG = "legacy_id"
 
 # Only a \uD800-\uDFFF escape can put a lone surrogate into a decoded JSON string.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
@@ -85,7 +97,7 @@ def parse_legacy_file(name: str, data: bytes) -> LegacySession:
     values: list[tuple[int, Any]] = []
     for number, raw in numbered:
         try:
-            value = json.loads(raw.decode("utf-8"))
+            value = json_text.loads_bounded(raw.decode("utf-8"), LEGACY_SESSION_FILE)
             cleaned = _scrub(value) if _SURROGATE_ESCAPE.search(raw) else value
         # ValueError covers bad JSON, bad UTF-8 and an integer of more than 4300
         # digits; RecursionError a nesting deeper than Python's stack.
@@ -109,6 +121,20 @@ def parse_legacy_file(name: str, data: bytes) -> LegacySession:
         messages, origins = messages[1:], origins[1:]
     repaired, repairs = _repair(messages, [f"{name}:{line}" for line in origins])
     return LegacySession(header, tuple(repaired), tuple(warnings) + repairs)
+
+
+def is_plain_id(text: str) -> bool:
+    return PLAIN_ID.fullmatch(text) is not None
+
+
+def imported_id(file_name: str, header_id: str) -> str:
+    """The id the session of ``file_name`` is stored under: its header's id when that is a
+    plain id, else 32 hex digits of a digest of the file's name and that id (so importing the
+    same file again finds the same id)."""
+    if is_plain_id(header_id):
+        return header_id
+    digest = hashlib.sha256(f"legacy:{file_name}\0{header_id}".encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()[:32]
 
 
 def _scrub(value: Any) -> Any:
@@ -137,6 +163,8 @@ def _reason(exc: Exception) -> str:
         return "invalid UTF-8"
     if isinstance(exc, RecursionError):
         return "nested too deeply"
+    if isinstance(exc, BoundedInputError):
+        return exc.reason
     if isinstance(exc, json.JSONDecodeError):
         # Each line is one document: its own line number is always 1, the column tells.
         joiner = " " if exc.msg.endswith(" at") else " at "
@@ -176,7 +204,7 @@ def _messages(name: str, number: int, value: Any, warnings: list[str]) -> list[M
     if role == "assistant":
         return [_assistant(where, content)]
     if role == "tool":
-        return _tool_results(where, content)
+        return _tool_results(where, content, warnings)
     raise LegacyFileError(f"{where}: unknown role {role!r}")
 
 
@@ -194,18 +222,11 @@ def _text_of(where: str, content: Any, warnings: list[str] | None = None) -> str
         kind = part.get("type")
         if kind == "text" and isinstance(part.get("text"), str):
             texts.append(part["text"])
-        elif _is_image(part):
-            texts.append(IMAGE_PLACEHOLDER)
+        elif is_image(part):
+            texts.append(placeholder(part))
             if warnings is not None:
                 warnings.append(f"{where}: an image part was replaced by a placeholder")
     return "".join(texts)
-
-
-def _is_image(part: dict[str, Any]) -> bool:
-    if part.get("type") == "image":
-        return True
-    media = part.get("mediaType") or part.get("mimeType")
-    return part.get("type") == "file" and isinstance(media, str) and media.startswith("image/")
 
 
 def _assistant(where: str, content: Any) -> Message:
@@ -233,14 +254,14 @@ def _arguments(value: Any) -> str:
     valid JSON (the AI SDK keeps it raw): kept as it is, unless it is JSON text after all."""
     if isinstance(value, str):
         try:
-            parsed = json.loads(value)
+            parsed = json_text.loads(value)
         except ValueError:
             return value
         return json.dumps(parsed, ensure_ascii=False) if isinstance(parsed, dict) else value
     return json.dumps(value, ensure_ascii=False)
 
 
-def _tool_results(where: str, content: Any) -> list[Message]:
+def _tool_results(where: str, content: Any, warnings: list[str]) -> list[Message]:
     results: list[Message] = []
     for part in _parts(where, content):
         if part.get("type") != "tool-result":
@@ -248,7 +269,7 @@ def _tool_results(where: str, content: Any) -> list[Message]:
         call_id = part.get("toolCallId")
         if not isinstance(call_id, str) or not call_id:
             raise LegacyFileError(f"{where}: a tool-result part needs toolCallId")
-        text, is_error = _output_text(part.get("output"))
+        text, is_error = _output_text(where, part.get("output"), warnings)
         results.append(
             Message(
                 role="tool",
@@ -261,7 +282,7 @@ def _tool_results(where: str, content: Any) -> list[Message]:
     return results
 
 
-def _output_text(output: Any) -> tuple[str, bool]:
+def _output_text(where: str, output: Any, warnings: list[str]) -> tuple[str, bool]:
     if not isinstance(output, dict):
         return json.dumps(output, ensure_ascii=False), False
     kind = output.get("type")
@@ -276,6 +297,8 @@ def _output_text(output: Any) -> tuple[str, bool]:
         return value, is_error
     if value is None and kind in ("json", "text"):
         return NO_OUTPUT, False
+    if kind == "content":
+        return content_output_text(where, value, warnings), False
     return json.dumps(value, ensure_ascii=False), is_error
 
 

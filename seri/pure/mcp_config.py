@@ -17,19 +17,22 @@ default. An unset variable without a default is a problem for that one server, w
 not start; the other servers are unaffected. A bare ``$VAR`` stays as written (Claude Code
 does not expand it either), and so does anything in braces that is not a variable name
 (``${x%/}``), so shell parameter expansion in an argument reaches the program untouched.
+A project's entries are read with ``seri.pure.trust``'s policy for them: a ``${VAR}`` naming
+one of the person's secrets (seri's key, a secret-looking variable) is never expanded and makes
+that server a problem, unless config.json grants that variable to that server.
 
 Each problem is a value naming the server, the file and the fix; nothing here raises.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
+from seri.pure.trust import PERSON_POLICY, ExpansionPolicy, entry_digest, shown_entry
 from seri.pure.value_record import ValueRecord
 
 STDIO = "stdio"
@@ -52,6 +55,8 @@ class McpServerConfig(ValueRecord):
     ``source`` is the file the entry came from, shown to people (``seri mcp list``, errors);
     ``call_timeout`` is the entry's own ``timeout`` (milliseconds in the file, seconds here),
     ``None`` when it gave none; ``era`` forces a protocol era (``"auto"`` probes).
+    ``digest`` is what an approval covers: the whole entry as written (``seri.pure.trust``);
+    ``shown`` the entry as written with its secrets masked, one line of JSON.
     """
 
     name: str
@@ -59,18 +64,15 @@ class McpServerConfig(ValueRecord):
     source: str = ""
     command: str = ""
     args: tuple[str, ...] = ()
-    env: tuple[tuple[str, str], ...] = ()
+    # A value here may be a secret the person granted (seri.pure.trust): never in a repr.
+    env: tuple[tuple[str, str], ...] = attrs.field(default=(), repr=False)
     cwd: str = ""
     url: str = ""
-    headers: tuple[tuple[str, str], ...] = ()
+    headers: tuple[tuple[str, str], ...] = attrs.field(default=(), repr=False)
     era: str = "auto"
     call_timeout: float | None = None
-
-    def identity(self) -> str:
-        """What the server *is*, for approvals: a changed command or URL is a new server."""
-        if self.transport == STDIO:
-            return json.dumps([STDIO, self.command, *self.args], ensure_ascii=False)
-        return json.dumps([HTTP, self.url], ensure_ascii=False)
+    digest: str = ""
+    shown: str = ""
 
 
 @attrs.frozen(repr=False, eq=False)
@@ -127,8 +129,14 @@ def expand_variables(text: str, env: Mapping[str, str]) -> tuple[str, tuple[str,
     return _VARIABLE.sub(replace, text), tuple(dict.fromkeys(missing))
 
 
-def servers_from_document(document: object, env: Mapping[str, str], source: str) -> McpServerSet:
-    """The ``mcpServers`` of a parsed ``.mcp.json`` or ``config.json`` (no key: no servers)."""
+def servers_from_document(
+    document: object,
+    env: Mapping[str, str],
+    source: str,
+    policy: ExpansionPolicy = PERSON_POLICY,
+) -> McpServerSet:
+    """The ``mcpServers`` of a parsed ``.mcp.json`` or ``config.json`` (no key: no servers);
+    ``policy`` says which variables its ``${VAR}`` may expand (a project's: not secrets)."""
     if not isinstance(document, Mapping):
         return McpServerSet(
             problems=(
@@ -138,10 +146,15 @@ def servers_from_document(document: object, env: Mapping[str, str], source: str)
     section = document.get("mcpServers")
     if section is None:
         return McpServerSet()
-    return parse_servers(section, env, source)
+    return parse_servers(section, env, source, policy)
 
 
-def parse_servers(section: object, env: Mapping[str, str], source: str) -> McpServerSet:
+def parse_servers(
+    section: object,
+    env: Mapping[str, str],
+    source: str,
+    policy: ExpansionPolicy = PERSON_POLICY,
+) -> McpServerSet:
     """Every entry of an ``mcpServers`` object, each usable, disabled, or a problem."""
     if not isinstance(section, Mapping):
         problem = McpConfigProblem(
@@ -163,7 +176,10 @@ def parse_servers(section: object, env: Mapping[str, str], source: str) -> McpSe
             disabled.append(name)
             continue
         try:
-            servers.append(_parse_entry(name, entry, env, source))
+            parsed = _parse_entry(name, entry, _Expander(env, policy, name), source)
+            servers.append(
+                attrs.evolve(parsed, digest=entry_digest(entry), shown=shown_entry(entry))
+            )
         except _EntryError as exc:
             problems.append(McpConfigProblem(name, source, str(exc)))
     return McpServerSet(tuple(servers), tuple(problems), tuple(disabled))
@@ -188,11 +204,10 @@ def _is_disabled(entry: Mapping[str, Any]) -> bool:
     return entry.get("disabled") is True or entry.get("enabled") is False
 
 
-def _parse_entry(name: str, entry: object, env: Mapping[str, str], source: str) -> McpServerConfig:
+def _parse_entry(name: str, entry: object, expand: _Expander, source: str) -> McpServerConfig:
     if not isinstance(entry, Mapping):
         raise _EntryError("the entry must be an object with a command or a url")
     transport = _transport(entry)
-    expand = _Expander(env)
     era = entry.get("protocol", "auto")
     if era not in ERAS:
         raise _EntryError(f'"protocol" must be one of {", ".join(ERAS)}, not {era!r}')
@@ -294,8 +309,9 @@ def _string(value: object, field: str) -> str:
 def _timeout(value: object) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise _EntryError('"timeout" must be a positive number of milliseconds')
+    # At most a day: a timeout of 1e308 ms would overflow the waits it sets.
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 86_400_000:
+        raise _EntryError('"timeout" must be a positive number of milliseconds, at most a day')
     return float(value) / 1000.0
 
 
@@ -339,23 +355,40 @@ def _check_header(name: str, value: str) -> None:
 
 
 class _Expander:
-    """Expands variables field by field, remembering which were unset and where."""
+    """Expands variables field by field, remembering which were unset and where, and which
+    the policy refused (those are never expanded: the entry becomes a problem)."""
 
-    def __init__(self, env: Mapping[str, str]) -> None:
+    def __init__(self, env: Mapping[str, str], policy: ExpansionPolicy, server: str) -> None:
         self._env = env
+        self._policy = policy
+        self._server = server
         self._missing: dict[str, str] = {}
+        self._refused: list[str] = []
 
     @property
     def pending(self) -> bool:
-        return bool(self._missing)
+        return bool(self._missing or self._refused)
 
     def one(self, text: str, field: str) -> str:
-        expanded, missing = expand_variables(text, self._env)
+        env = self._env
+        if not self._policy.trusted:
+            refused = [
+                match[1]
+                for match in _VARIABLE.finditer(text)
+                if self._policy.refuses(self._server, match[1], env.get(match[1], ""))
+            ]
+            if refused:
+                self._refused.extend(refused)
+                env = {k: v for k, v in env.items() if k not in refused}
+        expanded, missing = expand_variables(text, env)
         for variable in missing:
-            self._missing.setdefault(variable, field)
+            if variable not in self._refused:
+                self._missing.setdefault(variable, field)
         return expanded
 
     def check(self) -> None:
+        if self._refused:
+            raise _EntryError(self._policy.refusal(self._server, self._refused))
         if not self._missing:
             return
         listed = ", ".join(f"${{{var}}} (in {field})" for var, field in self._missing.items())

@@ -14,12 +14,12 @@ did not answer in time, or stopped. Each comes with words the model can act on.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
+from seri.pure import json_text
 from seri.pure.json_text import dump_json
 from seri.pure.mcp_protocol import result_type
 from seri.pure.result_cap import cap_result
@@ -184,7 +184,7 @@ def _said_in_text(structured: object, result: Mapping[str, Any]) -> bool:
         if text in candidates:
             return True
         try:
-            if json.loads(text) in candidates:
+            if json_text.loads(text) in candidates:
                 return True
         except ValueError:
             continue

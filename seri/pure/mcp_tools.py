@@ -18,13 +18,13 @@ values are then mirrored into ``Mcp-Param-<name>`` headers. A tool whose marks b
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
+from seri.pure import json_text
 from seri.pure.json_text import dump_json
 from seri.pure.mcp_protocol import encode_header_value
 from seri.pure.value_record import ValueRecord
@@ -60,7 +60,7 @@ class McpTool(ValueRecord):
 
     def parameters(self) -> dict[str, Any]:
         """The input schema as a provider takes it: an object schema without ``$schema``."""
-        schema = dict(json.loads(self.input_schema))
+        schema = dict(json_text.loads_stored(self.input_schema))
         schema.pop("$schema", None)
         schema.setdefault("type", "object")
         if schema.get("type") == "object":

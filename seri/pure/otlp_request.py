@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from seri.pure import otlp_json, otlp_protobuf
+from seri.pure import json_text, otlp_json, otlp_protobuf
 from seri.pure.otlp_model import TEMPORALITY_DELTA, Histogram, Producer, Span
 from seri.pure.otlp_settings import Protocol
 
@@ -41,7 +41,7 @@ def refused(protocol: Protocol, content_type: str, body: bytes) -> tuple[int, st
         return 0, ""
     try:
         if "json" in content_type or (protocol == "http/json" and "protobuf" not in content_type):
-            return otlp_json.partial_success(json.loads(body))
+            return otlp_json.partial_success(json_text.loads(body))
         return otlp_protobuf.partial_success(body)
     except ValueError:
         return 0, ""

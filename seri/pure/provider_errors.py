@@ -383,6 +383,7 @@ def classify_http_error(
     structured: object = parsed if parsed is not None else body
     said = provider_message(structured)
     detail = body[:_DETAIL_LIMIT]
+    bodiless = not body.strip()
     evidence = _evidence(structured)
     if status not in (401, 402, 403, 429) and _is_overflow(evidence, status):
         message = "the conversation is too long for the model's context window"
@@ -393,6 +394,7 @@ def classify_http_error(
             retryable=False,
             detail=detail,
             overflow=_overflow_numbers_of(evidence, structured),
+            bodiless=bodiless,
         )
     if status == 429:
         quota = _quota_message(evidence, structured, headers, now)
@@ -416,6 +418,7 @@ def classify_http_error(
         retry_after=hint,
         detail=detail,
         affordable_tokens=affordable,
+        bodiless=bodiless,
     )
 
 

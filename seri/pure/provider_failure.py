@@ -33,6 +33,10 @@ FailureKind = Literal[
 ]
 
 
+# A bodiless 400 is taken for an overflow on a request of at least 1/this of the window.
+PROBABLE_OVERFLOW_SHARE_INVERSE = 2
+
+
 @attrs.frozen(repr=False, eq=False)
 class OverflowNumbers(ValueRecord):
     """Token counts an overflow message states, where it states them.
@@ -74,3 +78,22 @@ class ProviderFailure(ValueRecord):
     overflow: OverflowNumbers | None = None
     # A 402 "can only afford N tokens": the output budget the account can still pay for.
     affordable_tokens: int | None = None
+    # The answer had no body at all (nothing but white space).
+    bodiless: bool = False
+
+    def probable_overflow(self, request_tokens: int, window_tokens: int) -> bool:
+        """A bodiless 400 on a request at least half the window: taken for an overflow.
+
+        Some providers answer an over-long request with a 400 (or 413) and no body at all
+        (Cerebras; pi's overflow table: "400/413 status code (no body)"). A 413 says "too
+        large" by itself and is an overflow whatever its size; a 400 says only "bad request",
+        so it is read as an overflow only when the request is big enough to be one, and the
+        caller does so once (after compacting, a second one is a plain error). A small
+        request's bodiless 400 is a plain error.
+        """
+        return (
+            self.bodiless
+            and self.status == 400
+            and window_tokens > 0
+            and request_tokens * PROBABLE_OVERFLOW_SHARE_INVERSE >= window_tokens
+        )

@@ -18,6 +18,7 @@ import attrs
 from seri.pure.recap_answer import RecapFields, parse_recap_answer
 from seri.pure.recap_paths import PATHS_SHOWN, TouchedPaths, merge_paths, paths_touched, shown_paths
 from seri.pure.records import Message, ToolCall, system, user
+from seri.pure.result_cap import whole_size
 from seri.pure.value_record import ValueRecord
 
 __all__ = [
@@ -83,10 +84,16 @@ def elide_payloads(messages: Sequence[Message], elide_bytes: int) -> tuple[Messa
     def marker(payload: str) -> str:
         return elided_marker(len(payload.encode("utf-8")))
 
+    def result_marker(result: str) -> str:
+        # A result cut to the window's cap is stored cut: its marker says how big the whole
+        # result the tool produced was, which is what the summarizer should be told.
+        whole = whole_size(result)
+        return elided_marker(whole) if whole is not None else marker(result)
+
     def elide(m: Message) -> Message:
         # Records are rebuilt only where something is elided: most messages pass as they are.
         if m.role == "tool":
-            return attrs.evolve(m, text=marker(m.text)) if too_big(m.text) else m
+            return attrs.evolve(m, text=result_marker(m.text)) if too_big(m.text) else m
         if any(too_big(c.arguments) for c in m.tool_calls):
             calls = tuple(
                 attrs.evolve(c, arguments=marker(c.arguments)) if too_big(c.arguments) else c

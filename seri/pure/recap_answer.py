@@ -94,7 +94,7 @@ def _find_json_object(text: str) -> tuple[dict[str, Any], int, int] | None:
     while start != -1:
         try:
             value, end = decoder.raw_decode(text, start)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past Python's stack
             pass
         else:
             if isinstance(value, dict) and any(_field(str(k)) for k in value):

@@ -12,10 +12,10 @@ touch, oldest first, so that the recap can show the most recent ones first and o
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
+from seri.pure import json_text
 from seri.pure.records import Message, ToolCall
 from seri.pure.tool_specs import SPECS
 
@@ -48,7 +48,7 @@ def call_path(call: ToolCall) -> str | None:
 def arguments_path(text: str) -> str | None:
     """The file a tool call's arguments (JSON text) name, or None."""
     try:
-        arguments = json.loads(text)
+        arguments = json_text.loads(text)
     except (ValueError, RecursionError):
         return None
     if not isinstance(arguments, dict):

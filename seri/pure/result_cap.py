@@ -9,6 +9,8 @@ cut form).
 
 from __future__ import annotations
 
+import re
+
 from seri.pure.window import RESULT_BYTE_CAP
 
 # Of what is kept, this share is the head; the tail (where commands print their errors and
@@ -62,8 +64,42 @@ def cap_result(text: str, cap_chars: int, full_text_at: str) -> str:
     return head + _marker(text, head, tail, full_text_at) + tail
 
 
+# What a cut result's marker says of the whole: its bytes (said since the marker carried
+# them), else its characters (markers written before).
+_WHOLE_BYTES = re.compile(
+    r"\n\[… \d+ of \d+ characters \(\d+ of \d+ lines\) left out here to fit the context "
+    r"window; the whole result \((\d+) bytes\)"
+)
+_WHOLE_CHARS = re.compile(
+    r"\n\[… \d+ of (\d+) characters \(\d+ of \d+ lines\) left out here to fit "
+)
+# A command's output cut by its capture (seri.pure.output_capture): the bytes left out.
+_OUTPUT_OMITTED = re.compile(
+    r"\n\[… (\d+) bytes / \d+ lines omitted of \d+ bytes / \d+ lines[^\n]* …\]\n"
+)
+
+
+def whole_size(text: str) -> int | None:
+    """The size of the whole result ``text`` was cut from, when it is a cut result.
+
+    A result cut by ``cap_result`` says its whole size in UTF-8 bytes (the spill file's size);
+    one cut before markers said so says its characters (bytes of ASCII text, a lower bound of
+    any other). A command's output cut by its capture says the bytes it left out, which the
+    marker line stands in for. ``None`` when ``text`` is not a cut result.
+    """
+    found = _WHOLE_BYTES.search(text) or _WHOLE_CHARS.search(text)
+    if found:
+        return int(found.group(1))
+    omitted = _OUTPUT_OMITTED.search(text)
+    if omitted is None:
+        return None
+    shown = len(text.encode("utf-8", "surrogatepass"))
+    return shown - len(omitted.group().encode("utf-8", "surrogatepass")) + int(omitted.group(1))
+
+
 def _marker(text: str, head: str, tail: str, full_text_at: str) -> str:
     omitted = len(text) - len(head) - len(tail)
+    whole_bytes = len(text.encode("utf-8", "surrogatepass"))
     total_lines = text.count("\n") + 1
     omitted_lines = text.count("\n", len(head), len(text) - len(tail))
     # read_file numbers the spill file in pieces: the one the cut falls in comes next.
@@ -74,10 +110,10 @@ def _marker(text: str, head: str, tail: str, full_text_at: str) -> str:
         else ""
     )
     where = (
-        f"the whole result is in {full_text_at}: page through it with read_file "
-        f"(offset={next_line} is the first line left out{long_lines})"
+        f"the whole result ({whole_bytes} bytes) is in {full_text_at}: page through it with "
+        f"read_file (offset={next_line} is the first line left out{long_lines})"
         if full_text_at
-        else "the rest was not kept"
+        else f"the whole result ({whole_bytes} bytes) was not kept"
     )
     return (
         f"\n[… {omitted} of {len(text)} characters ({omitted_lines} of {total_lines} lines) "

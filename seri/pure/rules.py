@@ -9,12 +9,12 @@ arrives as a user message, so the frozen system prompt never changes. Without
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
 
+from seri.pure import json_text
 from seri.pure.glob_match import GlobError, glob_matches
 from seri.pure.records import Message
 from seri.pure.value_record import ValueRecord
@@ -83,7 +83,7 @@ def parse_rule(name: str, source: str) -> RuleFile:
 def _glob_list(value: str) -> list[str]:
     if value.startswith("["):
         try:
-            parsed = json.loads(value)
+            parsed = json_text.loads(value)
         except (ValueError, RecursionError):
             parsed = value.strip("[]").split(",")
         return [_unquote(str(item).strip()) for item in parsed]

@@ -54,8 +54,12 @@ def ending_of_task(
         # window): bad input, so exit 2, as the text form exits.
         return RunEnding("error", EXIT_USAGE, error=detail or "the task was refused", turns=turns)
     known: RunStatus = status if status in RUN_STATUSES else "error"  # type: ignore[assignment]
-    if known == "interrupted" and by_user:
-        return interrupted(turns, signal_number, detail)
+    if known == "interrupted":
+        if by_user:
+            return interrupted(turns, signal_number, detail)
+        # Nobody interrupted it (a stream the provider cut, a server gone silent): a failed
+        # turn, so the status says what the exit status 1 says.
+        known = "error"
     return RunEnding(known, EXIT_UNFINISHED, error=detail or known, turns=turns)
 
 

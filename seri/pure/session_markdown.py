@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Sequence
 
+from seri.pure import json_text
 from seri.pure.records import Message
 
 _BACKTICKS = re.compile(r"`+")
@@ -41,7 +42,7 @@ def session_header(title: str, fields: Sequence[tuple[str, str]]) -> str:
 def _arguments(text: str) -> str:
     """Arguments pretty-printed when they are JSON, as sent otherwise."""
     try:
-        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+        return json.dumps(json_text.loads(text), indent=2, ensure_ascii=False)
     except ValueError:
         return text
 

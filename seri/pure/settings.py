@@ -15,6 +15,21 @@ import attrs
 
 from seri.pure.config_keys import describe, unknown_keys
 from seri.pure.errors import SeriError
+from seri.pure.number_ranges import (
+    BYTES,
+    MAX_BUDGET_USD,
+    MAX_RETENTION_DAYS,
+    PROVIDER_INTEGER,
+    TOKENS,
+    TOOL_COUNT,
+    TURNS,
+    Range,
+    finite_in,
+    range_problem,
+    shown,
+    within,
+    words,
+)
 from seri.pure.value_record import ValueRecord
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
@@ -67,6 +82,8 @@ class Settings(ValueRecord):
     mcp_startup_wait: float = DEFAULT_MCP_STARTUP_WAIT
     # -1: never defer; 0: always, when there is an MCP tool.
     mcp_tool_search_threshold: int = DEFAULT_MCP_TOOL_SEARCH_THRESHOLD
+    # Secret variables a project's server of that name may read (seri.pure.trust).
+    mcp_project_secrets: Mapping[str, tuple[str, ...]] = _EMPTY
     # Which setting chose base_url, for messages about reaching it.
     base_url_source: str = "seri's default"
     # Unknown keys in config.json, each with the closest known key: shown, not fatal.
@@ -91,8 +108,11 @@ def budget_usd(text: str, name: str) -> float:
         value = float(text)
     except ValueError:
         value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise ConfigError(f"{name} must be an amount in USD above 0, e.g. 0.50, not {text!r}")
+    if finite_in(value, 0.0, MAX_BUDGET_USD) is None:
+        raise ConfigError(
+            f"{name} must be an amount in USD above 0 and at most {MAX_BUDGET_USD:,.0f}, "
+            f"e.g. 0.50, not {shown(text)}"
+        )
     return value
 
 
@@ -113,11 +133,10 @@ def parse_trajectory_env(value: str) -> bool | None:
     return None
 
 
-def _positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(
-            f"config.json: '{name}' must be a whole number of at least 1, not {value!r}"
-        )
+def _positive_int(name: str, value: Any, allowed: Range) -> int:
+    problem = range_problem(f"config.json: '{name}'", value, allowed)
+    if problem:
+        raise ConfigError(problem)
     return int(value)
 
 
@@ -128,11 +147,26 @@ def _seconds(name: str, value: Any) -> float:
 
 
 def _threshold(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < -1:
+    if not within(value, TOOL_COUNT):
         raise ConfigError(
-            f"config.json: '{name}' must be a whole number of tools (-1: never), not {value!r}"
+            f"config.json: '{name}' must be a whole number of tools {words(TOOL_COUNT)} "
+            f"(-1: never), not {shown(value)}"
         )
     return int(value)
+
+
+def _grants(value: Any) -> Mapping[str, tuple[str, ...]]:
+    """``mcp.project_secrets``: {server: [variable, ...]}."""
+    shape = all(
+        isinstance(names, list) and all(isinstance(n, str) for n in names)
+        for names in (value.values() if isinstance(value, dict) else [None])
+    )
+    if not shape:
+        raise ConfigError(
+            "config.json: 'mcp.project_secrets' must be an object of server names to lists "
+            f'of variable names, like {{"docs": ["DOCS_TOKEN"]}}, not {value!r}'
+        )
+    return MappingProxyType({str(k): tuple(v) for k, v in value.items()})
 
 
 def _mapping(name: str, value: Any) -> Mapping[str, Any]:
@@ -149,10 +183,11 @@ def _text(name: str, value: Any) -> str:
 
 def retention_days(value: Any) -> float:
     """The window in days; anything else ('forever', -1, 'abc') is an error that deletes nothing."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if finite_in(value, -math.inf, MAX_RETENTION_DAYS) is None:
         raise ConfigError(
-            f"config.json: 'trajectory.retention_days' must be a number of days above 0, "
-            f"not {value!r}; nothing was pruned"
+            f"config.json: 'trajectory.retention_days' must be a number of days above 0 and "
+            f"at most {MAX_RETENTION_DAYS:,.0f}, not {shown(value)}; "
+            "nothing was pruned"
         )
     if value <= 0:
         raise ConfigError(
@@ -193,6 +228,14 @@ def _sampling(value: Any) -> Mapping[str, Any]:
     for key, item in sampling.items():
         if isinstance(item, float) and not math.isfinite(item):
             raise ConfigError(f"config.json: 'sampling.{key}' must be a finite number, not {item}")
+        if isinstance(item, bool) or not isinstance(item, int):
+            continue
+        # An answer budget is tokens; any other whole number (seed, top_k) goes to the
+        # provider as JSON, which holds integers exactly up to 2**53.
+        allowed = TOKENS if key in ("max_tokens", "max_completion_tokens") else PROVIDER_INTEGER
+        problem = range_problem(f"config.json: 'sampling.{key}'", item, allowed)
+        if problem:
+            raise ConfigError(problem)
     return sampling
 
 
@@ -234,17 +277,19 @@ def parse_settings(config: Mapping[str, Any], env: Mapping[str, str]) -> Setting
         base_url=base_url.strip().rstrip("/"),
         base_url_source=base_url_source,
         warnings=warnings,
-        context_window=None if window is None else _positive_int("context_window", window),
-        max_turns=_positive_int("max_turns", config.get("max_turns", DEFAULT_MAX_TURNS)),
+        context_window=None if window is None else _positive_int("context_window", window, TOKENS),
+        max_turns=_positive_int("max_turns", config.get("max_turns", DEFAULT_MAX_TURNS), TURNS),
         subagent_max_turns=_positive_int(
-            "subagent_max_turns", config.get("subagent_max_turns", DEFAULT_SUBAGENT_MAX_TURNS)
+            "subagent_max_turns",
+            config.get("subagent_max_turns", DEFAULT_SUBAGENT_MAX_TURNS),
+            TURNS,
         ),
         max_budget_usd=_budget("max_budget_usd", config.get("max_budget_usd")),
         keep_tokens=_positive_int(
-            "compaction.keep_tokens", compaction.get("keep_tokens", DEFAULT_KEEP_TOKENS)
+            "compaction.keep_tokens", compaction.get("keep_tokens", DEFAULT_KEEP_TOKENS), TOKENS
         ),
         elide_bytes=_positive_int(
-            "compaction.elide_bytes", compaction.get("elide_bytes", DEFAULT_ELIDE_BYTES)
+            "compaction.elide_bytes", compaction.get("elide_bytes", DEFAULT_ELIDE_BYTES), BYTES
         ),
         sampling=_sampling(config.get("sampling", {})),
         provider=_mapping("provider", config.get("provider", {})),
@@ -264,6 +309,7 @@ def parse_settings(config: Mapping[str, Any], env: Mapping[str, str]) -> Setting
             "mcp.tool_search_threshold",
             mcp.get("tool_search_threshold", DEFAULT_MCP_TOOL_SEARCH_THRESHOLD),
         ),
+        mcp_project_secrets=_grants(mcp.get("project_secrets", {})),
         telemetry_otlp=_otlp_section(config.get("telemetry")),
     )
 

@@ -103,6 +103,13 @@ def _changed_at(data: bytes, start: int) -> bool:
     return (second == 0x80 and 0xAA <= third <= 0xAE) or (second == 0x81 and 0xA6 <= third <= 0xA9)
 
 
+def one_line(text: str) -> str:
+    """``text`` neutralised, and on one line: a newline shows as ␤ and a tab as a space, so
+    that a stored name or note cannot start a line of its own (forge a table row, a numbered
+    item, a prompt) wherever one line is expected."""
+    return neutralise(text).replace("\n", "\u2424").replace("\t", " ")
+
+
 def is_inert(text: str) -> bool:
     """Whether ``text`` holds nothing a terminal would act on (tab and newline aside)."""
     return neutralise(text) == text

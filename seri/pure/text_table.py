@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from seri.pure.terminal_text import neutralise
+from seri.pure.terminal_text import one_line
 
 
 def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """Columns padded to their widest cell; the last column is never padded.
 
     A table is for people: every cell is made safe for a terminal (stored text can hold
-    escape sequences); machine output (``--json``) does not come through here.
+    escape sequences) and kept on its row (a newline in a cell would forge rows of its
+    own); machine output (``--json``) does not come through here.
     """
-    headers = [neutralise(h) for h in headers]
-    rows = [[neutralise(cell) for cell in row] for row in rows]
+    headers = [one_line(h) for h in headers]
+    rows = [[one_line(cell) for cell in row] for row in rows]
     widths = [len(h) for h in headers]
     for row in rows:
         for i, cell in enumerate(row):

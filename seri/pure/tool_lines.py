@@ -13,11 +13,11 @@ command's output (the rest is one ``/last`` away).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Literal
 
+from seri.pure import json_text
 from seri.pure.terminal_style import Span
 
 Mark = Literal["ok", "error", "denied", "interrupted"]
@@ -38,7 +38,7 @@ _OMITTED = re.compile(r"\[… \d+ bytes / (\d+) lines omitted of ")
 def parsed_arguments(text: str) -> dict[str, object]:
     """A call's arguments as the object they should be; {} when they are not one."""
     try:
-        value = json.loads(text)
+        value = json_text.loads(text)
     except (ValueError, RecursionError):  # not JSON, or nested past any real argument
         return {}
     return value if isinstance(value, dict) else {}

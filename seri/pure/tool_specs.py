@@ -94,9 +94,11 @@ class ToolSpec(ValueRecord):
         return self.runner == "mcp"
 
     def one_line(self) -> str:
-        """The description's first line, for a catalogue that defers full schemas."""
+        """The description's first line, for a catalogue that defers full schemas: one line
+        of at most ONE_LINE_CHARS, whatever the server wrote."""
         first = self.description.strip().splitlines()[0] if self.description.strip() else ""
-        return first if len(first) <= 200 else first[:199] + "…"
+        first = " ".join(first.split())
+        return first if len(first) <= ONE_LINE_CHARS else first[: ONE_LINE_CHARS - 1] + "…"
 
 
 def _file_writer(name: str, description: str, params: tuple[Param, ...]) -> ToolSpec:
@@ -282,6 +284,12 @@ TOOL_SEARCH = ToolSpec(
 # Names a permission rule may give besides MCP tools: the built-in ones and the catalogue.
 RULE_TOOL_NAMES: tuple[str, ...] = (*TOOL_NAMES, TOOL_SEARCH.name)
 TOOL_SEARCH_RESULTS = 5
+# The most characters of tool definitions one MCP server adds to a request (about 10,000
+# tokens): past it, its tools go by name and one line; past it again, only tool_search finds
+# them. 30,000 tools with 2 KB descriptions put 10.9 MB into every request before.
+SERVER_DEFINITION_CHARS = 40_000
+# A deferred tool's one line, at most.
+ONE_LINE_CHARS = 120
 
 
 def spec_of(name: str) -> ToolSpec | None:
@@ -319,7 +327,7 @@ def mcp_spec(exposed: str, server: str, tool: McpTool) -> ToolSpec:
 def parameters_of(spec: ToolSpec) -> dict[str, Any]:
     """The JSON schema of a tool's arguments; a fresh dict each call."""
     if spec.schema:
-        loaded = json.loads(spec.schema)
+        loaded = json_text.loads_stored(spec.schema)
         return loaded if isinstance(loaded, dict) else {"type": "object"}
     properties: dict[str, Any] = {}
     for param in spec.params:
@@ -392,10 +400,80 @@ def select_specs(names: Iterable[str]) -> tuple[ToolSpec, ...]:
 
 def definitions(tools: Iterable[ToolSpec], deferred: bool = False) -> tuple[dict[str, Any], ...]:
     """The request's ``tools``: every tool whole, or, when ``deferred``, MCP tools by name and
-    one line (the built-in ones and ``tool_search`` stay whole)."""
-    return tuple(
-        to_openai_brief(spec) if deferred and spec.is_mcp else to_openai(spec) for spec in tools
+    one line (the built-in ones and ``tool_search`` stay whole). Each MCP server adds at most
+    ``SERVER_DEFINITION_CHARS`` of them; past that its tools are left out of the list, and
+    ``tool_search`` (whose description then says how many, of which server) finds them."""
+    specs = tuple(tools)
+    left_out = unlisted_tools(specs) if deferred else {}
+    skipped = {name for names in left_out.values() for name in names}
+    sent: list[dict[str, Any]] = []
+    for spec in specs:
+        if spec.name in skipped:
+            continue
+        if deferred and spec.is_mcp:
+            sent.append(to_openai_brief(spec))
+        elif spec.name == TOOL_SEARCH.name and left_out:
+            sent.append(_tool_search_noting(spec, left_out))
+        else:
+            sent.append(to_openai(spec))
+    return tuple(sent)
+
+
+def _whole_chars(spec: ToolSpec) -> int:
+    # About what to_openai(spec) takes as JSON, without serialising 30,000 tools to know.
+    return len(spec.name) + len(spec.description) + len(spec.schema or "{}") + 70
+
+
+def _brief_chars(spec: ToolSpec) -> int:
+    return len(spec.name) + len(spec.one_line()) + 110
+
+
+def servers_over_budget(tools: Iterable[ToolSpec]) -> dict[str, int]:
+    """The MCP servers whose tools, whole, would add more than SERVER_DEFINITION_CHARS to a
+    request, with about how many characters they would add."""
+    sizes: dict[str, int] = {}
+    for spec in tools:
+        if spec.is_mcp:
+            sizes[spec.server] = sizes.get(spec.server, 0) + _whole_chars(spec)
+    return {server: size for server, size in sizes.items() if size > SERVER_DEFINITION_CHARS}
+
+
+def definition_chars_by_server(tools: Iterable[ToolSpec]) -> tuple[tuple[str, int], ...]:
+    """About how many characters of definitions each MCP server adds to a request (never
+    more than its budget and tool_search's note), largest first."""
+    sizes: dict[str, int] = {}
+    for spec in tools:
+        if spec.is_mcp:
+            sizes[spec.server] = sizes.get(spec.server, 0) + _whole_chars(spec)
+    capped = ((name, min(size, SERVER_DEFINITION_CHARS)) for name, size in sizes.items())
+    return tuple(sorted(capped, key=lambda pair: (-pair[1], pair[0])))
+
+
+def unlisted_tools(tools: Iterable[ToolSpec]) -> dict[str, tuple[str, ...]]:
+    """Per MCP server, the tools left out of a deferred list: those past its budget of
+    SERVER_DEFINITION_CHARS of one-line entries (in the order the server gave them)."""
+    used: dict[str, int] = {}
+    left_out: dict[str, list[str]] = {}
+    for spec in tools:
+        if not spec.is_mcp:
+            continue
+        if used.get(spec.server, 0) <= SERVER_DEFINITION_CHARS:  # else: no need to measure
+            used[spec.server] = used.get(spec.server, 0) + _brief_chars(spec)
+        if used[spec.server] > SERVER_DEFINITION_CHARS:
+            left_out.setdefault(spec.server, []).append(spec.name)
+    return {server: tuple(names) for server, names in left_out.items()}
+
+
+def _tool_search_noting(spec: ToolSpec, left_out: dict[str, tuple[str, ...]]) -> dict[str, Any]:
+    counts = "; ".join(
+        f"{len(names):,} of MCP server {server!r}" for server, names in left_out.items()
     )
+    definition = to_openai(spec)
+    definition["function"]["description"] = (
+        f"{spec.description} Not listed at all, to keep the request small (find them here "
+        f"by words, then call them by name): {counts}."
+    )
+    return definition
 
 
 def tool_definition_chars(tools: Iterable[ToolSpec | str], deferred: bool = False) -> int:
@@ -412,9 +490,12 @@ def _known(name: str) -> ToolSpec:
 
 def should_defer(tools: Iterable[ToolSpec], threshold: int) -> bool:
     """Whether MCP tools go out by name only: when there are more than ``threshold`` of them
-    (a negative threshold never defers)."""
-    count = sum(1 for spec in tools if spec.is_mcp)
-    return threshold >= 0 and count > threshold and count > 0
+    (a negative threshold never defers by count), or when one server's tools, whole, would
+    add more than SERVER_DEFINITION_CHARS to the request (whatever the threshold)."""
+    specs = tuple(tools)
+    count = sum(1 for spec in specs if spec.is_mcp)
+    by_count = threshold >= 0 and count > threshold and count > 0
+    return by_count or bool(servers_over_budget(specs))
 
 
 def search_tools(tools: Iterable[ToolSpec], query: str) -> str:

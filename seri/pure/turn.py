@@ -41,10 +41,16 @@ from seri.pure.effects import (
 from seri.pure.output_budget import OutputBudget, call_within_budget
 from seri.pure.permission_policy import Policy, with_allowed
 from seri.pure.records import Message, ToolCall
-from seri.pure.result_cap import cap_result, needs_cap
+from seri.pure.result_cap import cap_result, needs_cap, whole_size
 from seri.pure.rules import GlobRule, rules_fired_by
-from seri.pure.tokens import estimate_tokens, history_estimate, message_chars, should_compact
-from seri.pure.tool_specs import ToolSpec, find_spec, parse_arguments
+from seri.pure.tokens import (
+    FRAMING_TOKENS,
+    estimate_tokens,
+    history_estimate,
+    message_chars,
+    should_compact,
+)
+from seri.pure.tool_specs import ToolSpec, definition_chars_by_server, find_spec, parse_arguments
 from seri.pure.value_record import ValueRecord
 from seri.pure.window import Window
 
@@ -207,6 +213,10 @@ class _Loop:
         # The setup's policy, plus the rules a person allowed "always" during this task.
         self.policy = setup.policy
         self.budget = setup.budget
+        # Whether the fixed part's share of the window was said (once a task).
+        self.said_fixed_part = False
+        # A compaction's record, held until make_fit knows whether the session fits.
+        self.pending_record: events.Compaction | None = None
 
     def add(self, messages: Sequence[Message]) -> Persist:
         self.history.extend(messages)
@@ -216,12 +226,13 @@ class _Loop:
             self.grown += estimate_tokens(added)
         return Persist(tuple(messages))
 
-    def local_estimate(self) -> int:
-        """ceil(characters / 4) over everything a turn request carries."""
-        return estimate_tokens(self.chars + self.window.overhead_chars)
-
     def history_local(self) -> int:
-        return estimate_tokens(self.chars)
+        """The history as compaction sizes it: ``ceil(chars / 4)`` and each message's framing."""
+        return estimate_tokens(self.chars) + FRAMING_TOKENS * len(self.history)
+
+    def request_size(self) -> int:
+        """A turn request's local size as sized: the history, the system prompt and tools."""
+        return self.history_local() + self.window.overhead_local
 
     def estimate(self) -> int:
         return history_estimate(self.billed, self.chars + self.window.overhead_chars)
@@ -329,6 +340,7 @@ class _Loop:
             keep=keep,
             stored=self.stored_history(),
             budget=self.budget,
+            defer_record=True,
         )
         if outcome.window is not None:
             self.window = outcome.window
@@ -336,6 +348,7 @@ class _Loop:
             self.budget = outcome.budget
         if not isinstance(outcome, Compacted):
             return outcome
+        self.pending_record = outcome.event
         self.history = list(outcome.history)
         self.recap = outcome.recap
         self.chars = sum(message_chars(m) for m in self.history)
@@ -355,9 +368,37 @@ class _Loop:
         Returns None when something changed and the history fits, ``Why.NO_CUT`` when
         nothing needed to change (no safe cut, and it fits already), else why it does not fit.
         """
+        if self.window.fixed_part_fills_window:
+            # The system prompt and the tools alone fill the window: no recap can help, so
+            # no summarizer is paid for (a llama.cpp slot of n_ctx 256 cost eight calls).
+            return NotCompacted(Why.DOES_NOT_FIT, self.too_big(0))
+        self.pending_record = None
         why_not = yield from self.compaction(trigger, focus, keep)
         if why_not is not None and why_not.reason is not Why.NO_CUT:
             return why_not
+        outcome = yield from self.fit(trigger, why_not, room)
+        event = self.take_pending_record()
+        if event is not None:
+            # Recorded once the outcome is known: a compaction that did not make the session
+            # fit is not shown as a success followed by a failure, but once, as what it is.
+            if outcome is not None and outcome.reason is Why.DOES_NOT_FIT:
+                event = attrs.evolve(event, still_too_big=outcome.detail)
+                outcome = attrs.evolve(
+                    outcome,
+                    detail=f"the recap was written ({event.estimate_before:,} → "
+                    f"{event.estimate_after:,} tokens), but {outcome.detail}",
+                )
+            yield Record(event)
+        return outcome
+
+    def take_pending_record(self) -> events.Compaction | None:
+        event, self.pending_record = self.pending_record, None
+        return event
+
+    def fit(
+        self, trigger: str, why_not: NotCompacted | None, room: int | None
+    ) -> Flow[NotCompacted | None]:
+        """The shrink ladder after a compaction (or none), until the history fits ``room``."""
         limit = self.window.history_target_local if room is None else room
         excess = self.history_local() - limit
         if excess <= 0:
@@ -391,6 +432,9 @@ class _Loop:
                 spill = yield from perform(SpillText(stored))
             path = arguments_path(payload.text) if payload.call is not None else None
             size = len(stored.encode("utf-8", "surrogatepass"))
+            if payload.call is None:
+                # A result stored cut to the cap: its marker says what the tool produced.
+                size = whole_size(stored) or size
             marker = elided_payload(size, spill, path or "")
             replaced[payload.index] = with_elided(current, payload, marker)
         before = self.estimate()
@@ -420,7 +464,8 @@ class _Loop:
 
     def too_big(self, limit: int) -> str:
         """What is too big, and what to do about it."""
-        return does_not_fit(self.window, self.history, self.pins, limit)
+        servers = definition_chars_by_server(self.setup.tools)
+        return does_not_fit(self.window, self.history, self.pins, limit, servers)
 
 
 def run_task(
@@ -429,7 +474,7 @@ def run_task(
     """Work on ``prompt`` until the model answers without tool calls, or the budget ends."""
     loop = _Loop(setup, conversation)
     loop.turns = turns_used
-    refusal = oversized_prompt(loop.window, message_chars(prompt))
+    refusal = oversized_prompt(loop.window, message_chars(prompt), loop.budget.key)
     if refusal:
         yield Record(events.TurnEnd(status="refused", turns=loop.turns, error=refusal))
         return loop.end("refused", detail=refusal)
@@ -496,42 +541,67 @@ def prompt_limit_local(window: Window) -> int:
     the new prompt can only be sent whole: even three prompts this size, with an answer between
     them, fit one request, and every later task can compact them away. A larger prompt would be
     stored and then refused by the provider on every ``--continue``.
+
+    The room for the next answer (``answer_tokens``, as large as a configured max_tokens) is
+    already out of ``request_room_local``; the answer *in* the history is a typical one
+    (``typical_answer_tokens``): taking the configured max_tokens off twice left a 128k window
+    with ``max_tokens: 64000`` room for a prompt of one token.
     """
-    room = window.request_room_local - window.local(window.answer_tokens)
+    room = window.request_room_local - window.local(window.typical_answer_tokens)
     return max(1, room // 3)
 
 
-def oversized_prompt(window: Window, prompt_chars: int) -> str:
-    """Why a prompt of ``prompt_chars`` characters is refused before it is stored, or ""."""
+def oversized_prompt(window: Window, prompt_chars: int, budget_key: str = "max_tokens") -> str:
+    """Why a prompt of ``prompt_chars`` characters is refused before it is stored, or "".
+
+    When the prompt would fit beside the default answer room, the configured answer budget is
+    what takes the room, and the message says so (naming the sampling key to lower)."""
     size = estimate_tokens(prompt_chars)
     limit = prompt_limit_local(window)
     if size <= limit:
         return ""
-    return (
+    head = (
         f"the prompt is too big for this model's window: {prompt_chars:,} characters, about "
         f"{window.provider(size):,} tokens, and a prompt may take at most about "
-        f"{window.provider(limit):,} of the window's {window.tokens:,} tokens (a third of what "
-        "a request holds besides the system prompt, the tools and the answer); nothing was "
-        "stored. Save it to a file and ask seri to read that file, or use a model with a larger "
-        "window (context_window in config.json)"
+        f"{window.provider(limit):,} of the window's {window.tokens:,} tokens"
+    )
+    default = attrs.evolve(window, answer_tokens=window.typical_answer_tokens)
+    if window.answer_tokens > window.typical_answer_tokens and size <= prompt_limit_local(default):
+        return (
+            f"{head}, because sampling.{budget_key} in config.json keeps "
+            f"{window.answer_tokens:,} of them free for the answer; nothing was stored. Lower "
+            f"sampling.{budget_key} (or remove it), or use a model with a larger window"
+        )
+    return (
+        f"{head} (a third of what a request holds besides the system prompt, the tools and the "
+        "answer); nothing was stored. Save it to a file and ask seri to read that file, or use "
+        "a model with a larger window (context_window in config.json)"
     )
 
 
 def _model_call(loop: _Loop) -> Flow[ModelReply | TaskEnd]:
     """One model call with at most one automatic and one overflow compaction."""
     yield from loop.cap_history()
+    loop.window = loop.window.priced(loop.request_size())
     estimate = loop.estimate()
     # A compaction is followed by another in the same task only once the history grew by the
     # keep budget: otherwise a recap and tail near half the window would compact every call.
     grown_enough = loop.grown is None or loop.grown >= loop.window.keep_local
+    failed = False
     if should_compact(estimate, loop.window.tokens) and grown_enough:
         # The ladder only when the request could not be sent at all.
         why_not = yield from loop.make_fit("auto", room=loop.window.request_room_local)
         if why_not is not None and why_not.reason is not Why.NO_CUT:
             # Fail-soft: the turn goes on with the uncompacted history. (No safe cut yet is
             # not a failure: it would only repeat before every call until one exists.)
-            yield Say(f"warning: automatic compaction skipped: {why_not.detail}")
+            failed = True
+            what = (
+                "did not make the session fit" if why_not.reason is Why.DOES_NOT_FIT else "skipped"
+            )
+            yield Say(f"warning: automatic compaction {what}: {why_not.detail}")
+    yield from _fit_before_sending(loop, failed=failed)
     reply = yield from _send(loop)
+    reply = _bodiless_overflow(reply, loop)
     if isinstance(reply, ModelFailed) and reply.overflow:
         refused = loop.estimate()
         loop.window = loop.window.refused(
@@ -586,9 +656,48 @@ def _model_call(loop: _Loop) -> Flow[ModelReply | TaskEnd]:
     return reply
 
 
+def _fit_before_sending(loop: _Loop, *, failed: bool) -> Flow[None]:
+    """A request that would not fit the window, by the provider's count as learned (the
+    uncertainty of an unmeasured session priced in), is made to fit before it is sent, even
+    right after a compaction (the guard against compacting twice is for the 50% trigger, not
+    for a request that would be refused): a refusal is the exception, not the plan. ``failed``:
+    the 50% trigger's compaction for this call failed. Where
+    the fixed part leaves no room under half the window, that is said once per task."""
+    if not loop.window.half_leaves_room and not loop.said_fixed_part:
+        loop.said_fixed_part = True
+        window = loop.window
+        yield Say(
+            f"note: the system prompt and the tool definitions take about "
+            f"{window.provider(window.overhead_local):,} of the {window.tokens:,} tokens of "
+            "the window, so a compaction cannot leave the session under half of it; seri keeps "
+            "each request within the whole window instead"
+        )
+    if failed or loop.window.request_fits(loop.request_size()):
+        # (An automatic compaction that failed just now is not tried again for this call:
+        # fail-soft, the request goes out and the overflow retry is the one more chance.)
+        return
+    why_not = yield from loop.make_fit("auto", room=loop.window.request_room_local)
+    if why_not is not None and why_not.reason is not Why.NO_CUT:
+        yield Say(f"warning: the request may be too long for the window: {why_not.detail}")
+
+
+def _bodiless_overflow(reply: ModelReply | ModelFailed, loop: _Loop) -> ModelReply | ModelFailed:
+    """A bodiless 400 on a big request is taken for an overflow (``probable_overflow``)."""
+    if not isinstance(reply, ModelFailed) or reply.overflow or reply.refused is None:
+        return reply
+    estimate, window = loop.estimate(), loop.window.tokens
+    if not reply.refused.probable_overflow(estimate, window):
+        return reply
+    why = (
+        f"{reply.error}: no body, on a request of about {estimate:,} tokens of the "
+        f"{window:,}-token window, so taken for an overflow"
+    )
+    return attrs.evolve(reply, overflow=True, error=why)
+
+
 def _send(loop: _Loop) -> Flow[ModelReply | ModelFailed]:
     """The turn request, its local size noted for comparing with the provider's count."""
-    loop.request_local = loop.local_estimate()
+    loop.request_local = loop.request_size()
     request = CallModel(tuple(loop.history), "turn", loop.setup.system_prompt)
     reply, loop.budget = yield from call_within_budget(request, loop.budget)
     return reply
@@ -748,6 +857,8 @@ def compact_on_demand(
     """
     loop = _Loop(setup, conversation)
     yield from loop.cap_history()
+    # Sized as the chat's next request will be, so that it does not compact again at once.
+    loop.window = loop.window.priced(loop.request_size())
     why_not = yield from loop.make_fit(trigger, focus)
     learned = loop.learned_window()
     if learned and learned != conversation.learned_window:

@@ -45,6 +45,8 @@ ANSWER_WINDOW_SHARE = 8
 
 MAX_SCALE = 16.0
 UNMEASURED_SCALE = 4.0
+# The least history worth keeping under half the window: a recap's bare bones and a message.
+MIN_HISTORY_LOCAL = 500
 # Requests are filled to this share of their room: the provider's chat template adds tokens per
 # message that no character count sees.
 FILL = 0.9
@@ -154,6 +156,12 @@ class Window(ValueRecord):
         return math.ceil(local_tokens * self.scale)
 
     @property
+    def typical_answer_tokens(self) -> int:
+        """The room an answer gets without a configured max_tokens: also what an answer
+        already in the history is reckoned at."""
+        return min(self.answer_tokens, DEFAULT_ANSWER_TOKENS, self.tokens // ANSWER_WINDOW_SHARE)
+
+    @property
     def overhead_local(self) -> int:
         return estimate_tokens(self.overhead_chars)
 
@@ -174,15 +182,56 @@ class Window(ValueRecord):
         return self.local(self.tokens - self.answer_tokens) - self.overhead_local
 
     @property
-    def history_target_local(self) -> int:
-        """The most history (recap and messages) a compaction may leave behind.
+    def fixed_part_fills_window(self) -> bool:
+        """True when the system prompt and the tools, with the answer's room, leave nothing of
+        the window for a history even at the sparsest scale (1): then no compaction can help,
+        whatever a refusal made seri guess about the tokenizer."""
+        return self.tokens - self.answer_tokens - self.overhead_local <= 0
 
-        Under half the window with the system prompt and tools counted. Where those alone take
-        (nearly) half of a small window, the keep budget instead; and never more than a request
-        can carry.
+    @property
+    def under_half_local(self) -> int:
+        """What half the window leaves for the history beside the system prompt and tools."""
+        return self.half_local - self.overhead_local
+
+    @property
+    def half_leaves_room(self) -> bool:
+        """Whether a history (a recap and a little of the tail) fits under half the window
+        beside the system prompt and the tools."""
+        return self.under_half_local >= MIN_HISTORY_LOCAL
+
+    @property
+    def history_target_local(self) -> int:
+        """The most history (recap and messages, each with its framing: see
+        ``seri.pure.tokens.sized_tokens``) a compaction may leave behind.
+
+        Under half the window with the system prompt and tools counted, wherever they leave
+        room for a history there. Where they alone take (nearly) half of a small window, the
+        keep budget instead (the caller says so once); never more than a request can carry.
         """
-        wanted = max(self.half_local - self.overhead_local, self.keep_local)
+        wanted = self.under_half_local if self.half_leaves_room else self.keep_local
         return max(1, min(wanted, self.request_room_local))
+
+    def priced(self, local_tokens: int) -> Window:
+        """The window to size a request of ``local_tokens`` by: this one once measured; until
+        then, when the request would not fit at ``UNMEASURED_SCALE``, this one at that scale
+        (still unmeasured), so that a resumed session never measured is not judged at scale 1
+        and refused at 2x or 3x. The first reply's usage then measures the real scale."""
+        if self.measured or self.scale >= UNMEASURED_SCALE:
+            return self
+        # No denser than leaves a history room beside the system prompt and the tools: a
+        # price at which nothing fits would only make every request "too long".
+        sparse_enough = (self.tokens - self.answer_tokens) / (
+            self.overhead_local + MIN_HISTORY_LOCAL
+        )
+        scale = max(self.scale, min(UNMEASURED_SCALE, sparse_enough))
+        priced = attrs.evolve(self, scale=scale)
+        return self if priced.request_fits(local_tokens) else priced
+
+    def request_fits(self, local_tokens: int) -> bool:
+        """Whether a turn request of ``local_tokens`` (sized as ``sized_tokens`` counts, the
+        system prompt and tools included) fits the window with its answer's room, by the
+        provider's count as learned."""
+        return self.provider(local_tokens) + self.answer_tokens <= self.tokens
 
     @property
     def result_cap_chars(self) -> int:
@@ -190,12 +239,15 @@ class Window(ValueRecord):
         share = self.local(self.tokens // RESULT_WINDOW_SHARE) * 4
         return max(MIN_RESULT_CHARS, min(RESULT_BYTE_CAP, share))
 
-    def summary_room_local(self) -> int:
+    def summary_room_local(self, at_least: float = 1.0) -> int:
         """What one summarizer request may hold, prompt included, in local units.
 
-        Sized for ``UNMEASURED_SCALE`` until the provider has reported a count.
+        Sized for ``UNMEASURED_SCALE`` until the provider has reported a count, and for no
+        sparser a scale than ``at_least`` (a fold keeps the scale it started with, so that it
+        makes the chunks its dry run planned).
         """
         scale = self.scale if self.measured else max(self.scale, UNMEASURED_SCALE)
+        scale = max(scale, at_least)
         room = (self.tokens - self.answer_tokens) / scale
         return max(1, math.floor(room * FILL))
 

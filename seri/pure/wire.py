@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from seri.pure import json_text
 from seri.pure.json_text import dump_json
 from seri.pure.lone_surrogates import replace_lone_surrogates
 from seri.pure.prompt_cache import EPHEMERAL
@@ -74,7 +75,7 @@ def wire_arguments(arguments: str) -> str:
     """
     if arguments.startswith("{"):
         try:
-            parsed = json.loads(arguments)
+            parsed = json_text.loads(arguments)
         except (ValueError, RecursionError):
             return "{}"
         if not isinstance(parsed, dict):
@@ -96,7 +97,7 @@ def _wire_tool_call(call: ToolCall) -> dict[str, Any]:
 
 
 def _reasoning_details(raw: str) -> list[Any]:
-    details = json.loads(raw)
+    details = json_text.loads_stored(raw)
     if not isinstance(details, list):
         raise TypeError("reasoning_details must be a JSON array")
     return details
@@ -124,19 +125,29 @@ def wants_reasoning_content(model: str) -> bool:
 
 
 def to_wire_message(
-    message: Message, *, cache_marker: bool = False, reasoning_content: bool = False
+    message: Message,
+    *,
+    cache_marker: bool = False,
+    reasoning_content: bool = False,
+    text_parts: bool = False,
 ) -> dict[str, Any]:
     """One ``Message`` as a chat-completions message object.
 
     ``cache_marker`` sends the text as one content part carrying a prompt-cache breakpoint
     (``seri.pure.prompt_cache``); ``reasoning_content`` repeats the reasoning under DeepSeek's
-    name.
+    name. ``text_parts`` sends the text as one content part even without a marker: a request
+    to a model that gets markers sends every user, system and tool text that way, so that a
+    marker moving on or off a message adds or removes the marker and changes nothing else of
+    it (a plain string would become a list and back).
     """
     if message.role == "assistant":
         return _wire_assistant(message, reasoning_content)
     content: Any = message.text
-    if cache_marker and message.text:
-        content = [{"type": "text", "text": message.text, "cache_control": dict(EPHEMERAL)}]
+    if (cache_marker or text_parts) and message.text:
+        part: dict[str, Any] = {"type": "text", "text": message.text}
+        if cache_marker:
+            part["cache_control"] = dict(EPHEMERAL)
+        content = [part]
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": content}
     return {"role": message.role, "content": content}

@@ -24,7 +24,7 @@ from seri.pure.markdown_stream import render_markdown
 from seri.pure.records import Message
 from seri.pure.settings import DEFAULT_CONTEXT_WINDOW
 from seri.pure.terminal_style import Span
-from seri.pure.terminal_text import neutralise
+from seri.pure.terminal_text import neutralise, one_line
 from seri.pure.tokens import history_estimate
 from seri.pure.tool_lines import Mark, parsed_arguments, tool_line
 from seri.pure.usage_totals import UsageTotals
@@ -168,7 +168,7 @@ def show_permissions(chat: ChatSession) -> int | None:
                 origin = "--allow"
             else:
                 origin = "config.json"
-            lines.append(f"{verdict:<6} {rule.text:<32} {origin}")
+            lines.append(f"{verdict:<6} {one_line(rule.text):<32} {one_line(origin)}")
     if not lines:
         lines.append("no rules: read_file, glob and grep run, everything else asks")
     else:
@@ -183,10 +183,11 @@ def show_mcp(chat: ChatSession) -> int | None:
     lines = []
     if chat.mcp is not None:
         for status in chat.mcp.statuses():
-            line = f"{status.name:<16} {status.state:<10} {status.tools} tools"
-            lines.append(f"{line}  {status.message}" if status.message else line)
+            line = f"{one_line(status.name):<16} {status.state:<10} {status.tools} tools"
+            lines.append(f"{line}  {one_line(status.message)}" if status.message else line)
     lines.extend(
-        f"{name:<16} {'not approved':<10} (seri mcp approve {name}, then start seri again)"
+        f"{one_line(name):<16} {'not approved':<10} (seri mcp approve {one_line(name)}, then "
+        "start seri again)"
         for name in chat.mcp_unapproved
     )
     chat.view.screen.say("\n".join(lines) if lines else "No MCP servers in this chat.")

@@ -119,6 +119,10 @@ class ChatSession:
         self.notes = tuple(f"seri: warning: {w}" for w in self.startup.warnings)
         if self.sandbox.kind == "none":
             self.notes += (no_sandbox_note(self.sandbox.detected.detail),)
+        elif self.interactive:  # headless runs name it in the header and the result record
+            self.notes += (
+                f"seri: bash runs under {self.sandbox.detected.detail} (README: Sandbox)",
+            )
         # What bash and the check command get: no API key, no secret-looking variables.
         self.child_env = child_environment(os.environ, KEY_VARIABLES)
         self.max_turns = options.max_turns or settings.max_turns
@@ -266,14 +270,11 @@ class ChatSession:
         read = self.view.read_line
         if not waiting or read is None or self.mcp is None:
             return
-        from seri.runtime.mcp_review import remember_approved, what_it_runs
+        from seri.runtime.mcp_review import remember_approved, review_text
 
         chosen = []
         for server in waiting:
-            self.view.notice(
-                f"This project's .mcp.json names MCP server {server.name!r}, which runs: "
-                f"{what_it_runs(server)}"
-            )
+            self.view.notice(review_text(server, self.store, Path(self.project)))
             answer = read("  start it, now and in later chats here? [y/N] ")
             if answer.strip().lower() in ("y", "yes"):
                 chosen.append(server)
@@ -660,20 +661,22 @@ class ChatSession:
         streamed = self.view.answer_was_streamed()
         if end.status == "done":
             if print_answer or (self.interactive and not streamed and end.answer):
-                self.view.show_answer(end.answer)
+                # Redacted as the store has it (the key the model quoted is [REDACTED]).
+                self.view.show_answer(self.redactor.text(end.answer))
             return EXIT_OK
         if end.by_user and self.interactive:
             key = self.view.stop_key()
             self.view.notice(f"seri: cancelled ({key}); what was done so far is kept")
         elif end.status == "refused":
-            message = neutralise(f"seri: {end.detail}")
+            message = neutralise(f"seri: {self.redactor.text(end.detail)}")
             if self.interactive:
                 self.view.notice(message)
             else:
                 print(message, file=sys.stderr)
             return EXIT_USAGE
         else:
-            message = neutralise(f"seri: task not finished ({end.status}): {end.detail}")
+            detail = self.redactor.text(end.detail)
+            message = neutralise(f"seri: task not finished ({end.status}): {detail}")
             if self.interactive:
                 self.view.notice(message)
             else:

@@ -252,6 +252,8 @@ class ChatView:
         self.screen.say(neutralise(f"seri: {line}"))
 
     def _compacted(self, compaction: events.Compaction) -> None:
+        if compaction.still_too_big is not events.ABSENT:
+            return  # not a success: the failure that follows says what happened, once
         before, after = compaction.estimate_before, compaction.estimate_after
         from seri.pure.chat_status import compaction_notice
 

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from seri.pure.errors import EXIT_OK
-from seri.pure.tokens import messages_chars
+from seri.pure.json_lines import json_line
+from seri.pure.tokens import messages_chars, sized_tokens
 
 if TYPE_CHECKING:
     from seri.pure.compaction import CompactionPlan
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 
 def show_plan(job: ShellCompaction, focus: str, *, as_json: bool) -> int:
     from seri.io.recorder import Recorder
-    from seri.pure.compaction import plan_compaction
+    from seri.pure.compaction import plan_compaction, summary_budget
     from seri.pure.effects import CallModel
     from seri.runtime.run_events import RunEvents
 
@@ -33,6 +34,8 @@ def show_plan(job: ShellCompaction, focus: str, *, as_json: bool) -> int:
     window = setup.window(conversation.token_scale, conversation.learned_window)
     stored = conversation.history
     sent = sent_history(job, stored, window.result_cap_chars)
+    # Priced as the real compaction prices it (an unmeasured session at the dense scale).
+    window = window.priced(sized_tokens(sent) + window.overhead_local)
     chars = messages_chars(sent) + window.overhead_chars
     plan = plan_compaction(
         sent,
@@ -45,10 +48,13 @@ def show_plan(job: ShellCompaction, focus: str, *, as_json: bool) -> int:
         estimate_before=max(conversation.last_input_tokens, -(-chars // 4)),
         stored=stored,
     )
-    first = caller.body(CallModel(plan.chunks[0].request, "summary")) if plan.chunks else None
+    first = None
+    if plan.chunks:
+        answer = summary_budget(setup.budget, window).lowered
+        first = caller.body(CallModel(plan.chunks[0].request, "summary", max_tokens=answer))
     report = plan_report(job.session_id, plan, first)
     if as_json:
-        sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_line(report, compact=False))
     else:
         sys.stdout.write(plan_text(report))
     return EXIT_OK

@@ -5,6 +5,10 @@ new id that records where it came from) and the copy, not the source, is compact
 its recap, its pins and the newest turn a compaction must keep. The source is only read
 (no lease, no write), so it stays byte for byte as it was, even while a chat runs it. A
 copy that could not be compacted is deleted again: a handoff either happens whole or not.
+
+Until its compaction is written the copy is marked incomplete (not listed, not searched,
+never picked by ``--continue``) and leased to this process, so a handoff killed halfway
+leaves nothing that passes for a session; the next handoff deletes such a leftover.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from seri.io import conversations, session_delete
+from seri.io import conversations, leases, session_delete
 from seri.io.ids import random_id
 from seri.pure.compaction_outcome import Why
 from seri.pure.errors import SeriError, TaskUnfinished
@@ -27,6 +31,7 @@ if TYPE_CHECKING:
 # The copy keeps as little of the source's tail as a compaction allows: the newest turn.
 HANDOFF_KEEP_TOKENS = 1
 ATTEMPTS = 2
+HANDOFF_COMMAND = "seri handoff"
 
 
 def hand_off(profile: Profile, raw_id: str, focus: str) -> str:
@@ -37,15 +42,20 @@ def hand_off(profile: Profile, raw_id: str, focus: str) -> str:
     source = conversations.resolve_session_id(store, raw_id)
     if not conversations.load_messages(store, source):
         raise SeriError(f"session {source} has no messages: there is nothing to hand off")
+    _delete_abandoned_copies(profile)
     target = random_id()
     with store.write() as conn:
         conversations.fork_session(conn, source, target, time.time())
+        conn.execute("UPDATE sessions SET incomplete = 1 WHERE id = ?", (target,))
+        leases.take_in(conn, target, leases.this_process(HANDOFF_COMMAND))
     try:
         # Held (as `seri compact` holds it) until its compaction is written.
         job = Compaction.open(profile, target, quiet=True)
         job.settings = attrs.evolve(job.settings, keep_tokens=HANDOFF_KEEP_TOKENS)
         try:
             _compact(job, focus)
+            with store.write() as conn:
+                conn.execute("UPDATE sessions SET incomplete = 0 WHERE id = ?", (target,))
         finally:
             job.close()
     except BaseException:
@@ -53,6 +63,19 @@ def hand_off(profile: Profile, raw_id: str, focus: str) -> str:
         raise
     print(f"seri: handed session {source} off to {target}", file=sys.stderr)
     return target
+
+
+def _delete_abandoned_copies(profile: Profile) -> None:
+    """Delete the copies of handoffs killed before their end (their lease is dead; a handoff
+    under way holds its copy's lease, and is left alone)."""
+    rows = profile.store.connection.execute(
+        "SELECT id FROM sessions WHERE incomplete = 1"
+    ).fetchall()
+    for (copy,) in rows:
+        try:
+            session_delete.delete_sessions(profile.store, [str(copy)])
+        except leases.SessionBusy:
+            continue
 
 
 def _compact(job: ShellCompaction, focus: str) -> None:

@@ -4,6 +4,9 @@ Whatever ends the run (the answer, a budget, a failure before or during the task
 SIGTERM), the last line on stdout is the ``result`` record (``seri.pure.run_result``), and
 the process exits with the status that record names. Everything for people goes to stderr.
 Once the task is over, further SIGINT/SIGTERM are held off until the record is written.
+The record's ``answer`` and ``detail``, and every failure said on stderr, pass the redactor the
+store uses (the key, secret-looking variables' values, well-known key shapes): an answer that
+quotes the key prints ``[REDACTED]``, as ``seri sessions show`` does.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from seri.pure.errors import SeriError
+from seri.pure.redaction import Redactor
 from seri.pure.run_result import RunEnding, RunResult, ending_of_task, failed, interrupted
 from seri.pure.terminal_text import neutralise
 from seri.pure.usage_totals import UsageTotals
@@ -72,8 +76,8 @@ def run_headless(output_format: str, open_chat: OpenChat, prompt: Callable[[], s
             chat.report(end, print_answer=False)
             ending = ending_of_task(
                 end.status,
-                end.answer,
-                end.detail,
+                chat.redactor.text(end.answer),
+                chat.redactor.text(end.detail),
                 end.turns,
                 by_user=end.by_user,
                 signal_number=signals.caught,
@@ -111,8 +115,21 @@ def _failure(exc: BaseException) -> RunEnding:
     if described is None:
         described = (f"internal error: {type(exc).__name__}: {exc}", 1)
     message, code = described
+    message = environment_redactor().text(message)
     print(neutralise(f"seri: {message}"), file=sys.stderr)
     return failed(message, code)
+
+
+def environment_redactor() -> Redactor:
+    """The store's redactor, built where no chat is open (a failure before one was): the key
+    variables' and every secret-looking variable's values, and the well-known shapes."""
+    import os
+
+    from seri.pure.redaction import secrets_from_environment
+    from seri.pure.trust import SERI_KEY_VARIABLES
+
+    keys = (os.environ.get(name, "") for name in SERI_KEY_VARIABLES)
+    return Redactor.of((*keys, *secrets_from_environment(os.environ)))
 
 
 def _closed(chat: ChatSession | None, ending: RunEnding) -> RunEnding:

@@ -8,7 +8,6 @@ without servers never loads it.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
@@ -16,6 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from seri.pure import json_text
+from seri.pure.bounded_input import PROJECT_MCP_FILE, BoundedInputError
 from seri.pure.effects import ToolRun
 from seri.pure.events import ABSENT, McpServer
 from seri.pure.mcp_config import (
@@ -26,31 +27,54 @@ from seri.pure.mcp_config import (
 )
 from seri.pure.mcp_startup import PROJECT_FILE, StartPlan, plan_start
 from seri.pure.terminal_text import neutralise
-from seri.pure.tool_specs import ToolSpec, mcp_spec
+from seri.pure.tool_specs import (
+    SERVER_DEFINITION_CHARS,
+    ToolSpec,
+    mcp_spec,
+    servers_over_budget,
+    unlisted_tools,
+)
 
 if TYPE_CHECKING:
     from seri.io.mcp_hub import McpEvent, McpHub, McpServerStatus
     from seri.io.store import Store
     from seri.pure.settings import Settings
+    from seri.pure.trust import ExpansionPolicy
     from seri.runtime.run_events import RunEvents
 
 __all__ = ["PROJECT_FILE", "McpTools", "say", "start_plan"]
 
 
-def project_servers(project: Path, env: Mapping[str, str]) -> McpServerSet:
-    """The servers of ``project``'s ``.mcp.json`` (none when it has no such file)."""
+def project_servers(project: Path, env: Mapping[str, str], policy: ExpansionPolicy) -> McpServerSet:
+    """The servers of ``project``'s ``.mcp.json`` (none when it has no such file), read with
+    the trust model's ``policy`` for a project's entries (``project_policy_of``)."""
+    from seri.io.config import read_bounded_text
+
     path = project / PROJECT_FILE
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bounded_text(path, PROJECT_MCP_FILE)
     except FileNotFoundError:
         return McpServerSet()
+    except BoundedInputError as exc:
+        return _unusable(path, f"the file holds {exc.reason}; no server of it starts")
     except (OSError, UnicodeDecodeError) as exc:
         return _unusable(path, f"the file cannot be read ({exc})")
     try:
-        document = json.loads(text)
+        document = json_text.loads_bounded(text, PROJECT_MCP_FILE)
+    except BoundedInputError as exc:
+        return _unusable(path, f"the file holds {exc.reason}; no server of it starts")
     except ValueError as exc:
         return _unusable(path, f"the file is not JSON ({exc}); no server of it starts")
-    return servers_from_document(document, env, str(path))
+    return servers_from_document(document, env, str(path), policy)
+
+
+def project_policy_of(settings: Settings) -> ExpansionPolicy:
+    """What a project's ``${VAR}`` may expand: no secret of the person's, unless config.json
+    grants it to that server (seri.pure.trust)."""
+    from seri.pure.trust import SERI_KEY_VARIABLES, project_policy
+
+    keys = (os.environ.get(name, "") for name in SERI_KEY_VARIABLES)
+    return project_policy(settings.mcp_project_secrets, [key for key in keys if key])
 
 
 def _unusable(path: Path, why: str) -> McpServerSet:
@@ -64,13 +88,13 @@ def expansion_env(project: Path) -> dict[str, str]:
 
 
 def start_plan(store: Store, settings: Settings, project: Path) -> StartPlan:
-    from seri.io.mcp_approvals import approved_identities
+    from seri.io.mcp_approvals import approved_digests
 
     env = expansion_env(project)
     config_file = "config.json"
     user = servers_from_document({"mcpServers": dict(settings.mcp_servers)}, env, config_file)
-    found = project_servers(project, env)
-    approved = approved_identities(store, str(project)) if found.servers else {}
+    found = project_servers(project, env, project_policy_of(settings))
+    approved = approved_digests(store, str(project)) if found.servers else {}
     return plan_start(user, found, approved)
 
 
@@ -86,6 +110,8 @@ class McpTools:
         self.known_secrets = known_secrets
         self.hubs: list[McpHub] = []
         self._waited: set[int] = set()
+        # Servers already said to be over the definitions budget (said once a chat).
+        self._over_budget: set[str] = set()
 
     @classmethod
     def start(cls, plan: StartPlan, project: Path, known_secrets: tuple[str, ...]) -> McpTools:
@@ -121,6 +147,27 @@ class McpTools:
                 line = _start_notice(status, bound)
                 say((line,) if line else ())
                 events.record(_status_event(status, line))
+        self._say_over_budget()
+
+    def _say_over_budget(self) -> None:
+        """Name each server whose tools would not fit a request whole (once a chat): what
+        happens to them is not the person's AGENTS.md, nor a mystery."""
+        specs = self.specs()
+        left_out = unlisted_tools(specs)
+        for server, size in servers_over_budget(specs).items():
+            if server in self._over_budget:
+                continue
+            self._over_budget.add(server)
+            count = sum(1 for spec in specs if spec.server == server)
+            unlisted = len(left_out.get(server, ()))
+            rest = f", and {unlisted:,} of them only through tool_search" if unlisted else ""
+            say(
+                (
+                    f"seri: MCP server {server!r} offers {count:,} tools, about {size:,} "
+                    f"characters of definitions, more than one server may add to a request "
+                    f"({SERVER_DEFINITION_CHARS:,}): they go out by name and one line{rest}",
+                )
+            )
 
     def specs(self) -> tuple[ToolSpec, ...]:
         """The records of every tool of every server up now."""
@@ -137,6 +184,7 @@ class McpTools:
             for event in hub.events():
                 say((f"seri: {event.message}",))
                 events.record(_life_event(event))
+        self._say_over_budget()
 
     def run(
         self, name: str, arguments: Mapping[str, Any], max_chars: int | None, events: RunEvents

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 from seri.io import memory_store
 from seri.io.store import Store
+from seri.pure.json_lines import json_line
 from seri.pure.text_table import render_table
 from seri.pure.timestamps import iso_utc
 from seri.runtime.running import whole_number
@@ -39,7 +39,7 @@ def show_pending(store: Store, *, as_json: bool) -> None:
                 "session": e.session_id or None,
                 "at": iso_utc(e.at),
             }
-            sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
+            sys.stdout.write(json_line(line, compact=False))
         return
     if not entries:
         print("No staged memory writes.", file=sys.stderr)

@@ -38,44 +38,65 @@ class WireCache:
     Between compactions the history only grows, so re-encoding every message for every
     call would make each call cost more than the last; this keeps seri's own part of a
     call to encoding the new messages and joining the rest.
+
+    An entry is keyed by the message's identity and whether it carries a prompt-cache
+    marker, and holds the message so its id cannot be reused while the entry lives. The
+    moving marker (on the newest user or tool message) is encoded afresh for its one call
+    and not kept: the next call sends that message unmarked, from the cache. With
+    ``text_parts`` (the models that get markers) every text goes as a one-part list, so the
+    marked and the unmarked forms of a message differ by the marker alone.
     """
 
-    def __init__(self, *, reasoning_content: bool = False) -> None:
-        # id() -> (message, json): the message is held so its id cannot be reused.
-        self._entries: dict[int, tuple[Message, str]] = {}
+    def __init__(self, *, reasoning_content: bool = False, text_parts: bool = False) -> None:
+        self._entries: dict[tuple[int, bool], tuple[Message, str]] = {}
         self._reasoning_content = reasoning_content
+        self._text_parts = text_parts
 
     def _encode(self, message: Message, *, marker: bool) -> str:
         from seri.pure.wire import to_wire_message
 
         wire = to_wire_message(
-            message, cache_marker=marker, reasoning_content=self._reasoning_content
+            message,
+            cache_marker=marker,
+            reasoning_content=self._reasoning_content,
+            text_parts=self._text_parts,
         )
         return json.dumps(wire, ensure_ascii=False, separators=(",", ":"))
 
-    def join(self, messages: Sequence[Message], marked: frozenset[int] = frozenset()) -> str:
-        """The messages' JSON, comma-joined. Those at ``marked`` carry a prompt-cache
-        breakpoint and are encoded afresh (at most two per call move); the rest come from the
-        cache, so they are the same bytes in every request."""
+    def _cached(self, message: Message, *, marker: bool) -> str:
+        key = (id(message), marker)
+        hit = self._entries.get(key)
+        if hit is None or hit[0] is not message:
+            hit = self._entries[key] = (message, self._encode(message, marker=marker))
+        return hit[1]
+
+    def encoded(
+        self, messages: Sequence[Message], marked: frozenset[int] = frozenset()
+    ) -> list[str]:
+        """Each sendable message's JSON, in order. Those at ``marked`` carry a prompt-cache
+        breakpoint: the system prompt's (index 0) never moves and is cached like the rest;
+        the moving one is encoded for this call only."""
         from seri.pure.wire import has_content
 
-        entries = self._entries
         parts = []
         for index, message in enumerate(messages):
             if not has_content(message):
                 continue
-            if index in marked and index > 0:
+            marker = index in marked
+            if marker and index > 0:
                 parts.append(self._encode(message, marker=True))
-                continue
-            hit = entries.get(id(message))
-            if hit is None or hit[0] is not message:
-                text = self._encode(message, marker=index in marked)
-                hit = entries[id(message)] = (message, text)
-            parts.append(hit[1])
-        if len(entries) > 2 * len(messages) + 64:
-            # After a compaction: forget the evicted messages.
-            self._entries = {id(m): entries[id(m)] for m in messages}
-        return ",".join(parts)
+            else:
+                parts.append(self._cached(message, marker=marker))
+        if len(self._entries) > 2 * len(messages) + 64:
+            # After a compaction: forget the evicted messages. (Not every message has an
+            # entry: one with nothing to send, or one only ever sent with the moving marker.)
+            live = {id(message) for message in messages}
+            self._entries = {key: entry for key, entry in self._entries.items() if key[0] in live}
+        return parts
+
+    def join(self, messages: Sequence[Message], marked: frozenset[int] = frozenset()) -> str:
+        """The messages' JSON, comma-joined (see ``encoded``)."""
+        return ",".join(self.encoded(messages, marked))
 
 
 def _to_stderr(line: str) -> None:
@@ -108,9 +129,13 @@ class ModelCaller:
         self._client: ProviderClient | None = None
         self.usage = UsageTotals()
         self.cache_markers_sent = 0
+        from seri.pure.prompt_cache import needs_cache_markers
         from seri.pure.wire import wants_reasoning_content
 
-        self._wire = WireCache(reasoning_content=wants_reasoning_content(settings.model))
+        self._wire = WireCache(
+            reasoning_content=wants_reasoning_content(settings.model),
+            text_parts=needs_cache_markers(settings.model),
+        )
         self._system: Message | None = None
 
     def offer(self, tools: tuple[ToolSpec, ...], deferred: bool) -> None:
@@ -258,9 +283,8 @@ class ModelCaller:
             return ModelFailed(failure.message, overflow=True, overflow_numbers=failure.overflow)
         return ModelFailed(
             failure.message,
-            # A cut or stalled stream interrupts the turn, but nobody pressed Ctrl-C:
-            # by_user stays False (exit 1, and a subagent's parent goes on).
-            interrupted=failure.kind in ("interrupted", "stalled"),
+            # A cut or stalled stream is a failed turn (status `error`, exit 1), not an
+            # interruption: only the person or a signal interrupts (exit 130 or 143).
             partial=cut_answer(result.message),
             usage=result.usage,
         )

@@ -12,7 +12,6 @@ holds the run up; ``close`` waits for what was queued, then the result line goes
 
 from __future__ import annotations
 
-import json
 import queue
 import sys
 import threading
@@ -20,12 +19,13 @@ from collections.abc import Mapping
 from typing import IO, Any
 
 from seri.io.recorder import EVENT_ELIDE_BYTES, LINE_KEYS
-from seri.pure.events import Event, Header
+from seri.pure.events import Event, Header, ModelCall, SummaryCall
+from seri.pure.json_lines import json_line
 from seri.pure.redaction import elide_large
 from seri.pure.usage_totals import UsageTotals
 
 # The events whose ``usage`` is one model call's.
-CALL_EVENTS = frozenset({"model_call", "summary_call"})
+CALL_EVENTS = frozenset({ModelCall.type, SummaryCall.type})
 
 
 class RunTally:
@@ -63,8 +63,7 @@ class JsonLines:
         self._thread.start()
 
     def put(self, value: Mapping[str, Any]) -> None:
-        line = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-        self._lines.put(line + "\n")
+        self._lines.put(json_line(value, default=str))
 
     def close(self, timeout: float = 10.0) -> None:
         """Write what was queued (waiting at most ``timeout`` s for a stuck reader)."""

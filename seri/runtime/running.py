@@ -6,6 +6,7 @@ import os
 import sys
 
 from seri.pure.errors import EXIT_INTERRUPTED, EXIT_UNFINISHED, EXIT_USAGE, SeriError
+from seri.pure.number_ranges import ROW_NUMBERS, Range, range_problem, shown, whole_number_in
 from seri.pure.terminal_text import neutralise
 
 # Every command but --version imports this module first: pathlib and typing (~7 ms and
@@ -157,23 +158,22 @@ def parse_usage(doc: str, argv: Sequence[str]) -> dict[str, Any]:
     return options
 
 
-def positive_number(text: str, name: str) -> int:
-    """``text`` as a whole number of at least 1, or a usage error naming the option."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise SeriError(f"{name} must be a whole number of at least 1, not {text!r}")
+def positive_number(text: str, name: str, allowed: Range) -> int:
+    """``text`` as a whole number in ``allowed``, or a usage error naming the option and
+    the range (``seri.pure.number_ranges``)."""
+    value = whole_number_in(text, allowed)
+    if value is None:
+        raise SeriError(range_problem(name, text, allowed))
     return value
 
 
 def whole_number(text: str, what: str) -> int:
-    """``text`` as an int, or a usage error naming ``what`` was expected."""
-    try:
-        return int(text)
-    except ValueError:
-        raise SeriError(f"{what} is needed, not {text!r}") from None
+    """``text`` as an int (one a row number can be), or a usage error naming ``what`` was
+    expected."""
+    value = whole_number_in(text, ROW_NUMBERS)
+    if value is None:
+        raise SeriError(f"{what} is needed, not {shown(text)}")
+    return value
 
 
 def usage_error(doc: str, words: Sequence[str], command: str) -> NoReturn:

@@ -6,7 +6,6 @@ constant memory; the reader going away (`| head`) ends it quietly.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -83,10 +82,11 @@ def write_json_lines(out: Any, store: Any, session_id: str, head: dict[str, Any]
     at about the speed of `sqlite3 -json`.
     """
     from seri.io.conversations import message_line_chunks
+    from seri.pure.json_lines import json_line, line_safe
 
-    out.write(json.dumps(head, ensure_ascii=False, separators=(",", ":")) + "\n")
+    out.write(json_line(head))
     for chunk in message_line_chunks(store, session_id):
-        out.write(chunk)
+        out.write(line_safe(chunk))
 
 
 def session_to_dict(session: Session) -> dict[str, Any]:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 from seri.io.session_search import MARK_END, MARK_START, SearchHit, search_messages
 from seri.pure.errors import SeriError
+from seri.pure.json_lines import json_line
 from seri.pure.search_query import QueryError, fts_query, plain_query
 from seri.pure.terminal_style import paint
 from seri.pure.terminal_text import neutralise
@@ -34,7 +34,7 @@ def search(
     hits = search_messages(profile.store, query, project, limit or DEFAULT_LIMIT)
     out = sys.stdout
     if as_json:
-        out.write("".join(json.dumps(_hit_dict(hit), ensure_ascii=False) + "\n" for hit in hits))
+        out.write("".join(json_line(_hit_dict(hit), compact=False) for hit in hits))
         return 0
     if not hits:
         where = "any project" if all_projects else f"{project} (--all searches every project)"

@@ -58,6 +58,7 @@ class ShellCompaction:
         # The answer budget of the summarizer's requests, kept from one attempt to the next.
         self.budget: OutputBudget | None = None
         self.lease = lease
+        self._prompt: str | None = None
 
     @classmethod
     def open(
@@ -140,6 +141,7 @@ class ShellCompaction:
         from seri.runtime.agent import Role, build_agent
 
         caller = self.model(events)
+        system_prompt = self.chat_prompt(state)
         window = self.settings.context_window
         if window is None:
             window = caller.client().context_window(self.settings.model)
@@ -148,7 +150,7 @@ class ShellCompaction:
             settings=self.settings,
             api_key=self.api_key,
             window=window or DEFAULT_CONTEXT_WINDOW,
-            system_prompt=state.system_prompt,
+            system_prompt=system_prompt,
             project=state.session.project,
             session=SessionLog(
                 self.store, self.session_id, state.revision, pending=events.flush_into
@@ -159,6 +161,21 @@ class ShellCompaction:
             caller=caller,
             budget=self.budget,
         )
+
+    def chat_prompt(self, state: SessionState) -> str:
+        """The system prompt ``seri chat --resume`` would send now: the one a chat run freezes
+        at its start from AGENTS.md, the rules and the memory files, not the prompt stored
+        with the session (an imported session's own 25k-character prompt, which no chat
+        sends, made ``seri compact`` say nothing fits an 8k window the chat compacts fine).
+        Read once per process, as a chat reads it."""
+        if self._prompt is None:
+            from pathlib import Path
+
+            from seri.io.prompt_files import load_startup_files
+
+            project = Path(state.session.project or ".")
+            self._prompt = load_startup_files(self.profile.root, project).prompt.text
+        return self._prompt
 
     def _recording(self, prompt_hashes: dict[str, Any]) -> RunEvents:
         from seri import __version__

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Literal
 import attrs
 
 from seri.pure.errors import EXIT_UNFINISHED, EXIT_USAGE, SeriError
-from seri.pure.terminal_text import neutralise
+from seri.pure.terminal_text import neutralise, one_line
 from seri.pure.value_record import ValueRecord
 
 if TYPE_CHECKING:
@@ -83,12 +83,11 @@ def _rewind(chat: ChatSession, rest: str) -> LineOutcome:
 
 
 def _max_turns(chat: ChatSession, text: str) -> LineOutcome:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        _say(f"/max-turns needs a whole number of at least 1, not {text!r}")
+    from seri.pure.number_ranges import TURNS, shown, whole_number_in, words
+
+    value = whole_number_in(text, TURNS)
+    if value is None:
+        _say(f"/max-turns needs a whole number {words(TURNS)}, not {shown(text)}")
         return EXIT_USAGE
     chat.set_max_turns(value)
     _say(f"Turn budget: {value} model turns per task for the rest of this session.")
@@ -132,7 +131,7 @@ def _pin(chat: ChatSession, text: str) -> LineOutcome:
     if not text:
         pins = list_pins(chat.store, chat.session_id) if chat.session_id else ()
         for n, pin in enumerate(pins, 1):
-            print(f"{n}. {pin}", file=sys.stderr)
+            print(f"{n}. {one_line(pin)}", file=sys.stderr)
         if not pins:
             print("No pins yet: /pin TEXT adds one.", file=sys.stderr)
         return None

@@ -14,6 +14,7 @@ from seri import __version__
 from seri.io.atif_source import export_sessions, session_parts
 from seri.io.store import Store
 from seri.pure.atif import RunRecording, run_trajectory, unrecorded_trajectory
+from seri.pure.json_lines import line_safe
 
 
 def atif_lines(store: Store, session_id: str, since: float | None) -> Iterator[bytes]:
@@ -25,5 +26,5 @@ def atif_lines(store: Store, session_id: str, since: float | None) -> Iterator[b
                 document = unrecorded_trajectory(part, __version__)
             if document is not None:
                 # A lone surrogate in stored text goes out as its \\udXXX escape (valid JSON).
-                text = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+                text = line_safe(json.dumps(document, ensure_ascii=False, separators=(",", ":")))
                 yield text.encode("utf-8", "backslashreplace") + b"\n"

@@ -11,7 +11,8 @@ the window, counted by the provider.
 
 The commands run in this process (tests/inprocess.py): a case is four whole seri commands
 over real HTTP and a real store, without paying for four interpreter starts, so the whole
-matrix (60 cases) takes about 20 s on two cores. With SERI_MATRIX_OUT=FILE each case also
+matrix (75 cases, five transcripts) and the dry-run cases take about 70 s of CPU on two
+cores. With SERI_MATRIX_OUT=FILE each case also
 writes one JSON line; `make compaction-matrix` renders them as the table in
 bench-results/compaction-matrix.md.
 """
@@ -34,6 +35,7 @@ from tests.request_schema import pairing_ok
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real-sessions"
 SESSIONS = (
+    "real-aider-mozgoslav-ru",
     "real-cc-meridian",
     "real-gemini-teams",
     "real-mini-django",
@@ -212,3 +214,78 @@ def test_a_real_session_keeps_working_at_any_window_and_density(
         assert case.ledger, "a history past half the window was not compacted"
     assert sum(int(c["summary_calls"]) for c in case.ledger) == case.summaries
     assert case.history_after < window // 2, (case.history_after, window)
+
+
+PLAN_WINDOWS = (8_000, 16_000)
+
+
+def plan_then_compact(
+    tmp_path: Path, session: str, window: int, ratio: int
+) -> tuple[dict[str, Any], Ran, dict[str, Any] | None, int]:
+    """`seri compact --dry-run --json`, then `seri compact`: the plan, the real run, its
+    ledger entry (None: nothing compacted) and the summarizer requests it sent."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    (home / "sessions").mkdir(parents=True)
+    project.mkdir()
+    lines = legacy_lines(session)
+    (home / "sessions" / f"{session}.jsonl").write_text(
+        "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8"
+    )
+    (home / "config.json").write_text(json.dumps({"model": "fake/model", "context_window": window}))
+    with FakeModel(
+        context_length=window, enforce_context=True, token_ratio=ratio, auto_recap=True
+    ) as fake:
+        env = {"SERI_HOME": str(home), "SERI_BASE_URL": fake.base_url, "OPENROUTER_API_KEY": KEY}
+        planned = run_seri_here(
+            ("compact", "--session", session, "--dry-run", "--json"), env=env, cwd=project
+        )
+        assert planned.code == 0, planned.stderr
+        assert fake.requests == [], "a dry run called the model"
+        ran = run_seri_here(("compact", "--session", session), env=env, cwd=project)
+        shown = run_seri_here(("sessions", "show", session, "--json"), env=env, cwd=project)
+        sent = len([body for body in fake.requests if "tools" not in body])
+        assert fake.refused == 0, "a summarizer request was over the window"
+    head = json.loads(shown.stdout.splitlines()[0])
+    entry = head["compactions"][0] if head["compactions"] else None
+    return json.loads(planned.stdout), ran, entry, sent
+
+
+@pytest.mark.parametrize(
+    ("session", "window", "ratio"),
+    # (1x and 3x: an unmeasured session is planned and folded alike at every density.)
+    [(s, w, r) for s in SESSIONS for w in PLAN_WINDOWS for r in (1, 3)],
+)
+def test_the_dry_run_is_the_plan_that_runs(
+    tmp_path: Path, session: str, window: int, ratio: int
+) -> None:
+    """Issue 31: the dry run planned 54 chunks where the real fold made 11, and predicted
+    success where the real compaction failed. Now both size alike (the same scale, priced
+    for an unmeasured tokenizer, kept through the fold; the same room for the recap): the
+    cut, the number of summarizer requests and whether it fails are the plan's."""
+    plan, ran, entry, sent = plan_then_compact(tmp_path, session, window, ratio)
+    out = os.environ.get("SERI_PLAN_OUT")
+    if out:
+        row = {
+            "session": session,
+            "window": window,
+            "ratio": ratio,
+            "planned_chunks": len(plan["chunks"]),
+            "real_calls": sent,
+            "planned_evicted": (plan["cut"] or {}).get("evicted"),
+            "real_evicted": entry["evicted"] if entry else None,
+            "planned_after": plan["estimate_after"],
+            "real_after": entry["estimate_after"] if entry else None,
+            "would_fail": bool(plan["would_fail"]),
+            "failed": ran.code != 0,
+        }
+        with open(out, "a", encoding="utf-8") as report:
+            report.write(json.dumps(row) + "\n")
+    assert bool(plan["would_fail"]) == (ran.code != 0), (plan["would_fail"], ran.stderr)
+    if plan["cut"] is None:
+        assert entry is None
+        return
+    assert entry is not None, ran.stderr
+    assert entry["evicted"] == plan["cut"]["evicted"]
+    assert entry["summary_calls"] == sent == len(plan["chunks"])
+    # The recap to come is counted at the most it may take: the plan is an upper bound.
+    assert entry["estimate_after"] <= plan["estimate_after"]

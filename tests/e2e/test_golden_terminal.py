@@ -175,8 +175,10 @@ def test_golden_escape_sequences_from_the_model_and_tools_are_shown_not_obeyed(
         screen = terminal.screen()
         history = terminal.history()
         after = terminal.title()
-    # Nothing was cleared (the banner is still the first line) and the title is unchanged.
-    assert screen.startswith(f"seri {__version__} · fake/model")
+    # Nothing was cleared (the sandbox line and the banner are still the first lines) and the
+    # title is unchanged.
+    first, second = screen.split("\n")[:2]
+    assert first.startswith("seri: bash runs ") and second.startswith(f"seri {__version__} · ")
     assert history.count("seri>") == 2
     assert after == title and "pwned" not in after and "owned" not in after
     assert "Clearing␛[2J␛[H now. ␛]0;pwned␇Title? ␛[31mred␛[0m bell␇" in screen
@@ -246,7 +248,9 @@ def test_golden_status_cost_and_model(
     project: Path, seri_home: Path, terminals: list[TmuxTerminal]
 ) -> None:
     script: list[dict[str, Any]] = [
-        {"text": "Hello.", "usage": {"cost": 0.0123}},
+        # The billed count is given: the fake's own count grows with the length of the temporary
+        # project path in the system prompt, which made /cost's figure differ from run to run.
+        {"text": "Hello.", "usage": {"cost": 0.0123, "prompt_tokens": 255}},
         {"text": "Hello from the other model.", "usage": {"cost": 0.002}},
     ]
     with FakeModel(script, models=("fake/model", "other/model")) as fake:

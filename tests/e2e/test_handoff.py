@@ -95,3 +95,67 @@ def test_a_failed_handoff_leaves_nothing(run_seri: RunSeri, seri_home: Path) -> 
 def test_nothing_to_hand_off(run_seri: RunSeri) -> None:
     done = run_seri("handoff", "--session", "nosuch")
     assert done.returncode == 2 and done.stderr.startswith("seri: ")
+
+
+def test_a_handoff_killed_halfway_leaves_no_copy_that_continue_picks(
+    run_seri: RunSeri, seri_home: Path, project: Path
+) -> None:
+    """SIGKILL of a real `seri handoff` while its summarizer call is under way: the copy is
+    made but not compacted. `seri chat --continue` goes on in the original all the same, the
+    listing shows the original alone, and the next handoff deletes the leftover."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from tests.conftest import SERI, seri_env
+
+    steps = [{"text": f"noted {n} " + "z" * 400} for n in range(5)]
+    with FakeModel([*steps, {"stall_seconds": 30}]) as fake:
+        first = run_seri("chat", "-p", "task 0", env=env(fake))
+        assert first.returncode == 0, first.stderr
+        source = json.loads(run_seri("sessions", "--json").stdout)["id"]
+        for n in range(1, 5):
+            assert run_seri("chat", "--continue", "-p", f"task {n}", env=env(fake)).returncode == 0
+        handoff = subprocess.Popen(
+            [SERI, "handoff", "--session", source],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=seri_env(seri_home, env(fake)),
+            cwd=project,
+        )
+        deadline = time.monotonic() + 30
+        while len(fake.requests) < 6 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(fake.requests) == 6, "the handoff is in its summarizer call"
+        os.kill(handoff.pid, signal.SIGKILL)
+        handoff.communicate()
+    with FakeModel([{"text": "went on in the original"}], auto_recap=True) as fake:
+        went_on = run_seri("chat", "--continue", "-p", "task 5", env=env(fake))
+        assert went_on.returncode == 0, went_on.stderr
+        sent = fake.requests[-1]["messages"]
+    assert f"resumed session {source}" in went_on.stderr
+    assert any("task 4" in str(m.get("content")) for m in sent), "the original's history"
+    conn = apsw.Connection(str(seri_home / "seri.db"), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        [(copy, incomplete)] = conn.execute(
+            "SELECT id, incomplete FROM sessions WHERE forked_from = ?", (source,)
+        ).fetchall()
+    finally:
+        conn.close()
+    assert incomplete == 1, "the copy was made, and is marked as not done"
+    assert copy not in went_on.stderr
+    listed = [json.loads(line)["id"] for line in run_seri("sessions", "--json").stdout.splitlines()]
+    assert listed == [source]
+    shown = run_seri("sessions", "show", source, "--json").stdout.splitlines()
+    assert json.loads(shown[-1])["text"] == "went on in the original"
+    # The next handoff deletes the leftover (its holder is dead) and makes a whole one.
+    with FakeModel([], auto_recap=True) as fake:
+        handed = run_seri("handoff", "--session", source, env=env(fake))
+    assert handed.returncode == 0, handed.stderr
+    conn = apsw.Connection(str(seri_home / "seri.db"), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        left = conn.execute("SELECT id, incomplete FROM sessions WHERE forked_from = ?", (source,))
+        assert left.fetchall() == [(handed.stdout.strip(), 0)]
+    finally:
+        conn.close()

@@ -69,8 +69,8 @@ TOOL = {"tool_calls": [call("c1", "bash", command="echo hi")], "usage": {"cost":
         ("length", 1, [{"text": "The answer is", "finish_reason": "length"}], ()),
         ("overflow", 1, [{"overflow": True, "repeat": 3}], ()),
         ("error", 1, [{"status": 400, "body": {"error": {"message": "bad model id"}}}], ()),
-        # A stream the provider cut: interrupted, but not by anyone here (exit 1, not 130).
-        ("interrupted", 1, [{"text": "The answer is", "cut_after_chunks": 2, "repeat": 9}], ()),
+        # A stream the provider cut: a failed turn, not an interruption (exit 1, not 130).
+        ("error", 1, [{"text": "The answer is", "cut_after_chunks": 2, "repeat": 9}], ()),
     ],
 )
 @pytest.mark.parametrize("fmt", ["json", "stream-json"])

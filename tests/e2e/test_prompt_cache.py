@@ -25,9 +25,19 @@ def _marked(message: dict[str, Any]) -> bool:
 
 
 def _unmarked(message: dict[str, Any]) -> dict[str, Any]:
+    """The message without its markers: a marked text is a one-part list like every other."""
     content = message.get("content")
-    if isinstance(content, list) and len(content) == 1 and "cache_control" in content[0]:
-        return {**message, "content": content[0]["text"]}
+    if isinstance(content, list):
+        parts = [{k: v for k, v in part.items() if k != "cache_control"} for part in content]
+        return {**message, "content": parts}
+    return message
+
+
+def _text(message: dict[str, Any]) -> dict[str, Any]:
+    """The message with its text as a plain string, as the pairing check reads it."""
+    content = message.get("content")
+    if isinstance(content, list):
+        return {**message, "content": "".join(part["text"] for part in content)}
     return message
 
 
@@ -63,7 +73,13 @@ def test_anthropic_requests_carry_breakpoints_over_an_unchanging_prefix(
     assert len(requests) == 4
     for body in requests:
         assert_valid_request(body)
-        assert pairing_ok([_unmarked(m) for m in body["messages"]][1:])
+        assert pairing_ok([_text(m) for m in body["messages"]][1:])
+        for message in body["messages"]:
+            if message["role"] != "assistant" and message["content"]:
+                # Every text goes as a one-part list, so a marker moving changes only itself.
+                assert [set(part) - {"cache_control"} for part in message["content"]] == [
+                    {"type", "text"}
+                ]
         marks = [i for i, m in enumerate(body["messages"]) if _marked(m)]
         assert len(marks) == 2
         assert marks[0] == 0, "the frozen system prompt is a breakpoint"
@@ -72,7 +88,9 @@ def test_anthropic_requests_carry_breakpoints_over_an_unchanging_prefix(
     for earlier, later in itertools.pairwise(requests):
         old, new = earlier["messages"], later["messages"]
         # Without the markers, each request is the one before it plus what happened since.
-        assert [_unmarked(m) for m in old] == [_unmarked(m) for m in new[: len(old)]]
+        assert json.dumps([_unmarked(m) for m in old]) == json.dumps(
+            [_unmarked(m) for m in new[: len(old)]]
+        )
         # Up to the earlier request's moving end, the bytes are exactly the same.
         end = max(i for i, m in enumerate(old) if _marked(m))
         assert json.dumps(old[:end]) == json.dumps(new[:end])

@@ -158,9 +158,11 @@ def test_a_rule_does_not_fire_again_after_a_compaction_and_a_resume(
     assert "[rule python]" in recap
 
 
-def test_rules_written_mid_session_wait_for_the_next_session(
+def test_rules_are_the_persons_to_write_and_wait_for_the_next_session(
     run_seri: RunSeri, project: Path
 ) -> None:
+    """The model cannot write a rule (.seri/ is protected: a rule steers every later
+    session, README: Sandbox); one the person writes is read by the next session."""
     script: list[dict[str, Any]] = [
         {
             "tool_calls": [
@@ -172,12 +174,16 @@ def test_rules_written_mid_session_wait_for_the_next_session(
                 )
             ]
         },
-        {"text": "wrote a rule"},
+        {"text": "could not write a rule"},
         {"text": "second"},
     ]
     with FakeModel(script) as fake:
         run_seri("chat", "--allow", "write_file", input="one\ntwo\n", env=chat_env(fake))
         requests = fake.requests
+    refused = next(m for m in requests[1]["messages"] if m["role"] == "tool")["content"]
+    assert "never allowed" in refused and not (project / ".seri").exists(), refused
+    (project / ".seri" / "rules").mkdir(parents=True)
+    (project / ".seri" / "rules" / "late.md").write_text("Late rule: answer in haiku.\n")
     assert all("haiku" not in _system(r) for r in requests)
     with FakeModel([{"text": "ok"}]) as fake:
         run_seri("chat", "-p", "new session", env=chat_env(fake))

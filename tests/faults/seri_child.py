@@ -109,6 +109,8 @@ def _install_timeouts(idle: float | None, total: float | None) -> None:
             kwargs.setdefault("idle_timeout", idle)
         if total is not None:
             kwargs.setdefault("total_timeout", total)
+        # The fake stands for a provider in the cloud: no time for reading a local prompt.
+        kwargs.setdefault("server_is_local", False)
         original(self, *args, **kwargs)
 
     provider.ProviderClient.__init__ = init  # type: ignore[method-assign]

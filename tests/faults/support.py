@@ -151,19 +151,22 @@ def scalar(conn: apsw.Connection, sql: str, params: Sequence[Any] = ()) -> Any:
 
 
 def check_store(home: Path) -> dict[str, list[Message]]:
-    """The db is whole: integrity, foreign keys, every session's counters agree with its
-    messages, every stored message decodes. Returns each session's messages."""
+    """The db is whole: integrity, foreign keys, the search index, every session's counters
+    agree with its live messages (from its latest recap on: what a compaction walled off may
+    wait for its purge), every stored message decodes. Returns each session's live messages."""
     with database(home) as conn:
         assert rows(conn, "PRAGMA integrity_check") == [("ok",)]
         assert rows(conn, "PRAGMA foreign_key_check") == []
+        conn.execute("INSERT INTO message_search(message_search) VALUES ('integrity-check')")
         sessions: dict[str, list[Message]] = {}
-        for sid, count, chars, next_seq in rows(
-            conn, "SELECT id, message_count, total_chars, next_seq FROM sessions"
+        for sid, count, chars, next_seq, wall in rows(
+            conn, "SELECT id, message_count, total_chars, next_seq, compacted_before FROM sessions"
         ):
             stored = rows(
                 conn,
-                "SELECT seq, body, chars FROM messages WHERE session_id = ? ORDER BY seq",
-                (sid,),
+                "SELECT seq, body, chars FROM messages WHERE session_id = ? AND seq >= ?"
+                " ORDER BY seq",
+                (sid, wall),
             )
             assert count == len(stored), f"session {sid}: message_count {count} != {len(stored)}"
             assert chars == sum(r[2] for r in stored), f"session {sid}: total_chars is off"

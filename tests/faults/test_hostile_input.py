@@ -396,6 +396,7 @@ class _Fuzzer:
         stdin: str = "",
         config: str | None = None,
         files: dict[str, bytes] | None = None,
+        home_files: dict[str, bytes] | None = None,
         steps: tuple[dict[str, Any], ...] = (),
     ) -> dict[str, Any]:
         self.count += 1
@@ -408,6 +409,9 @@ class _Fuzzer:
             (home / "config.json").write_text(config, encoding="utf-8", errors="surrogatepass")
         for name, data in (files or {}).items():
             (project / name).write_bytes(data)
+        for name, data in (home_files or {}).items():
+            (home / name).parent.mkdir(parents=True, exist_ok=True)
+            (home / name).write_bytes(data)
         full_env = {
             "PATH": os.environ["PATH"],
             "HOME": str(case_dir),
@@ -557,11 +561,35 @@ config_keys = st.sampled_from(
 )
 
 
+# Text nested around the depth limit, and numbers of every size: what the bounded reader and
+# the ranges of each number must turn into one line (issue 25).
+deep_json = st.integers(1, 400).map(lambda n: "[" * n + "]" * n) | st.integers(1, 400).map(
+    lambda n: '{"a":' * n + "1" + "}" * n
+)
+big_numbers = st.integers(min_value=-(10**30), max_value=10**30) | st.sampled_from(
+    [0, -1, 2**31, 2**63, 2**64, 10**23, 1e308, -1e308, 0.5]
+)
+number_keys = st.sampled_from(
+    ["context_window", "max_turns", "subagent_max_turns", "max_budget_usd"]
+)
+
+
 @FUZZ
 @given(
     st.one_of(
         st.dictionaries(config_keys, json_values, max_size=4).map(json.dumps),
         st.text(max_size=60),
+        deep_json,
+        st.dictionaries(number_keys, big_numbers, min_size=1, max_size=3).map(json.dumps),
+        st.builds(
+            lambda key, value: (
+                json.dumps({key: {"keep_tokens": value, "elide_bytes": value}})
+                if key == "compaction"
+                else json.dumps({key: {"max_tokens": value, "seed": value, "top_k": value}})
+            ),
+            st.sampled_from(["compaction", "sampling"]),
+            big_numbers,
+        ),
     )
 )
 def test_H2_fuzz_config(fuzzer: _Fuzzer, fault_ledger: FaultLedger, config: str) -> None:
@@ -611,8 +639,18 @@ sse_pieces = st.one_of(
             ": keep-alive\n\n",
             "event: error\ndata: {}\n\n",
             "\r\n",
+            "\r",
+            "data: x",
             'data: {"choices": [{"delta": {"tool_calls": [{}]}}]}\n\n',
         ]
+    ),
+    deep_json.map(lambda text: f"data: {text}\r\n\r\n"),
+    big_numbers.map(
+        lambda n: (
+            "data: "
+            + json.dumps(_delta("n", "stop", usage={"prompt_tokens": n, "completion_tokens": n}))
+            + "\n\n"
+        )
     ),
 )
 
@@ -691,3 +729,171 @@ def test_H2_fuzz_files_read(
         ["chat", "--allow", "edit", "-p", "go"], steps=({"tool_calls": calls},), files={name: data}
     )
     _survived(answer, fault_ledger)
+
+
+# --- H2: every external source (issue 25) -----------------------------------------------------
+
+
+@FUZZ
+@given(
+    st.one_of(
+        st.dictionaries(st.sampled_from(["mcpServers", "other"]), json_values, max_size=2).map(
+            json.dumps
+        ),
+        deep_json,
+        st.binary(max_size=80).map(lambda b: b.decode("latin-1")),
+        st.dictionaries(
+            st.text(max_size=8),
+            st.fixed_dictionaries(
+                {"command": texts},
+                optional={"args": st.lists(texts, max_size=2), "env": json_values},
+            ),
+            max_size=2,
+        ).map(lambda servers: json.dumps({"mcpServers": servers})),
+    )
+)
+def test_H2_fuzz_project_mcp_json(fuzzer: _Fuzzer, fault_ledger: FaultLedger, text: str) -> None:
+    fault_ledger.injected("H2")
+    files = {".mcp.json": text.encode("utf-8", "surrogatepass")}
+    _survived(fuzzer.run(["chat", "-p", "hi"], files=files), fault_ledger)
+    fault_ledger.injected("H2")
+    _survived(fuzzer.run(["mcp", "list"], files=files), fault_ledger)
+
+
+legacy_lines = st.one_of(
+    json_values.map(json.dumps),
+    deep_json,
+    st.binary(max_size=40).map(lambda b: b.decode("latin-1")),
+    st.sampled_from(
+        [
+            '{"role": "user", "content": "hi"}',
+            '{"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "t",'
+            ' "toolName": "read_file", "input": "[[[[[["}]}',
+            '{"role": "tool", "content": [{"type": "tool-result", "toolCallId": "t",'
+            ' "toolName": "read_file", "output": {"type": "json", "value": [[[[1]]]]}}]}',
+        ]
+    ),
+)
+
+
+@FUZZ
+@given(st.lists(legacy_lines, max_size=5), st.sampled_from(["\n", "\r\n"]))
+def test_H2_fuzz_legacy_session_files(
+    fuzzer: _Fuzzer, fault_ledger: FaultLedger, lines: list[str], ending: str
+) -> None:
+    """The older release's sessions/*.jsonl: imported, or refused by line, never a crash."""
+    header = json.dumps(
+        {"id": f"legacy-{fuzzer.count}", "cwd": "/", "systemPrompt": "s", "permissionMode": "auto"}
+    )
+    data = ending.join([header, *lines]).encode("utf-8", "surrogatepass")
+    fault_ledger.injected("H2")
+    answer = fuzzer.run(
+        ["sessions", "list", "--all"], home_files={f"sessions/f{fuzzer.count}.jsonl": data}
+    )
+    _survived(answer, fault_ledger)
+
+
+# Which test fuzzes each external source (seri.pure.bounded_input.SOURCES); a source without
+# one fails tests/test_bounded_sources.py.
+FUZZED_SOURCES = {
+    "provider stream": "tests/faults/test_hostile_input.py::test_H2_fuzz_stream_bytes",
+    "provider answer": "tests/property/test_bounded_input.py::test_H2_fuzz_provider_answers",
+    "mcp stdio": "tests/mcp/test_bounded_servers.py::test_H2_fuzz_mcp_stdio_lines",
+    "mcp http": "tests/mcp/test_bounded_servers.py::test_H2_fuzz_mcp_http_bodies",
+    "config.json": "tests/faults/test_hostile_input.py::test_H2_fuzz_config",
+    ".mcp.json": "tests/faults/test_hostile_input.py::test_H2_fuzz_project_mcp_json",
+    "legacy session file": "tests/faults/test_hostile_input.py::test_H2_fuzz_legacy_session_files",
+    "tool arguments": "tests/faults/test_hostile_input.py::test_H2_fuzz_tool_arguments",
+}
+
+
+# --- H1: numbers out of range (issue 25) -----------------------------------------------------
+
+ABSURD = "99999999999999999999999"
+
+
+def test_H1_numbers_out_of_range_on_the_command_line(
+    project: Path, seri_home: Path, fault_ledger: FaultLedger
+) -> None:
+    """Each is one line naming the option and its range, exit 2 (MismatchError and
+    OverflowError before)."""
+    with FakeModel([{"text": "hello"}]) as fake:
+        made = run(seri("chat", "-p", "hi"), home=seri_home, cwd=project, env=chat_env(fake))
+    assert made.returncode == 0, made.stderr
+    (session,) = session_ids(seri_home)
+    cases = {
+        ("sessions", "--limit", ABSURD): "--limit must be a whole number from 1 to 1,000,000",
+        ("sessions", "list", "--limit", "9223372036854775807"): "--limit must be",
+        ("sessions", "search", "x", "--limit", ABSURD): "--limit must be a whole number from 1",
+        ("chat", "--max-turns", ABSURD, "-p", "x"): "--max-turns must be a whole number from 1",
+        ("chat", "--max-budget-usd", "1e400", "-p", "x"): "--max-budget-usd must be an amount",
+        ("pin", "--session", session, "--rm", ABSURD): "a pin number",
+        ("rewind", "--session", session, "--to", ABSURD): "a user message number is needed",
+    }
+    for argv, expected in cases.items():
+        fault_ledger.injected("H1")
+        result = run(seri(*argv), home=seri_home, cwd=project, env=_env(seri_home))
+        assert result.returncode == 2, (argv, result.stderr)
+        one_line_error(result.stderr)
+        assert expected in result.stderr, (argv, result.stderr)
+        fault_ledger.survived("H1")
+
+
+def test_H1_numbers_out_of_range_in_config(
+    project: Path, seri_home: Path, fault_ledger: FaultLedger
+) -> None:
+    big = 10**23
+    cases = {
+        "context_window": ({"context_window": big}, "from 1 to 100,000,000"),
+        "max_turns": ({"max_turns": big}, "'max_turns' must be a whole number from 1 to"),
+        "keep": ({"compaction": {"keep_tokens": big}}, "'compaction.keep_tokens' must be"),
+        "elide": ({"compaction": {"elide_bytes": 2**64}}, "'compaction.elide_bytes' must be"),
+        "answer": ({"sampling": {"max_tokens": big}}, "'sampling.max_tokens' must be"),
+        "seed": ({"sampling": {"seed": 2**64}}, "'sampling.seed' must be a whole number"),
+        "budget": ({"max_budget_usd": 1e300}, "'max_budget_usd' must be an amount"),
+        "search": ({"mcp": {"tool_search_threshold": big}}, "must be a whole number of tools"),
+        "wait": ({"mcp": {"startup_wait": 1e300}}, "'mcp.startup_wait' must be seconds"),
+    }
+    for name, (config, expected) in cases.items():
+        fault_ledger.injected("H1")
+        write_config(seri_home, config)
+        with FakeModel([{"text": "never"}]) as fake:
+            result = run(seri("chat", "-p", "hi"), home=seri_home, cwd=project, env=chat_env(fake))
+        assert result.returncode == 2, (name, result.stderr)
+        one_line_error(result.stderr)
+        assert expected in result.stderr, (name, result.stderr)
+        fault_ledger.survived("H1")
+
+
+def test_H1_numbers_out_of_range_in_a_scripted_session_and_in_tool_arguments(
+    project: Path, seri_home: Path, fault_ledger: FaultLedger
+) -> None:
+    """/max-turns with 23 digits is one line and the session goes on to its next line;
+    read_file with an offset and a limit of 26 digits is an answer, not a crash."""
+    (project / "x.txt").write_text("hello\n")
+    huge = "1" + "0" * 25
+    script = [
+        {
+            "tool_calls": [
+                _raw_call("o", "read_file", '{"path": "x.txt", "offset": ' + huge + "}"),
+                _raw_call("l", "read_file", '{"path": "x.txt", "limit": ' + huge + "}"),
+            ]
+        },
+        {"text": "went on"},
+    ]
+    fault_ledger.injected("H1", 3)
+    with FakeModel(script) as fake:
+        result = run(
+            seri("chat"),
+            home=seri_home,
+            cwd=project,
+            env=chat_env(fake),
+            input=f"/max-turns {ABSURD}\nread it\n",
+        )
+        results = _tool_results(fake)
+    one_line_error(result.stderr)
+    assert "/max-turns needs a whole number from 1 to 1,000,000" in result.stderr
+    assert result.stdout == "went on\n", result.stderr
+    assert "past the end" in results["o"]
+    assert "hello" in results["l"]
+    fault_ledger.survived("H1", 3)

@@ -426,7 +426,7 @@ def test_P3_stream_cut_mid_response(
     _session, messages = next(iter(check_store(seri_home).items()))
     assert _only_flagged_partials(messages), "the cut answer was stored as complete"
     ends = events(export(seri_home, project), "turn_end")
-    assert ends[-1]["status"] == "interrupted"
+    assert ends[-1]["status"] == "error", "a cut stream is a failed turn, not an interruption"
     with FakeModel([{"text": "next"}]) as fake:
         result, _ = _chat(project, seri_home, fake, "--continue")
         requests = list(fake.requests)
@@ -553,9 +553,11 @@ def test_P5_keep_alive_comments_are_skipped(
     ("case", "step", "words"),
     [
         (
+            # Comments are signs of life (llama.cpp pings while it reads a prompt): only the
+            # deadline ends a stream of nothing else.
             "comments only",
             {"stall_seconds": 600, "stall_interval": 0.1},
-            "provider sent no content for 1 s",
+            "provider did not finish the response within 3 s",
         ),
         (
             "one byte every 0.8 s",
@@ -929,3 +931,50 @@ def test_P7_a_tool_call_cut_by_the_output_limit_is_never_stored(
     assert events(recorded, "model_call")[0]["finish_reason"] == "length"
     assert events(recorded, "turn_end")[0]["status"] == "length"
     fault_ledger.survived("P7")
+
+
+# A bodiless 400 is how Cerebras answers an over-long request (earendil-works/pi@17c253c:
+# packages/ai/src/utils/overflow.ts, "Cerebras: 400/413 status code (no body)").
+@pytest.mark.parametrize(
+    ("case", "window", "status", "overflow"),
+    [
+        # A first task of ~3,000 tokens, then the 8,000-token window: over half of it.
+        ("a big request's bodiless 400", 8_000, 400, True),
+        ("a small request's bodiless 400", 200_000, 400, False),
+        ("a small request's bodiless 413", 200_000, 413, True),
+    ],
+)
+def test_P6_a_bodiless_refusal_is_an_overflow_only_when_the_request_is_big(
+    project: Path,
+    seri_home: Path,
+    fault_ledger: FaultLedger,
+    case: str,
+    window: int,
+    status: int,
+    overflow: bool,
+) -> None:
+    """A 400 with no body on a request of at least half the window is taken for an overflow
+    (once); on a small request it is a plain error, never retried; a bodiless 413 says "too
+    large" by itself."""
+    fault_ledger.injected("P6")
+    write_config(seri_home, {"context_window": 200_000})
+    with FakeModel([{"text": "read"}]) as fake:
+        first, _ = _chat(project, seri_home, fake, prompt="lorem ipsum dolor " * 700)
+    assert first.returncode == 0, first.stderr
+    write_config(seri_home, {"context_window": window})
+    with FakeModel([{"status": status, "body": ""}, {"status": status, "body": ""}]) as fake:
+        result, _ = _chat(project, seri_home, fake, "--continue", prompt="next")
+        sent = len(fake.requests)
+    assert result.returncode == 1, result.stderr
+    one_line_error(result.stderr)
+    assert sent == 1, f"{case}: sent again unchanged"
+    recorded = export(seri_home, project)
+    ends = events(recorded, "turn_end")
+    if overflow:
+        assert len(events(recorded, "overflow")) == 1, case
+        assert ends[-1]["status"] == "overflow"
+    else:
+        assert events(recorded, "overflow") == []
+        assert ends[-1]["status"] == "error"
+        assert "rejected the request as invalid (HTTP 400)" in result.stderr, result.stderr
+    fault_ledger.survived("P6")

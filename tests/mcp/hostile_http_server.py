@@ -9,11 +9,14 @@ server with one tool, ``echo``, answering with plain JSON bodies and no session 
 - ``asks-client``: ``tools/call`` answers with an event stream that first carries a ``ping``
   request from the server, then the response; the client's answer arrives as a POST of its
   own. Every POST is appended to RECORD with its ``X-Token`` and ``MCP-Protocol-Version``;
-- ``no-answer-stream``: ``tools/call`` opens an event stream and closes it without a response.
+- ``no-answer-stream``: ``tools/call`` opens an event stream and closes it without a response;
+- ``raw``: ``tools/call`` answers with the call's ``data`` (base64) as the whole body, of the
+  content type its ``kind`` names (``text/event-stream`` or ``application/json``).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 import time
@@ -99,6 +102,10 @@ class Handler(BaseHTTPRequestHandler):
             )
 
     def call(self, request_id: Any, arguments: dict[str, Any]) -> None:
+        if MODE == "raw":
+            data = base64.b64decode(str(arguments.get("data", "")))
+            self.reply(200, data, kind=str(arguments.get("kind", "application/json")))
+            return
         text = str(arguments.get("text", ""))
         answer = {
             "jsonrpc": "2.0",

@@ -9,7 +9,10 @@ Standard library only, so it runs with the tests' own Python. It speaks the hand
 - ``big {bytes}``: answers that much text;
 - ``environment``: answers the process environment as JSON;
 - ``grow``: adds a tool and says so with ``notifications/tools/list_changed``;
-- ``exit_soon``: answers, then exits a moment later (no call is running when it dies).
+- ``exit_soon``: answers, then exits a moment later (no call is running when it dies);
+- ``raw {data}``: writes ``data`` (base64) to stdout as it is, then answers ``sent``;
+- ``deep {depth}``: answers with ``structuredContent`` nested ``depth`` deep, and a text
+  block holding JSON text nested 100,000 deep.
 
 Modes: ``normal``, ``silent`` (reads, never writes), ``exit-at-start``, ``slow-start``
 (``--delay`` seconds before it reads anything), ``hang`` (``sleep`` never answers),
@@ -18,15 +21,20 @@ request comes before ``initialize``, as some old servers do), ``old-version`` (a
 ``initialize`` with 2025-03-26), ``paginated`` (one tool per ``tools/list`` page),
 ``looping-cursor`` (its cursor never ends), ``modern-only`` (2026-07-28 only: ``_meta`` on every
 request, ``initialize`` refused with -32022), ``future-only`` (knows only a version from the
-future), ``asks-client`` (sends ``ping`` and ``roots/list`` to the client first).
+future), ``asks-client`` (sends ``ping`` and ``roots/list`` to the client first),
+``deep-schema`` (one more tool, ``nested``, whose ``inputSchema`` is nested 490 deep),
+``many-tools`` (5,000 more tools, ``t0``…``t4999``, each with a 2 KB description of several
+lines; calling one answers its name).
 
 ``--record FILE`` appends every message received (one JSON per line), so a test can see what
 seri sent: a ``notifications/cancelled``, the answers to the server's own requests, ``_meta``.
+``--pidfile FILE`` writes the server's pid there as it starts.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import sys
@@ -36,7 +44,7 @@ from typing import Any
 
 MODERN = "2026-07-28"
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
-TOOL_NAMES = ("echo", "boom", "sleep", "big", "environment", "grow", "exit_soon")
+TOOL_NAMES = ("echo", "boom", "sleep", "big", "environment", "grow", "exit_soon", "raw", "deep")
 
 
 def main() -> None:
@@ -44,7 +52,11 @@ def main() -> None:
     parser.add_argument("--mode", default="normal")
     parser.add_argument("--record", default="")
     parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--pidfile", default="")
     options = parser.parse_args()
+    if options.pidfile:
+        with open(options.pidfile, "w", encoding="ascii") as handle:
+            handle.write(str(os.getpid()))
     Server(options.mode, options.record, options.delay).run()
 
 
@@ -189,6 +201,17 @@ class Server:
             }
             for name in names
         ]
+        if self.mode == "many-tools":
+            text = "Line one of a long description.\n" + "More words about the tool. " * 75
+            tools += [
+                {"name": f"t{n}", "description": f"t{n}: {text}", "inputSchema": {"type": "object"}}
+                for n in range(5000)
+            ]
+        if self.mode == "deep-schema":
+            schema: dict[str, Any] = {"type": "string"}
+            for _ in range(245):  # two levels each: 490 deep
+                schema = {"type": "object", "properties": {"x": schema}}
+            tools.append({"name": "nested", "inputSchema": schema})
         if self.mode == "looping-cursor":
             self.answer(request_id, {"tools": tools[:1], "nextCursor": "again"})
             return
@@ -222,6 +245,23 @@ class Server:
             self.extra_tools.append(f"grown_{len(self.extra_tools)}")
             self.text(request_id, "grown")
             self.send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        elif name == "raw":
+            with self.lock:
+                sys.stdout.buffer.write(base64.b64decode(str(arguments.get("data", ""))))
+                sys.stdout.flush()
+            self.text(request_id, "sent")
+        elif name == "deep":
+            depth = int(arguments.get("depth", 1000))
+            nested: Any = "bottom"
+            for _ in range(depth):
+                nested = {"a": nested}
+            text = "[" * 100_000 + "]" * 100_000
+            self.answer(
+                request_id,
+                {"content": [{"type": "text", "text": text}], "structuredContent": nested},
+            )
+        elif self.mode == "many-tools" and str(name).startswith("t"):
+            self.text(request_id, f"ran {name}")
         elif name == "exit_soon":
             self.text(request_id, "bye")
             threading.Timer(0.2, lambda: os._exit(0)).start()

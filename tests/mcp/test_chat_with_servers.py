@@ -110,6 +110,12 @@ def killed_twice(
     return {"command": "sh", "args": ["-c", wrapper]}, script
 
 
+def _unsandboxed(env: dict[str, str]) -> dict[str, str]:
+    """The model's bash kills the server (seri's child) only without the OS sandbox: under
+    it, seri's processes are out of a command's reach (README: Sandbox)."""
+    return {**env, "SERI_SANDBOX": "none"}
+
+
 def answer_always_once(
     argv: list[str], project: Path, seri_home: Path, fake: FakeModel
 ) -> tuple[str, str, list[dict[str, Any]]]:
@@ -186,7 +192,7 @@ def test_an_approval_holds_for_the_command_approved_not_a_changed_one(
     changed["args"] = ["/"]
     write_mcp_json(project, {"fs": changed})
     second = json.loads(run_seri("mcp", "list", "--json").stdout)
-    assert (second["state"], second["tools"]) == ("not approved", [])
+    assert (second["state"], second["tools"]) == ("changed since approved", [])
     unknown = run_seri("mcp", "approve", "nope")
     assert unknown.returncode == 2 and "has no MCP server 'nope'" in unknown.stderr
     assert run_seri("mcp", "revoke").returncode == 0
@@ -292,7 +298,13 @@ def test_a_server_killed_mid_session_is_restarted_once_then_its_tools_are_gone(
     write_config(seri_home, mcpServers={"fs": fs})
     with FakeModel(script) as fake:
         result = run_seri(
-            "chat", "--allow", "bash", "-p", "read twice", env=chat_env(fake), timeout=120
+            "chat",
+            "--allow",
+            "bash",
+            "-p",
+            "read twice",
+            env=_unsandboxed(chat_env(fake)),
+            timeout=120,
         )
         requests = fake.requests
     assert result.returncode == 0, result.stderr

@@ -110,7 +110,9 @@ def test_claude_docs_http_entry_expands_url_and_headers() -> None:
     (server,) = parsed.servers
     assert server.url == "https://api.example.com/mcp"
     assert server.headers == (("Authorization", "Bearer k-123"),)
-    assert server.identity() == '["http", "https://api.example.com/mcp"]'
+    # The digest is of the entry as written: the key's value is not in it.
+    assert server.digest == read(CLAUDE_DOCS_HTTP, {"API_KEY": "other"}).servers[0].digest
+    assert "k-123" not in server.shown and "${API_KEY}" in server.shown
 
 
 def test_the_official_readme_entry_runs_as_written(mcp_servers: Servers, tmp_path: Path) -> None:

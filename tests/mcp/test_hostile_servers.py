@@ -198,7 +198,7 @@ def test_a_stateless_only_server_gets_meta_on_every_request(
 def test_pages_of_tools_are_followed_and_a_looping_cursor_ends(open_hub: OpenHub) -> None:
     hub = open_hub({"p": hostile("paginated"), "loop": hostile("looping-cursor")})
     statuses = {s.name: s for s in hub.wait_ready(10)}
-    assert statuses["p"].tools == 7
+    assert statuses["p"].tools == 9
     assert statuses["loop"].state == "ready"
     assert statuses["loop"].tools == 1
 

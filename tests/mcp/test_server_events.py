@@ -17,6 +17,7 @@ from tests.conftest import RunSeri
 from tests.mcp.install import Servers
 from tests.mcp.test_chat_with_servers import (
     KEY,
+    _unsandboxed,
     chat_env,
     killed_twice,
     tool_names,
@@ -41,7 +42,13 @@ def test_started_failed_restarted_and_gone_servers_are_recorded(
     )
     with FakeModel(script) as fake:
         result = run_seri(
-            "chat", "--allow", "bash", "-p", "read twice", env=chat_env(fake), timeout=120
+            "chat",
+            "--allow",
+            "bash",
+            "-p",
+            "read twice",
+            env=_unsandboxed(chat_env(fake)),
+            timeout=120,
         )
         offered = [name for name in tool_names(fake.requests[0]) if name.startswith("mcp__fs__")]
     assert result.returncode == 0, result.stderr

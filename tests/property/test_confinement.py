@@ -8,8 +8,9 @@ import string
 from hypothesis import given
 from hypothesis import strategies as st
 
+from seri.pure.protected_paths import PROJECT_TOP_NAMES, guarded_in_project, is_within
 from seri.pure.redaction import REDACTED, Redactor, child_environment, is_secret_name
-from seri.pure.sandbox_plan import bubblewrap_arguments, plan_sandbox
+from seri.pure.sandbox_plan import BUBBLEWRAP_ISOLATION, bubblewrap_arguments, plan_sandbox
 
 segments = st.text(string.ascii_lowercase + "._-", min_size=1, max_size=6).filter(
     lambda s: s not in (".", "..")
@@ -32,6 +33,28 @@ def test_only_paths_inside_the_project_are_bound_read_only_after_it(
     for path in plan.read_only:
         assert binds.index(path, binds.index(project) + 1) > binds.index(project)
     assert argv[-3:] == ["bash", "-c", "true"]
+    # The isolation comes before any mount, whatever the plan.
+    assert argv[1 : 1 + len(BUBBLEWRAP_ISOLATION)] == list(BUBBLEWRAP_ISOLATION)
+    assert argv[argv.index("--proc") + 1] == "/proc"
+
+
+@given(paths, st.lists(paths, max_size=8), st.lists(paths, max_size=8))
+def test_what_is_guarded_covers_every_protected_path_inside_the_project_once(
+    project: str, protected: list[str], found: list[str]
+) -> None:
+    """Every protected path inside the project, and the project's own .git, .seri and
+    .mcp.json, is covered by exactly one guarded path; nothing outside the project or the
+    project itself is guarded; no guarded path lies inside another."""
+    guarded = guarded_in_project(project, tuple(protected), tuple(found))
+    chosen = [path for path, _ in guarded]
+    assert len(set(chosen)) == len(chosen)
+    for path in chosen:
+        assert is_within(path, project) and path != project
+        assert not [other for other in chosen if other != path and is_within(path, other)]
+    top = [f"{project.rstrip('/')}/{name}" for name, _ in PROJECT_TOP_NAMES]
+    for wanted in (*top, *protected, *found):
+        if is_within(wanted, project) and wanted != project:
+            assert sum(is_within(wanted, path) for path in chosen) == 1, (wanted, chosen)
 
 
 names = st.text(string.ascii_uppercase + "_", min_size=1, max_size=24)

@@ -9,11 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seri.pure.cuts import DEFAULT_KEEP_TOKENS, MIN_EVICTED, Cut, cut_messages, find_cut
-from seri.pure.records import Role, ToolCall, assistant, tool_result, user
-
-Entry = tuple[Role, int]
-
-tokens = st.integers(min_value=0, max_value=12_000)
+from seri.pure.records import ToolCall, assistant, tool_result, user
+from tests.property.strategies import Entry, token_histories
 
 
 def cut_history(
@@ -26,29 +23,6 @@ def cut_history(
     return find_cut(
         len(entries), reversed(entries), keep_tokens, starts_with_recap=starts_with_recap
     )
-
-
-@st.composite
-def groups(draw: st.DrawFn) -> list[Entry]:
-    """One user message, one plain assistant message, or an assistant message with calls."""
-    kind = draw(st.sampled_from(["user", "assistant", "calls"]))
-    if kind == "user":
-        return [("user", draw(tokens))]
-    if kind == "assistant":
-        return [("assistant", draw(tokens))]
-    results = draw(st.integers(min_value=1, max_value=4))
-    head: Entry = ("assistant", draw(tokens))
-    return [head, *(("tool", draw(tokens)) for _ in range(results))]
-
-
-@st.composite
-def histories(draw: st.DrawFn) -> tuple[list[Entry], bool]:
-    """A stored history, sometimes opening with an earlier recap (a user message)."""
-    starts_with_recap = draw(st.booleans())
-    entries: list[Entry] = [("user", draw(tokens))] if starts_with_recap else []
-    for group in draw(st.lists(groups(), max_size=40)):
-        entries.extend(group)
-    return entries, starts_with_recap
 
 
 budgets = st.integers(min_value=0, max_value=40_000)
@@ -89,7 +63,7 @@ class CountingIterator:
 
 
 @settings(max_examples=400)
-@given(histories(), budgets)
+@given(token_histories(), budgets)
 def test_cut_matches_the_rule(history: tuple[list[Entry], bool], keep: int) -> None:
     """The cut is the oldest fitting safe boundary (or the newest group), if it evicts four."""
     entries, starts_with_recap = history
@@ -98,7 +72,7 @@ def test_cut_matches_the_rule(history: tuple[list[Entry], bool], keep: int) -> N
 
 
 @settings(max_examples=400)
-@given(histories(), budgets)
+@given(token_histories(), budgets)
 def test_cut_invariants(history: tuple[list[Entry], bool], keep: int) -> None:
     """A cut never splits a pair, evicts at least four, and respects the budget."""
     entries, starts_with_recap = history
@@ -117,7 +91,7 @@ def test_cut_invariants(history: tuple[list[Entry], bool], keep: int) -> None:
 
 
 @settings(max_examples=400)
-@given(histories(), budgets)
+@given(token_histories(), budgets)
 def test_lazy_search_agrees_and_reads_only_the_tail(
     history: tuple[list[Entry], bool], keep: int
 ) -> None:
@@ -179,7 +153,8 @@ def test_count_must_match_the_entries() -> None:
 
 
 def test_cut_messages_uses_estimates_and_notices_a_recap() -> None:
-    """The message-level helper estimates tokens with ceil(chars/4) and spots a recap."""
+    """The message-level helper estimates tokens with ceil(chars/4) and its framing, and
+    spots a recap."""
     call = ToolCall("c1", "read_file", '{"path": "a.py"}')
     messages = [
         user("recap", kind="recap"),
@@ -190,6 +165,7 @@ def test_cut_messages_uses_estimates_and_notices_a_recap() -> None:
         user("z" * 400),
         assistant("w" * 400),
     ]
-    cut = cut_messages(messages, keep_tokens=200)
-    assert cut == Cut(index_of_first_kept=5, evicted_count=5, kept_tokens=200)
+    # Each message counts its JSON framing too (FRAMING_TOKENS): 2 x (100 + 8).
+    cut = cut_messages(messages, keep_tokens=216)
+    assert cut == Cut(index_of_first_kept=5, evicted_count=5, kept_tokens=216)
     assert cut_messages(messages[:5], keep_tokens=1) is None

@@ -39,49 +39,9 @@ from seri.pure.tokens import estimate_tokens, messages_chars
 from seri.pure.turn import Conversation, TaskSetup, compact_on_demand
 from seri.pure.window import MAX_SCALE, MIN_RESULT_CHARS, RESULT_BYTE_CAP, Window
 from tests.drive_effects import drive
+from tests.property.strategies import histories_with_payloads, texts
 
 # --- histories -------------------------------------------------------------------------------
-
-words = st.text(alphabet="abcdefghij klmnop\n", min_size=1, max_size=60)
-
-
-@st.composite
-def texts(draw: st.DrawFn, most: int = 6_000) -> str:
-    """A text of some length: a few words repeated, so sizes vary widely but cheaply."""
-    unit = draw(words)
-    return (unit * draw(st.integers(1, max(1, most // len(unit)))))[:most]
-
-
-@st.composite
-def histories(draw: st.DrawFn, content_most: int = 3_000) -> list[Message]:
-    """User turns, answers, and assistant messages with parallel calls and their results;
-    a call's arguments carry up to ``content_most`` characters of content."""
-    history: list[Message] = []
-    for turn in range(draw(st.integers(1, 14))):
-        history.append(Message(role="user", text=f"task {turn}: " + draw(texts(800))))
-        for step in range(draw(st.integers(0, 3))):
-            calls = tuple(
-                ToolCall(
-                    f"c{turn}_{step}_{n}",
-                    draw(st.sampled_from(["read_file", "bash", "write_file"])),
-                    json.dumps(
-                        {"path": f"/p/src/f{turn}_{n}.py", "content": draw(texts(content_most))}
-                    ),
-                )
-                for n in range(draw(st.integers(1, 3)))
-            )
-            history.append(Message(role="assistant", text=draw(texts(300)), tool_calls=calls))
-            history += [
-                Message(
-                    role="tool",
-                    text=draw(texts(20_000)),
-                    tool_call_id=call.id,
-                    tool_name=call.name,
-                )
-                for call in calls
-            ]
-        history.append(Message(role="assistant", text=f"done {turn}"))
-    return history
 
 
 def pairs_intact(history: list[Message]) -> bool:
@@ -142,7 +102,7 @@ def test_a_refusal_never_lets_the_next_request_grow(
 
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
-@given(histories(), st.integers(1_500, 20_000), st.sampled_from([400, 4_096]))
+@given(histories_with_payloads(), st.integers(1_500, 20_000), st.sampled_from([400, 4_096]))
 def test_the_fold_sees_every_message_once_in_requests_that_fit(
     history: list[Message], room: int, elide_bytes: int
 ) -> None:
@@ -202,7 +162,7 @@ pin_lists = st.lists(
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    histories(),
+    histories_with_payloads(),
     st.sampled_from([8_000, 16_000, 32_000]),
     st.sampled_from([1.0, 2.0, 3.0]),
     pin_lists,
@@ -240,7 +200,7 @@ def test_a_compaction_never_splits_a_pair_never_loses_a_pin_and_sees_all_it_evic
 # --- the shrink ladder -----------------------------------------------------------------------
 
 
-@given(histories(), st.integers(1, 60_000), st.sampled_from([400, 4_096]))
+@given(histories_with_payloads(), st.integers(1, 60_000), st.sampled_from([400, 4_096]))
 def test_the_ladder_elides_oldest_first_and_keeps_every_pair(
     history: list[Message], need: int, elide_bytes: int
 ) -> None:
@@ -284,7 +244,12 @@ def on_demand_setup(tokens: int, project: str = "") -> TaskSetup:
 
 
 @settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
-@given(histories(), st.sampled_from([8_000, 16_000]), st.sampled_from([1.0, 3.0]), pin_lists)
+@given(
+    histories_with_payloads(),
+    st.sampled_from([8_000, 16_000]),
+    st.sampled_from([1.0, 3.0]),
+    pin_lists,
+)
 def test_compact_on_demand_leaves_a_fitting_session_or_says_why(
     history: list[Message], tokens: int, ratio: float, pins: list[str]
 ) -> None:
@@ -335,7 +300,7 @@ class SmallerSlot(Provider):
 
 
 @settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
-@given(histories(), st.sampled_from([1.0, 3.0]), st.sampled_from([4_000, 8_000]))
+@given(histories_with_payloads(), st.sampled_from([1.0, 3.0]), st.sampled_from([4_000, 8_000]))
 def test_a_window_a_refusal_stated_is_kept_and_the_turn_count_left(
     history: list[Message], ratio: float, slot: int
 ) -> None:
@@ -361,7 +326,7 @@ def test_a_window_a_refusal_stated_is_kept_and_the_turn_count_left(
 
 @settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    histories(content_most=30_000),
+    histories_with_payloads(content_most=30_000),
     st.sampled_from([8_000, 16_000]),
     st.sampled_from([1.0, 3.0]),
     st.integers(0, 2),

@@ -3,7 +3,6 @@ it, every entry ending as exactly one of server / problem / disabled, nothing ev
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from hypothesis import given, settings
@@ -178,14 +177,19 @@ def test_scalars_in_env_are_written_as_json_would_and_timeout_is_seconds() -> No
     assert (server.call_timeout, server.cwd, server.era) == (1.5, "/home/u/p", "legacy")
 
 
-def test_identity_changes_with_the_command_and_not_with_env() -> None:
-    def identity(entry: dict[str, Any]) -> str:
-        return parse_servers({"s": entry}, {}, "f").servers[0].identity()
+def test_the_digest_changes_with_any_field_env_included() -> None:
+    """Approvals once covered only the command and arguments: an added env (PYTHONPATH plus a
+    sitecustomize.py) ran code without asking again. The digest covers the whole entry."""
 
-    base = identity({"command": "npx", "args": ["-y", "pkg"]})
-    assert base == identity({"command": "npx", "args": ["-y", "pkg"], "env": {"A": "1"}})
-    assert base != identity({"command": "npx", "args": ["-y", "other"]})
-    assert json.loads(base) == ["stdio", "npx", "-y", "pkg"]
+    def digest(entry: dict[str, Any]) -> str:
+        return parse_servers({"s": entry}, {}, "f").servers[0].digest
+
+    base = digest({"command": "npx", "args": ["-y", "pkg"]})
+    assert base.startswith("sha256:")
+    assert base != digest({"command": "npx", "args": ["-y", "pkg"], "env": {"PYTHONPATH": "."}})
+    assert base != digest({"command": "npx", "args": ["-y", "pkg"], "cwd": "elsewhere"})
+    assert base != digest({"command": "npx", "args": ["-y", "other"]})
+    assert base == digest({"args": ["-y", "pkg"], "command": "npx"})
 
 
 def test_a_server_named_star_is_a_server_and_a_broken_file_is_not_one() -> None:

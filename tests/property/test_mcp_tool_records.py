@@ -9,22 +9,27 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from seri.pure.mcp_config import McpServerConfig, McpServerSet
+from seri.pure.mcp_config import McpServerConfig, McpServerSet, parse_servers
 from seri.pure.mcp_startup import plan_start
 from seri.pure.mcp_tools import McpTool
 from seri.pure.permission_policy import PolicyError, parse_policy, parse_rule
 from seri.pure.permissions import decide
 from seri.pure.records import ToolCall
 from seri.pure.tool_specs import (
+    SERVER_DEFINITION_CHARS,
     SPECS,
     TOOL_SEARCH,
     ToolSpec,
+    definitions,
     mcp_spec,
     parse_arguments,
     search_tools,
+    servers_over_budget,
     should_defer,
     tool_definition_chars,
+    unlisted_tools,
 )
+from seri.pure.trust import CHANGED
 
 SCHEMA = json.dumps(
     {
@@ -127,11 +132,41 @@ def test_tool_definitions_are_charged_to_the_window_and_deferring_charges_less()
 
 @pytest.mark.parametrize(
     ("threshold", "count", "deferred"),
-    [(-1, 500, False), (0, 1, True), (0, 0, False), (40, 40, False), (40, 41, True)],
+    [(-1, 200, False), (0, 1, True), (0, 0, False), (40, 40, False), (40, 41, True)],
 )
 def test_deferring_starts_above_the_threshold(threshold: int, count: int, deferred: bool) -> None:
     tools = (*SPECS, *(mcp_spec(f"mcp__s__t{i}", "s", McpTool(f"t{i}")) for i in range(count)))
     assert should_defer(tools, threshold) is deferred
+
+
+@pytest.mark.parametrize("threshold", [-1, 40, 1000])
+def test_one_server_over_its_budget_is_deferred_whatever_the_threshold(threshold: int) -> None:
+    """Three tools of 20 KB each: past SERVER_DEFINITION_CHARS, so by name and one line."""
+    big = McpTool("t", description="word " * 4000)
+    tools = (*SPECS, *(mcp_spec(f"mcp__s__t{i}", "s", big) for i in range(3)))
+    assert servers_over_budget(tools).keys() == {"s"}
+    assert should_defer(tools, threshold)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.text(max_size=300)), max_size=400))
+def test_each_server_adds_at_most_its_budget_and_every_tool_stays_findable(
+    made: list[tuple[str, str]],
+) -> None:
+    tools = tuple(
+        mcp_spec(f"mcp__{server}__t{n}", server, McpTool(f"t{n}", description=text))
+        for n, (server, text) in enumerate(made)
+    )
+    sent = definitions((*tools, TOOL_SEARCH), deferred=True)
+    listed = {d["function"]["name"] for d in sent}
+    left_out = unlisted_tools(tools)
+    for server in ("a", "b", "c"):
+        mine = [d for d in sent if d["function"]["name"].startswith(f"mcp__{server}__")]
+        assert len(json.dumps(mine, separators=(",", ":"))) <= SERVER_DEFINITION_CHARS + 400
+        for d in mine:
+            assert "\n" not in d["function"]["description"]
+    for spec in tools:
+        assert (spec.name in listed) != (spec.name in left_out.get(spec.server, ()))
+        assert spec.name in search_tools(tools, spec.name)
 
 
 def test_tool_search_finds_by_name_or_by_words_and_says_when_nothing_matches() -> None:
@@ -147,18 +182,21 @@ def test_tool_search_finds_by_name_or_by_words_and_says_when_nothing_matches() -
 
 
 def server(name: str, command: str = "srv", source: str = "") -> McpServerConfig:
-    return McpServerConfig(name=name, transport="stdio", command=command, source=source)
+    (parsed,) = parse_servers({name: {"command": command}}, {}, source).servers
+    return parsed
 
 
 def test_the_persons_servers_start_a_projects_wait_for_approval_of_what_they_run() -> None:
     user = McpServerSet((server("mine"),))
     project = McpServerSet((server("git", "uvx"), server("fs", "npx")))
-    approved = {"git": server("git", "uvx").identity(), "fs": server("fs", "evil").identity()}
+    approved = {"git": server("git", "uvx").digest, "fs": server("fs", "evil").digest}
     plan = plan_start(user, project, approved)
     assert [s.name for s in plan.start] == ["mine", "git"]
     assert [s.name for s in plan.unapproved] == ["fs"]
-    [notice] = plan.notices()
+    assert plan.state_of("fs") == CHANGED
+    *_, notice = plan.notices()
     assert "'fs'" in notice and "seri mcp approve fs" in notice
+    assert any("changed since you approved it" in line for line in plan.notices())
 
 
 @given(
@@ -169,13 +207,45 @@ def test_the_persons_servers_start_a_projects_wait_for_approval_of_what_they_run
 def test_every_server_starts_or_waits_and_a_project_one_starts_only_when_approved(
     user: list[str], project: list[str], approved: list[str]
 ) -> None:
+    """And a project entry never hides one of the person's: theirs starts, the project's of
+    the same name is a conflict, named in a warning with both files."""
     plan = plan_start(
-        McpServerSet(tuple(server(n) for n in user)),
-        McpServerSet(tuple(server(n, "p") for n in project)),
-        {n: server(n, "p").identity() for n in approved},
+        McpServerSet(tuple(server(n, source="config.json") for n in user)),
+        McpServerSet(tuple(server(n, "p", ".mcp.json") for n in project)),
+        {n: server(n, "p").digest for n in approved},
     )
     started = [s.name for s in plan.start]
     waiting = [s.name for s in plan.unapproved]
     assert sorted(started + waiting) == sorted(set(user) | set(project))
-    for name in project:
+    for name in user:
+        assert name in started
+        assert [s.command for s in plan.start if s.name == name] == ["srv"]
+    for name in set(project) - set(user):
         assert (name in started) == (name in approved)
+    assert sorted(s.name for s in plan.conflicts) == sorted(set(user) & set(project))
+    for name in set(user) & set(project):
+        assert any(
+            repr(name) in line and "config.json" in line and ".mcp.json" in line
+            for line in plan.notices()
+        )
+
+
+def test_when_the_tool_definitions_fill_the_window_the_servers_are_named() -> None:
+    """It blamed AGENTS.md, the rules and the memory files alone."""
+    from seri.pure.compaction_outcome import does_not_fit
+    from seri.pure.tool_specs import definition_chars_by_server
+    from seri.pure.window import Window
+
+    big = McpTool("t", description="word " * 4000)
+    tools = (
+        *SPECS,
+        *(mcp_spec(f"mcp__huge__t{i}", "huge", big) for i in range(30)),
+        *(mcp_spec(f"mcp__small__t{i}", "small", McpTool(f"t{i}")) for i in range(2)),
+    )
+    servers = definition_chars_by_server(tools)
+    assert [name for name, _ in servers] == ["huge", "small"]
+    assert servers[0][1] <= SERVER_DEFINITION_CHARS
+    window = Window.of(8_000, 2_000, overhead_chars=sum(chars for _, chars in servers))
+    said = does_not_fit(window, (), (), 100, servers)
+    assert "MCP server 'huge' about" in said and "seri mcp list" in said
+    assert "\n" not in said

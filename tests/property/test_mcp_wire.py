@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seri.pure import jsonrpc
+from seri.pure.bounded_input import MCP_HTTP
 from seri.pure.jsonrpc import (
     ErrorResponse,
     Notification,
@@ -224,7 +225,7 @@ def test_result_type_defaults_to_complete() -> None:
 def test_a_real_event_stream_yields_the_notifications_then_the_response() -> None:
     stream = (WIRE / "everything-sse-progress.txt").read_bytes()
     for size in (1, 7, 64, len(stream)):
-        parser = SSEParser()
+        parser = SSEParser(MCP_HTTP)
         events = [e for n in range(0, len(stream), size) for e in parser.feed(stream[n : n + size])]
         events += parser.finish()
         messages = [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -92,3 +94,21 @@ def test_a_402_budget_is_what_is_affordable(affordable: int, current: int | None
     key, room, _ = lowered
     assert key == ("max_tokens" if current is None else "max_completion_tokens")
     assert room == affordable - OUTPUT_MARGIN
+
+
+@given(st.builds(Message, role=st.sampled_from(["system", "user", "tool"]), text=st.text()))
+def test_a_marker_is_the_only_difference_a_breakpoint_makes(message: Message) -> None:
+    """With text parts (the models that get markers), a message marked and unmarked are the
+    same bytes but for the marker: moving the breakpoint never changes a cached prefix."""
+    from seri.pure.wire import to_wire_message
+
+    def encoded(marker: bool) -> str:
+        wire = to_wire_message(message, cache_marker=marker, text_parts=True)
+        return json.dumps(wire, ensure_ascii=False, separators=(",", ":"))
+
+    plain, marked = encoded(False), encoded(True)
+    if not message.text:
+        assert plain == marked  # nothing to mark: breakpoints never picks an empty text
+        return
+    assert marked.replace(',"cache_control":{"type":"ephemeral"}', "", 1) == plain
+    assert json.loads(plain)["content"] == [{"type": "text", "text": message.text}]

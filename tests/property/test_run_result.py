@@ -72,7 +72,7 @@ def test_the_record_follows_from_the_ending_and_the_totals(
     assert (status == "done") == (code == EXIT_OK)
     allowed = {
         "done": {EXIT_OK},
-        "interrupted": {EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_UNFINISHED},
+        "interrupted": {EXIT_INTERRUPTED, EXIT_TERMINATED},
         "error": {EXIT_UNFINISHED, EXIT_USAGE},
     }
     assert code in allowed.get(status, {EXIT_UNFINISHED})

@@ -8,6 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from seri.pure.bounded_input import PROVIDER_STREAM
 from seri.pure.sse import DONE, SSEDone, SSEEvent, SSEParser
 from seri.pure.stream_assembly import StreamAssembler, StreamResult, assemble_completion
 
@@ -56,7 +57,7 @@ def split(data: bytes, cuts: list[int]) -> list[bytes]:
 
 
 def parse(pieces: list[bytes]) -> tuple[list[SSEEvent | SSEDone], int]:
-    parser = SSEParser()
+    parser = SSEParser(PROVIDER_STREAM)
     events: list[SSEEvent | SSEDone] = []
     for piece in pieces:
         events.extend(parser.feed(piece))

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from seri.pure.markdown_stream import MarkdownStream, render_markdown
 from seri.pure.terminal_style import SGR, paint
-from seri.pure.terminal_text import is_inert, neutralise
+from seri.pure.terminal_text import is_inert, neutralise, one_line
 from tests.property.test_sse import split
 
 # Everything, controls and surrogates included: text from a model or a file can hold it.
@@ -142,3 +142,13 @@ def test_markdown_renders_headings_lists_code_and_spans() -> None:
 
 def test_the_neutraliser_shows_what_it_stopped() -> None:
     assert neutralise("a\x1b[2Jb\x07c\r\nd\x9be\u202ef\ud800") == "a␛[2Jb␇c\nd\\x9be<U+202E>f\ufffd"
+
+
+@given(HOSTILE)
+def test_one_line_is_inert_stays_on_its_line_and_keeps_the_text(text: str) -> None:
+    """What is shown where one line is expected (a table cell, a name, a pin) cannot start a
+    line of its own (forge a row), and hides nothing: every newline shows as ␤."""
+    shown = one_line(text)
+    assert "\n" not in shown and "\t" not in shown and is_inert(shown)
+    assert shown.count("\u2424") == text.count("\n") + text.count("\u2424")
+    assert one_line(shown) == shown

@@ -12,9 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seri.pure.records import Message, ToolCall, assistant, system, tool_result, user
+from seri.pure.records import Message, ToolCall, assistant, tool_result, user
 from seri.pure.wire import build_request, from_wire_messages, has_content, to_wire_messages
 from tests.pairing import pairing_problems
+from tests.property.strategies import valid_wire_histories
 
 SCHEMA_NAME = "openrouter-chat-request.schema.json"
 SCHEMA_PLACES = (
@@ -50,63 +51,9 @@ TOOLS = (
     {"name": "bash", "description": "Run a command", "parameters": {"type": "object"}},
 )
 
-TEXT = st.text(max_size=40)
-NAMES = st.from_regex(r"[a-z][a-z_]{0,19}", fullmatch=True)
-DETAILS = st.lists(
-    st.one_of(
-        st.builds(
-            lambda text, sig: {
-                "type": "reasoning.text",
-                "text": text,
-                "signature": sig,
-                "format": "anthropic-claude-v1",
-                "index": 0,
-            },
-            TEXT,
-            TEXT,
-        ),
-        st.builds(lambda s: {"type": "reasoning.summary", "summary": s}, TEXT),
-        st.builds(lambda d: {"type": "reasoning.encrypted", "data": d, "id": "r1"}, TEXT),
-    ),
-    max_size=3,
-)
-ARGUMENTS = st.dictionaries(NAMES, st.one_of(TEXT, st.integers(), st.booleans()), max_size=3)
-
-
-@st.composite
-def histories(draw: st.DrawFn) -> tuple[Message, ...]:
-    """A valid history: system, then user turns; tool calls answered right after, each once."""
-    messages: list[Message] = [system(draw(TEXT))] if draw(st.booleans()) else []
-    counter = 0
-    for _ in range(draw(st.integers(1, 4))):
-        messages.append(user(draw(TEXT)))
-        for _ in range(draw(st.integers(0, 3))):
-            calls = []
-            for _ in range(draw(st.integers(0, 3))):
-                counter += 1
-                args = json.dumps(draw(ARGUMENTS))
-                calls.append(ToolCall(id=f"call_{counter}", name=draw(NAMES), arguments=args))
-            details = draw(DETAILS)
-            messages.append(
-                Message(
-                    role="assistant",
-                    text=draw(TEXT),
-                    reasoning=draw(TEXT),
-                    reasoning_details=json.dumps(details, ensure_ascii=False, separators=(",", ":"))
-                    if details
-                    else "",
-                    tool_calls=tuple(calls),
-                )
-            )
-            answers = [tool_result(call, draw(TEXT)) for call in calls]
-            messages.extend(draw(st.permutations(answers)))
-            if not calls:
-                break
-    return tuple(messages)
-
 
 @settings(max_examples=60, deadline=None)
-@given(histories())
+@given(valid_wire_histories())
 def test_built_requests_validate_against_the_schema(history: tuple[Message, ...]) -> None:
     body = build_request(
         "anthropic/claude-sonnet-4",
@@ -120,7 +67,7 @@ def test_built_requests_validate_against_the_schema(history: tuple[Message, ...]
 
 
 @settings(max_examples=200, deadline=None)
-@given(histories())
+@given(valid_wire_histories())
 def test_wire_round_trip_is_lossless(history: tuple[Message, ...]) -> None:
     wire = to_wire_messages(history)
     json.loads(json.dumps(wire))  # plain JSON all the way down
@@ -129,13 +76,13 @@ def test_wire_round_trip_is_lossless(history: tuple[Message, ...]) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(histories())
+@given(valid_wire_histories())
 def test_generated_histories_are_paired(history: tuple[Message, ...]) -> None:
     assert pairing_problems(history) == ()
 
 
 @settings(max_examples=200, deadline=None)
-@given(histories(), st.data())
+@given(valid_wire_histories(), st.data())
 def test_dropping_a_tool_result_breaks_pairing(
     history: tuple[Message, ...], data: st.DataObject
 ) -> None:
@@ -149,7 +96,7 @@ def test_dropping_a_tool_result_breaks_pairing(
 
 
 @settings(max_examples=200, deadline=None)
-@given(histories(), st.data())
+@given(valid_wire_histories(), st.data())
 def test_duplicating_a_tool_result_breaks_pairing(
     history: tuple[Message, ...], data: st.DataObject
 ) -> None:
