@@ -118,8 +118,8 @@ def speaks_llama_cpp(data: str) -> bool:
     return '"timings"' in data and '"prompt_n"' in data
 
 
-@attrs.define
-class AnswerWait:
+@attrs.define(repr=False)
+class AnswerWait(ValueRecord):
     """The limits of one attempt, as what has arrived so far moves them.
 
     ``idle`` is the silence allowed between signs of life and ``total`` the attempt's whole

@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import seri
@@ -91,15 +91,18 @@ def test_the_records_are_many_and_every_one_shares_the_methods() -> None:
     assert all(c.__hash__ is None for c in RECORDS if not _frozen(c))
 
 
+# No NaN: whether a field holding NaN equals itself turns on whether both records hold the same
+# float object (tuple comparison checks identity first), not on the record's methods.
 values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
     lambda inner: st.tuples(inner, inner) | st.dictionaries(st.text(max_size=5), inner),
     max_leaves=6,
 )
 
 
 # A few examples per class (there are ~180 classes): the values, not the class, vary them.
-@settings(max_examples=8)
+# Settings has ~60 fields: drawing them all is slow, and says nothing about the record.
+@settings(max_examples=8, suppress_health_check=[HealthCheck.too_slow])
 @pytest.mark.parametrize("cls", RECORDS, ids=lambda c: f"{c.__module__}.{c.__qualname__}")
 @given(data=st.data())
 def test_a_record_prints_compares_and_hashes_as_attrs_would(
