@@ -32,7 +32,12 @@ UNSIZED_READS = {
         "a checkpoint of a project file: max_bytes is None only for seri's own callers"
     ),
     ("seri/io/leases.py", "_boot_id", "read"): "the kernel's boot id (/proc)",
-    ("seri/io/leases.py", "start_token", "read"): "the kernel's /proc/PID/stat line",
+    ("seri/io/leases.py", "_stat_fields", "read"): "the kernel's /proc/PID/stat line",
+    ("seri/io/call_reaper.py", "_children", "read"): "the kernel's /proc/PID/stat line",
+    ("seri/io/sandbox.py", "_last_capability", "read"): "the kernel's cap_last_cap (/proc)",
+    ("seri/runtime/chat_info.py", "_text_now", "read_bytes"): (
+        "/diff: a project file's text now, beside its checkpoint, which holds it whole too"
+    ),
     ("seri/io/memory_store.py", "approve", "read_bytes"): "seri's own memory file",
     ("seri/io/tools.py", "_read_text_for_edit", "read"): "after fstat: at most FILE_CAP_BYTES",
     ("seri/runtime/compact_plan.py", "<any>", "read"): "a job's read(), not I/O",

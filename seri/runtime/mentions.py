@@ -8,7 +8,6 @@ as written, and a path that exists but cannot go along is said on the screen.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from seri.pure.attachments import (
@@ -60,7 +59,8 @@ def _readable(chat: ChatSession, path: str) -> Attachment | str:
     if verdict.action == "deny":
         return f"reading it is denied by {verdict.rule or verdict.reason}"
     try:
-        data = Path(full).read_bytes()[: MAX_ATTACHMENT_BYTES + 1]
+        with open(full, "rb") as attached:
+            data = attached.read(MAX_ATTACHMENT_BYTES + 1)
     except OSError as exc:
         return exc.strerror or "cannot be read"
     if len(data) > MAX_ATTACHMENT_BYTES:

@@ -150,6 +150,8 @@ SLASH_LINES = {
     "/rewind": ["/rewind"],
     "/compact": ["/compact"],
     "/help": ["/help"],
+    "/diff": ["/diff"],
+    "/init": ["/init"],
     "/clear": ["/clear"],
     "/exit": ["/exit"],
 }

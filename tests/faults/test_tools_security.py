@@ -643,8 +643,8 @@ def test_T7_denials_and_interrupts_are_recorded_faithfully(
         terminal = Terminal(["chat"], project, _terminal_env(seri_home, fake))
         terminal.expect(PROMPT)
         terminal.type("do three things")
-        terminal.expect("[y/N]")
-        terminal.type("n")
+        terminal.expect("allow? [1] ")
+        terminal.type("no")
         wait_for(
             lambda: (
                 (project / "child.pid").exists()

@@ -126,8 +126,8 @@ def answer_always_once(
     term = Terminal(argv, project, _terminal_env(seri_home, fake))
     term.expect(PROMPT)
     term.type("write two files")
-    asked = term.expect("[y/N] ")
-    term.type("a")
+    asked = term.expect("allow? [1] ")
+    term.type("always")
     term.expect(PROMPT)
     term.type("/exit")
     status = term.wait()
@@ -360,8 +360,8 @@ def test_on_a_terminal_a_servers_tool_is_asked_with_its_arguments_and_always_sto
         asked, output, _ = answer_always_once(["chat"], project, seri_home, fake)
     assert "? mcp__fs__write_file" in asked
     assert f'"path": "{first}"' in asked and '"content": "1"' in asked
-    assert "a always: mcp__fs__write_file for this session" in asked
-    assert output.count("[y/N] ") == 1
+    assert "2 always: mcp__fs__write_file for this session" in asked
+    assert output.count("allow? [1] ") == 1
     assert first.read_text() == "1" and second.read_text() == "2"
 
 

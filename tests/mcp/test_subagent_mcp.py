@@ -99,9 +99,9 @@ def test_an_always_the_person_gave_in_the_task_covers_the_child_it_starts(
         asked, output, requests = answer_always_once(
             ["chat", "--allow", "task"], project, seri_home, fake
         )
-    assert "a always: mcp__fs__write_file for this session" in asked
+    assert "2 always: mcp__fs__write_file for this session" in asked
     # Asked once, for the parent's call; the child's ran under the rule the answer made.
-    assert output.count("[y/N] ") == 1
+    assert output.count("allow? [1] ") == 1
     child_first = next(body for body in requests if _is_child(body))
     assert "mcp__fs__write_file" in tool_names(child_first)
     assert first.read_text() == "p" and second.read_text() == "c"
