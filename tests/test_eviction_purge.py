@@ -38,7 +38,9 @@ def test_the_purge_runs_to_its_end_and_lets_other_writers_in(tmp_path: Path, mes
         purge.start()
         purge.wait(300)
     assert probe.error is None
-    assert probe.writes > 10
+    # A small purge is a few row-by-row steps, over before the probe writes ten times; the
+    # big one runs long enough that a probe shut out by it would show.
+    assert probe.writes > (10 if messages > SECURE_ROWS else 0)
     # Steps back to back would starve a waiting writer (SQLite's lock is not fair).
     assert probe.longest_write_wait < 1.0, f"a writer waited {probe.longest_write_wait:.2f} s"
     store = open_store(tmp_path)

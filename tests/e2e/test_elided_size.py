@@ -50,4 +50,6 @@ def test_the_summarizer_sees_the_whole_results_size(
         summarizer = json.dumps(fake.requests[0]["messages"])
     assert compacted.returncode == 0, compacted.stderr
     sizes = [int(n) for n in re.findall(r'originalBytes\\\\?": (\d+)', summarizer)]
-    assert sizes == [whole], (sizes, whole)
+    # Exact unless the capture's head or tail cut a UTF-8 character in two: the part shown
+    # then holds U+FFFD (3 bytes) for the 1-2 bytes it kept, up to 2 bytes more at each cut.
+    assert len(sizes) == 1 and whole <= sizes[0] <= whole + 4, (sizes, whole)

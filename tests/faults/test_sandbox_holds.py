@@ -412,8 +412,10 @@ DETACHED = (
     "nohup setsid -f sh -c 'trap \"\" TERM HUP; while :; do echo . >> beat3; sleep 0.05; done'"
     " >/dev/null 2>&1",
     # The reaper (Landlock) or the namespace's first process (bubblewrap) killed first.
+    # (Once it has beaten: killing the namespace's first process before the loop's first
+    # write ends it unwritten, and the test could not tell that from never starting.)
     "sh -c 'while :; do echo . >> beat4; sleep 0.05; done' >/dev/null 2>&1 &"
-    " kill -9 $PPID; setsid sleep 0.1",
+    " until [ -s beat4 ]; do sleep 0.02; done; kill -9 $PPID; setsid sleep 0.1",
 )
 
 
