@@ -103,11 +103,17 @@ class TmuxTerminal:
     def wait_for(self, text: str, count: int = 1, timeout: float = DEADLINE) -> str:
         """Until ``text`` shows ``count`` times in the scrollback; returns the scrollback."""
         deadline = time.monotonic() + timeout
+        died_at: float | None = None
         while True:
             shown = self.history()
             if shown.count(text) >= count:
                 return shown
-            if self.dead() or time.monotonic() > deadline:
+            if died_at is None and self.dead():
+                died_at = time.monotonic()
+            # tmux marks the pane dead a moment before it draws its last line ("Pane is
+            # dead"), so a dead pane gets a second more before the text counts as never shown.
+            gone = died_at is not None and time.monotonic() - died_at > 1.0
+            if gone or time.monotonic() > deadline:
                 raise AssertionError(
                     f"never saw {text!r} ({count}x) in {timeout:g} s; the terminal shows:\n{shown}"
                 )
