@@ -4,7 +4,7 @@ An approval is for one server of one project as it was when approved: the digest
 whole entry (``seri.pure.trust.entry_digest``), so a repository that changes any field after
 approval gets asked again. A row holds that digest and the entry's masked form (what the
 person was shown), never a secret. Rows from before approvals covered the whole entry hold
-``seri.pure.trust.OLD_FORM`` (schema migration 9 put it in place of the command and arguments
+``seri.pure.trust.OLD_FORM`` (schema migration 10 put it in place of the command and arguments
 they held, which could carry a key): such a server is asked about again, and told why.
 """
 

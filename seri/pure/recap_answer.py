@@ -53,7 +53,10 @@ _NOTE_HEADINGS = frozenset({"read", "modified", "files", "readfiles", "modifiedf
 # Without a colon or heading markup, only these spellings make a line a heading, so that a
 # line such as "Done" inside a list stays an item.
 _BARE_HEADINGS = frozenset({"goal", "progress", "blockers", "nextsteps", "notes"})
-_EMPTY_ITEMS = frozenset({"none", "nothing", "na", "nil", "noneyet"})
+# What a model writes for an empty field, compared with the item's case, surrounding
+# punctuation and runs of spaces set aside (but not its inner spaces or slash: the words
+# "n" and "a" on two wrapped lines are content, "N/A" is not).
+_EMPTY_ITEMS = frozenset({"none", "nothing", "n/a", "na", "nil", "none yet"})
 
 _LEAD = LazyPattern(r"^\s*(?:>\s*)*(?P<hashes>#{1,6})?\s*(?P<bullet>[-*+•]\s+|\d{1,3}[.)]\s+)?")
 _BULLET = LazyPattern(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
@@ -243,7 +246,7 @@ def _assemble(
     def items(field: str) -> tuple[str, ...] | None:
         if field not in seen:
             return None
-        return tuple(i for i in collected.get(field, []) if _key(i) not in _EMPTY_ITEMS)
+        return tuple(i for i in collected.get(field, []) if not _says_empty(i))
 
     goal = " ".join(collected.get("goal", [])).strip() if "goal" in seen else None
     return RecapFields(
@@ -268,6 +271,10 @@ def _from_sections(sections: list[tuple[str, list[str]]]) -> RecapFields:
 
 def _note_lines(lines: Iterable[str]) -> list[str]:
     return [item for line in lines for item in _items([line])]
+
+
+def _says_empty(item: str) -> bool:
+    return " ".join(item.casefold().split()).strip(" .,;:!()[]*_-`'\"") in _EMPTY_ITEMS
 
 
 def _field(key: str) -> str | None:

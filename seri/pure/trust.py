@@ -55,7 +55,7 @@ SERI_KEY_VARIABLES = ("OPENROUTER_API_KEY", "SERI_API_KEY")
 
 DIGEST_PREFIX = "sha256:"
 # An approval stored before approvals covered the whole entry (it covered only the command
-# and arguments, or the URL): migration 9 leaves this in its place, with no secret of it.
+# and arguments, or the URL): migration 10 leaves this in its place, with no secret of it.
 OLD_FORM = "old-form"
 
 # Standing of a project item against what the person approved.
