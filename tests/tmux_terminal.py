@@ -111,8 +111,8 @@ class TmuxTerminal:
             if died_at is None and self.dead():
                 died_at = time.monotonic()
             # tmux marks the pane dead a moment before it draws its last line ("Pane is
-            # dead"), so a dead pane gets a second more before the text counts as never shown.
-            gone = died_at is not None and time.monotonic() - died_at > 1.0
+            # dead"), so a dead pane gets five seconds more before a text counts as never shown.
+            gone = died_at is not None and time.monotonic() - died_at > 5.0
             if gone or time.monotonic() > deadline:
                 raise AssertionError(
                     f"never saw {text!r} ({count}x) in {timeout:g} s; the terminal shows:\n{shown}"
