@@ -13,15 +13,14 @@ from typing import Any
 import attrs
 
 from seri.io.store import Store
-from seri.pure.value_record import ValueRecord
 
 SESSIONS_KEPT_PER_PROJECT = 20
 # ``after_sha256`` of a file seri left absent (a rewind deleted it); '' means not known.
 ABSENT = "absent"
 
 
-@attrs.frozen(repr=False, eq=False)
-class Checkpoint(ValueRecord):
+@attrs.frozen
+class Checkpoint:
     user_seq: int
     path: str
     existed: bool

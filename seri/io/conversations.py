@@ -22,13 +22,12 @@ from seri.pure.lone_surrogates import replace_lone_surrogates
 from seri.pure.records import Message, Session
 from seri.pure.session_titles import title_from_prompt
 from seri.pure.tokens import message_chars
-from seri.pure.value_record import ValueRecord
 
 _SESSION_COLUMNS = SESSION_COLUMNS
 
 
-@attrs.frozen(repr=False, eq=False)
-class SessionState(ValueRecord):
+@attrs.frozen
+class SessionState:
     """What a running chat needs back from the session row on resume."""
 
     session: Session

@@ -21,7 +21,6 @@ from seri.io.store import Store
 from seri.pure import json_text
 from seri.pure.records import Message
 from seri.pure.tokens import message_chars
-from seri.pure.value_record import ValueRecord
 
 if TYPE_CHECKING:
     import apsw
@@ -184,8 +183,8 @@ def _revision(conn: Any, session_id: str) -> int | None:
     return int(rows[0][0]) if rows else None
 
 
-@attrs.frozen(repr=False, eq=False)
-class CompactionPlan(ValueRecord):
+@attrs.frozen
+class CompactionPlan:
     """What a compaction swaps, read before its write: valid while the revision is."""
 
     revision: int

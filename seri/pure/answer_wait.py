@@ -26,7 +26,6 @@ import attrs
 
 from seri.pure import json_text
 from seri.pure.proxy_route import is_loopback, normal_host
-from seri.pure.value_record import ValueRecord
 
 # The slowest prompt reading seri plans for on a local server (tokens a second): under the
 # ~13 a second measured on a CPU above, so a prompt read at that pace is never cut short.
@@ -42,8 +41,8 @@ PACE_SLACK = 3.0
 _LOCAL_NAMES = frozenset({"host.docker.internal", "host.containers.internal"})
 
 
-@attrs.frozen(repr=False, eq=False)
-class PromptProgress(ValueRecord):
+@attrs.frozen
+class PromptProgress:
     """llama.cpp's ``prompt_progress``: of ``total`` prompt tokens, ``processed`` are read
     (``cache`` of them were already in its cache)."""
 
@@ -118,8 +117,8 @@ def speaks_llama_cpp(data: str) -> bool:
     return '"timings"' in data and '"prompt_n"' in data
 
 
-@attrs.define(repr=False)
-class AnswerWait(ValueRecord):
+@attrs.define
+class AnswerWait:
     """The limits of one attempt, as what has arrived so far moves them.
 
     ``idle`` is the silence allowed between signs of life and ``total`` the attempt's whole

@@ -27,7 +27,6 @@ import attrs
 
 from seri.pure import json_text
 from seri.pure.records import ToolCall
-from seri.pure.value_record import ValueRecord
 
 if TYPE_CHECKING:
     # Only its type: a chat without MCP servers never loads the MCP modules.
@@ -53,8 +52,8 @@ BASH_MAX_TIMEOUT = 600
 FILE_CAP_BYTES = 10 * 1024 * 1024
 
 
-@attrs.frozen(repr=False, eq=False)
-class Param(ValueRecord):
+@attrs.frozen
+class Param:
     name: str
     type: ParamType
     description: str
@@ -65,8 +64,8 @@ class Param(ValueRecord):
     non_empty: bool = False
 
 
-@attrs.frozen(repr=False, eq=False)
-class ToolSpec(ValueRecord):
+@attrs.frozen
+class ToolSpec:
     """One tool, whole. ``params`` describe a built-in tool's arguments; a tool whose schema
     comes from elsewhere (an MCP server) keeps it as JSON text in ``schema`` instead."""
 

@@ -32,7 +32,6 @@ from seri.pure.turn import (
     compact_on_demand,
     run_task,
 )
-from seri.pure.value_record import ValueRecord
 from seri.runtime.interpreter import Interpreter
 from seri.runtime.model_caller import ModelCaller
 from seri.runtime.ports import Nobody, NoTools, Person, SessionPort, SpendingPort, ToolPort
@@ -53,8 +52,8 @@ class Role(enum.Enum):
     SUBAGENT = "subagent"
 
 
-@attrs.frozen(repr=False, eq=False)
-class Agent(ValueRecord):
+@attrs.frozen
+class Agent:
     """A task setup and the interpreter that carries its effects out."""
 
     role: Role

@@ -8,7 +8,6 @@ from collections.abc import Mapping
 import attrs
 
 from seri.pure.errors import SeriError
-from seri.pure.value_record import ValueRecord
 
 KEY_VARIABLES = ("OPENROUTER_API_KEY", "SERI_API_KEY")
 # The run tags' variable (seri.pure.run_tags.TAGS_VARIABLE, spelt here to keep that unloaded).
@@ -17,8 +16,8 @@ TAGS_VARIABLE = "SERI_RUN_TAGS"
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 
 
-@attrs.frozen(repr=False, eq=False)
-class ChatOptions(ValueRecord):
+@attrs.frozen
+class ChatOptions:
     continue_last: bool = False
     resume: str = ""
     model: str = ""

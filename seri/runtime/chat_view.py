@@ -31,7 +31,6 @@ from seri.pure.tool_lines import (
 )
 from seri.pure.tool_specs import shown_as
 from seri.pure.usage_totals import UsageTotals
-from seri.pure.value_record import ValueRecord
 
 if TYPE_CHECKING:
     from seri.runtime.answer_blocks import AnswerBlocks
@@ -44,8 +43,8 @@ LIVE_BYTES = 4096
 APPROVAL_PROMPT = "  allow? [1] "
 
 
-@attrs.frozen(repr=False, eq=False)
-class ToolOutput(ValueRecord):
+@attrs.frozen
+class ToolOutput:
     """A finished call's full result, for /last."""
 
     title: str

@@ -16,7 +16,6 @@ from seri.io.store import Store
 from seri.pure.errors import EXIT_UNFINISHED, EXIT_USAGE, SeriError
 from seri.pure.terminal_text import neutralise
 from seri.pure.tool_specs import CHECKPOINTED
-from seri.pure.value_record import ValueRecord
 from seri.runtime.running import whole_number
 
 if TYPE_CHECKING:
@@ -29,16 +28,16 @@ HISTORY_GONE_NOTE = (
 )
 
 
-@attrs.frozen(repr=False, eq=False)
-class Turn(ValueRecord):
+@attrs.frozen
+class Turn:
     n: int
     seq: int
     text: str
     files: tuple[str, ...]
 
 
-@attrs.frozen(repr=False, eq=False)
-class RewindPlan(ValueRecord):
+@attrs.frozen
+class RewindPlan:
     target: Turn
     restore: tuple[checkpoints.Checkpoint, ...]
     changed_outside: tuple[str, ...]

@@ -51,7 +51,6 @@ from seri.pure.tool_specs import (
     should_defer,
     spec_of,
 )
-from seri.pure.value_record import ValueRecord
 
 if TYPE_CHECKING:
     from seri.io.prompt_files import StartupFiles
@@ -433,8 +432,8 @@ class ToolHost:
         return self.start_subagent(self, str(arguments["description"]), str(arguments["prompt"]))
 
 
-@attrs.frozen(repr=False, eq=False)
-class _Taken(ValueRecord):
+@attrs.frozen
+class _Taken:
     """A checkpoint just taken: its id (None if the turn had one already), the prior bytes."""
 
     checkpoint_id: int | None
