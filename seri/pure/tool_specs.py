@@ -428,23 +428,26 @@ def _brief_chars(spec: ToolSpec) -> int:
     return len(spec.name) + len(spec.one_line()) + 110
 
 
-def servers_over_budget(tools: Iterable[ToolSpec]) -> dict[str, int]:
-    """The MCP servers whose tools, whole, would add more than SERVER_DEFINITION_CHARS to a
-    request, with about how many characters they would add."""
+def _whole_chars_by_server(tools: Iterable[ToolSpec]) -> dict[str, int]:
+    """About how many characters each MCP server's tools, whole, would add to a request."""
     sizes: dict[str, int] = {}
     for spec in tools:
         if spec.is_mcp:
             sizes[spec.server] = sizes.get(spec.server, 0) + _whole_chars(spec)
+    return sizes
+
+
+def servers_over_budget(tools: Iterable[ToolSpec]) -> dict[str, int]:
+    """The MCP servers whose tools, whole, would add more than SERVER_DEFINITION_CHARS to a
+    request, with about how many characters they would add."""
+    sizes = _whole_chars_by_server(tools)
     return {server: size for server, size in sizes.items() if size > SERVER_DEFINITION_CHARS}
 
 
 def definition_chars_by_server(tools: Iterable[ToolSpec]) -> tuple[tuple[str, int], ...]:
     """About how many characters of definitions each MCP server adds to a request (never
     more than its budget and tool_search's note), largest first."""
-    sizes: dict[str, int] = {}
-    for spec in tools:
-        if spec.is_mcp:
-            sizes[spec.server] = sizes.get(spec.server, 0) + _whole_chars(spec)
+    sizes = _whole_chars_by_server(tools)
     capped = ((name, min(size, SERVER_DEFINITION_CHARS)) for name, size in sizes.items())
     return tuple(sorted(capped, key=lambda pair: (-pair[1], pair[0])))
 
