@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from scripts.fake_model import FakeModel
@@ -41,6 +41,7 @@ from tests.faults.support import (
     session_ids,
     write_config,
 )
+from tests.fuzzing import FUZZ
 
 HUGE = "9" * 5000
 # Big bodies go out in big pieces: these tests are about their content, not the streaming.
@@ -367,14 +368,6 @@ def test_H1_a_damaged_row_is_reported_as_damage(
 
 
 # --- H2 --------------------------------------------------------------------------------------
-
-EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "15"))
-FUZZ = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
 
 
 class _Fuzzer:
