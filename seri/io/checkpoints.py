@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 
+from seri.io.conversations import live_rows
 from seri.io.store import Store
 
 SESSIONS_KEPT_PER_PROJECT = 20
@@ -30,9 +31,8 @@ class Checkpoint:
 
 def _latest_user_seq(conn: Any, session_id: str) -> int:
     rows = conn.execute(
-        "SELECT max(seq) FROM messages WHERE session_id = ? AND role = 'user' AND kind = ''"
-        " AND seq >= (SELECT compacted_before FROM sessions WHERE id = ?)",
-        (session_id, session_id),
+        live_rows("max(seq)", " AND role = 'user' AND kind = ''"),
+        (session_id,),
     ).fetchall()
     return int(rows[0][0] or 0)
 

@@ -201,10 +201,8 @@ def plan_compaction(
     if _revision(conn, session_id) != expected_revision:
         return None
     kept = conn.execute(
-        "SELECT seq FROM messages WHERE session_id = ?"
-        " AND seq >= (SELECT compacted_before FROM sessions WHERE id = ?) ORDER BY seq"
-        " LIMIT 1 OFFSET ?",
-        (session_id, session_id, effect.evicted),
+        conversations.live_rows("seq", " ORDER BY seq LIMIT 1 OFFSET ?"),
+        (session_id, effect.evicted),
     ).fetchall()
     if not kept:
         return None
@@ -302,10 +300,8 @@ def apply_shrink(
     stored = []
     for index, message in replacements:
         found = conn.execute(
-            "SELECT seq, chars FROM messages WHERE session_id = ?"
-            " AND seq >= (SELECT compacted_before FROM sessions WHERE id = ?) ORDER BY seq"
-            " LIMIT 1 OFFSET ?",
-            (session_id, session_id, index),
+            conversations.live_rows("seq, chars", " ORDER BY seq LIMIT 1 OFFSET ?"),
+            (session_id, index),
         ).fetchall()
         if not found:
             return False  # not stored (yet): nothing is written
@@ -358,10 +354,8 @@ def _stored_recap(
         except ValueError:
             previous = None
     rule_rows = conn.execute(
-        "SELECT body FROM messages WHERE session_id = ?"
-        " AND seq >= (SELECT compacted_before FROM sessions WHERE id = ?) AND seq < ?"
-        " AND kind = 'rule'",
-        (session_id, session_id, first_kept),
+        conversations.live_rows("body", " AND seq < ? AND kind = 'rule'"),
+        (session_id, first_kept),
     ).fetchall()
     evicted_rules = [message_from_json(body) for (body,) in rule_rows]
     names = fired_rule_names(evicted_rules, previous if isinstance(previous, dict) else None)

@@ -1,6 +1,6 @@
 """Running the model's tool calls in the project directory.
 
-``run_tool`` takes arguments already checked by ``tool_specs.parse_arguments``
+``run_tool`` takes arguments already checked by ``tool_arguments.parse_arguments``
 and a decision already made by ``permissions.decide``; it never asks anyone.
 Every failure the model can do something about comes back as an error outcome
 with a plain sentence, never as an exception. Only KeyboardInterrupt escapes

@@ -57,35 +57,33 @@ class PromptProgress:
 
 def is_local_server(base_url: str) -> bool:
     """The server runs on this machine or a private network (llama.cpp, Ollama, vLLM at
-    home): loopback, RFC 1918 and link-local addresses, IPv6 unique-local, ``*.local``."""
-    host = normal_host(_host_of(base_url))
+    home): loopback, private (RFC 1918, IPv6 unique-local, 0.0.0.0) and link-local
+    addresses, ``*.local``. Such a server is given time to read a long prompt, and needs no
+    API key."""
+    import ipaddress
+
+    host = url_host(base_url)
     if not host:
         return False
     if is_loopback(host) or host in _LOCAL_NAMES or host.endswith(".local"):
         return True
-    if ":" in host:
-        return host.startswith(("fc", "fd", "fe80"))
-    parts = host.split(".")
-    if len(parts) != 4 or not all(p.isdigit() for p in parts):
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
         return False
-    first, second = int(parts[0]), int(parts[1])
-    return (
-        first == 10
-        or (first == 192 and second == 168)
-        or (first == 172 and 16 <= second <= 31)
-        or (first == 169 and second == 254)
-    )
+    return address.is_private or address.is_link_local
 
 
-def _host_of(url: str) -> str:
-    """The host of ``scheme://[user@]host[:port]/path`` (urllib is not pure here)."""
-    _scheme, found, rest = url.partition("://")
+def url_host(url: str) -> str:
+    """The host of ``scheme://[user@]host[:port]/path``, lower case, without brackets or a
+    final dot; "" when there is none (urllib is not pure here)."""
+    _scheme, found, rest = url.strip().partition("://")
     if not found:
         return ""
     authority = rest.split("/", 1)[0].split("?", 1)[0].rpartition("@")[2]
     if authority.startswith("["):
-        return authority[1:].partition("]")[0]
-    return authority.partition(":")[0]
+        return normal_host(authority[1:].partition("]")[0])
+    return normal_host(authority.partition(":")[0])
 
 
 def prompt_seconds(body_bytes: int) -> float:

@@ -50,7 +50,9 @@ from seri.pure.tokens import (
     message_chars,
     should_compact,
 )
-from seri.pure.tool_specs import ToolSpec, definition_chars_by_server, find_spec, parse_arguments
+from seri.pure.tool_arguments import parse_arguments
+from seri.pure.tool_definitions import definition_chars_by_server
+from seri.pure.tool_specs import ToolSpec, find_spec
 from seri.pure.window import Window
 
 if TYPE_CHECKING:

@@ -101,7 +101,7 @@ def replay_spans(exchange: tuple[Message, ...], width: int, session_id: str) -> 
 def estimate(chat: ChatSession) -> int:
     """What the next request would hold, as the compaction trigger counts it: the history,
     the frozen prompt and the tool definitions (or the last bill, if larger)."""
-    from seri.pure.tool_specs import tool_definition_chars
+    from seri.pure.tool_definitions import tool_definition_chars
 
     conversation = chat.conversation
     offered, deferred = chat.offered_tools()

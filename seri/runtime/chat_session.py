@@ -42,7 +42,8 @@ from seri.pure.rules import fired_rule_names
 from seri.pure.settings import DEFAULT_CONTEXT_WINDOW, Settings
 from seri.pure.terminal_text import neutralise
 from seri.pure.tokens import messages_chars
-from seri.pure.tool_specs import TOOL_SEARCH, ToolSpec, should_defer
+from seri.pure.tool_definitions import should_defer
+from seri.pure.tool_specs import TOOL_SEARCH, ToolSpec
 from seri.pure.turn import Conversation, TaskEnd, conversation_of
 from seri.runtime.agent import PARENT_TOOLS, Agent, Role, build_agent
 from seri.runtime.chat_options import KEY_VARIABLES, ChatOptions, api_key_from

@@ -39,6 +39,7 @@ from seri.pure.permission_policy import PROTECTED_RULE, Policy
 from seri.pure.records import ToolCall
 from seri.pure.redaction import Redactor
 from seri.pure.settings import Settings
+from seri.pure.tool_definitions import search_tools, should_defer
 from seri.pure.tool_outcome import ToolOutcome
 from seri.pure.tool_specs import (
     FILE_CAP_BYTES,
@@ -47,8 +48,6 @@ from seri.pure.tool_specs import (
     TOOL_SEARCH,
     ToolSpec,
     find_spec,
-    search_tools,
-    should_defer,
     spec_of,
 )
 

@@ -20,7 +20,7 @@ import pytest
 
 from scripts.fake_model import FakeModel, _State, estimate_tokens
 from seri.pure.recap import RECAP_HEADER, SUMMARIZER_PROMPT
-from seri.pure.tool_specs import tool_definition_chars
+from seri.pure.tool_definitions import tool_definition_chars
 from seri.runtime.agent import PARENT_TOOLS
 from tests.conftest import RunSeri
 from tests.request_schema import assert_valid_request, pairing_ok
