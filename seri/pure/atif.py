@@ -613,6 +613,11 @@ class _Builder:
             step.result(self.running_call).setdefault("extra", {})["subagent"] = ended
 
     def _embed(self, result: dict[str, Any], child_id: str) -> None:
+        # A result inside a subagent that names that subagent or a run enclosing it (a tool's
+        # text can say "[subagent child0]") is words, not a run to embed: embedding it again
+        # would never end.
+        if self.context.encloses(child_id):
+            return
         if child_id not in self.embedded:
             messages = self.subagents.get(child_id)
             document = _document(
@@ -724,6 +729,8 @@ class _Context:
     reasoning_effort: Any
     extra: dict[str, Any]
     continued_by: str = ""
+    # The trajectories this document is embedded in, outermost first.
+    enclosing: tuple[str, ...] = ()
 
     def for_child(self, child_id: str) -> _Context:
         return _Context(
@@ -732,7 +739,12 @@ class _Context:
             self.agent,
             self.reasoning_effort,
             {"seri_session": child_id, "subagent_of": self.extra.get("seri_session")},
+            enclosing=(*self.enclosing, self.trajectory_id),
         )
+
+    def encloses(self, trajectory_id: str) -> bool:
+        """Whether ``trajectory_id`` is this document or one it is embedded in."""
+        return trajectory_id == self.trajectory_id or trajectory_id in self.enclosing
 
 
 def _document(
