@@ -3,10 +3,10 @@
 C8 trust-bearing files are protected whether or not they exist; C9 root inside the sandbox
 reaches neither seri's process (its /proc entry, its terminal) nor the mounts; C10 what a
 call starts ends with the call. Each runs under every backend this machine has
-(bubblewrap, Landlock) and as each user it can be (root; a throwaway unprivileged user the
-test makes with ``useradd`` and runs seri as through ``setpriv``), drives the installed seri
-against the loopback fake model, and checks from outside that the escape failed: the file
-is not there or unchanged, the process is gone, the terminal got no input.
+(bubblewrap, Landlock) and as each user it can be (root; a throwaway unprivileged user,
+``tests/faults/users.py``), drives the installed seri against the loopback fake model, and
+checks from outside that the escape failed: the file is not there or unchanged, the
+process is gone, the terminal got no input.
 """
 
 from __future__ import annotations
@@ -15,9 +15,7 @@ import contextlib
 import hashlib
 import os
 import pty
-import shutil
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +27,7 @@ from scripts.fake_model import FakeModel
 from tests.conftest import SERI, seri_env
 from tests.faults.ledger import FaultLedger
 from tests.faults.support import call, chat_env
+from tests.faults.users import USERS, AsUser
 
 
 def _kinds() -> list[str]:
@@ -38,68 +37,19 @@ def _kinds() -> list[str]:
 
 
 KINDS = _kinds()
-USERS = ("root", "unprivileged")
 
 
-@pytest.fixture(scope="session")
-def throwaway_user() -> Iterator[tuple[int, int]]:
-    """A user of no importance, made for this test session and removed after it."""
-    if os.geteuid() != 0:
-        yield os.getuid(), os.getgid()  # already unprivileged: that user is the one
-        return
-    _remove_stale_users()
-    name = f"seri-t{os.getpid()}"
-    subprocess.run(
-        ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
-        check=True,
-        capture_output=True,
-    )
-    try:
-        info = subprocess.run(["id", "-u", name], check=True, capture_output=True, text=True)
-        group = subprocess.run(["id", "-g", name], check=True, capture_output=True, text=True)
-        yield int(info.stdout), int(group.stdout)
-    finally:
-        subprocess.run(["userdel", name], check=False, capture_output=True)
-
-
-def _remove_stale_users() -> None:
-    """Users an earlier test session made and could not remove (it was killed): their name
-    holds the pid of a test process that is gone."""
-    import pwd
-
-    for entry in pwd.getpwall():
-        pid = entry.pw_name.removeprefix("seri-t")
-        if (
-            entry.pw_name.startswith("seri-t")
-            and pid.isdigit()
-            and not Path(f"/proc/{pid}").exists()
-        ):
-            subprocess.run(["userdel", entry.pw_name], check=False, capture_output=True)
-
-
-class Place:
-    """A home directory (the project, in C8) and a profile, owned by the user seri runs as."""
+class Place(AsUser):
+    """The user's directory as a home (the project, in C8) with a profile in it."""
 
     def __init__(self, user: str, ids: tuple[int, int]) -> None:
-        if user == "root" and os.geteuid() != 0:
-            pytest.skip("the root half needs root (CI runs as root)")
-        self.ids = ids if user == "unprivileged" else (0, 0)
-        self.as_other = user == "unprivileged" and os.geteuid() == 0
-        # Not under pytest's tmp_path: its parent is root's alone (0700).
-        self.base = Path(tempfile.mkdtemp(prefix="seri-c8-", dir="/tmp"))
-        os.chmod(self.base, 0o755)
+        super().__init__(user, ids)
+        self.project.rmdir()  # each test places its project in the home
         self.home = self.base / "home"
         self.profile = self.home / ".seri"
         self.outside = self.base / "outside"
         for directory in (self.home, self.outside):
             directory.mkdir()
-
-    def own(self) -> None:
-        for path in (self.base, *self.base.rglob("*")):
-            os.lchown(path, *self.ids)
-
-    def close(self) -> None:
-        shutil.rmtree(self.base, ignore_errors=True)
 
     def chat(
         self,
@@ -113,14 +63,10 @@ class Place:
     ) -> subprocess.CompletedProcess[str]:
         self.own()
         command = [SERI, "chat", *(a for tool in allow for a in ("--allow", tool)), "-p", "go"]
-        if self.as_other:
-            uid, gid = self.ids
-            command = ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--"]
-            command += [SERI, "chat", *(a for t in allow for a in ("--allow", t)), "-p", "go"]
         env = seri_env(self.profile, {**chat_env(fake), "HOME": str(self.home), **(extra or {})})
         env["SERI_SANDBOX"] = kind
         return subprocess.run(
-            command,
+            self.command(command),
             stdin=stdin,
             capture_output=True,
             text=True,
