@@ -15,7 +15,7 @@ Ubuntu's AppArmor restriction): unprivileged bubblewrap and Landlock's read-only
 
 Run as a script (``python users.py UID GID -- argv``) it is that launcher: it enters a user
 namespace mapped one to one onto this machine's ids, allows no further user namespace in it,
-becomes ``UID``:``GID`` and runs ``argv``. The machine's own limit is untouched.
+and runs ``argv`` as ``UID``:``GID``. The machine's own limit is untouched.
 """
 
 from __future__ import annotations
@@ -160,10 +160,10 @@ def _without_user_namespaces(uid: int, gid: int, argv: list[str]) -> None:
         os.waitpid(helper, 0)
     with open("/proc/sys/user/max_user_namespaces", "w") as f:
         f.write("0")
-    if os.geteuid() == 0:
-        os.setgroups([])
-        os.setresgid(gid, gid, gid)
-        os.setresuid(uid, uid, uid)
+    if os.geteuid() == 0 and uid != 0:
+        # setpriv keeps its capabilities up to the exec, as the other tests' setpriv does:
+        # seri's interpreter may lie under a directory only root may enter (/root/.pyenv).
+        argv = ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--", *argv]
     os.execvp(argv[0], argv)  # a normal user's capabilities in the namespace end here
 
 
