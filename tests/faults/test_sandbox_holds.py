@@ -60,8 +60,9 @@ class Place(AsUser):
         allow: tuple[str, ...] = ("bash",),
         stdin: Any = subprocess.DEVNULL,
         extra: dict[str, str] | None = None,
+        keep: tuple[Path, ...] = (),
     ) -> subprocess.CompletedProcess[str]:
-        self.own()
+        self.own(*keep)
         command = [SERI, "chat", *(a for tool in allow for a in ("--allow", tool)), "-p", "go"]
         env = seri_env(self.profile, {**chat_env(fake), "HOME": str(self.home), **(extra or {})})
         env["SERI_SANDBOX"] = kind
@@ -292,6 +293,12 @@ for tty in [f"/dev/pts/{n}" for n in os.listdir("/dev/pts") if n.isdigit()]:
     except OSError as e:
         print("no", e)
 """
+# In place, on a file of another user; each would need a capability seri's command lacks.
+THEIRS_ESCAPE = (
+    "echo evil >> theirs.txt; echo evil > theirs.txt; chmod 666 theirs.txt;"
+    ' chown "$(id -u)" theirs.txt; truncate -s 0 theirs.txt;'
+    " python3 -c \"open('theirs.txt', 'w').write('evil')\"; echo done"
+)
 REMOUNT = (
     "mount -o remount,rw,bind .git; mount -o remount,rw .git; "
     "mount --bind /tmp .git/hooks; echo evil > .git/hooks/pre-commit; echo done"
@@ -300,30 +307,42 @@ REMOUNT = (
 
 @pytest.mark.skipif(not KINDS, reason="no OS sandbox here: install bubblewrap")
 def test_C9_root_in_the_sandbox_reaches_neither_seri_nor_the_mounts(
-    place: Any, fault_ledger: FaultLedger
+    place: Any, throwaway_user: tuple[int, int], fault_ledger: FaultLedger
 ) -> None:
     """seri runs with a terminal as its stdin. From bash: writing ~/.bashrc and the project's
     hooks through /proc/<seri's pid>/root, remounting .git writable, and TIOCSTI into
     /proc/<seri's pid>/fd/0 (or any /dev/pts) all fail: both files are unchanged and the
-    terminal received nothing."""
+    terminal received nothing. A project file of another user (0644; the throwaway user's
+    when seri runs as root, root's when it runs as that user) cannot be written, chmod-ed
+    or chown-ed in place (README: Sandbox, "root and other users' files"): its bytes, mode
+    and owner are unchanged."""
     kind, where = place
     project = where.home / "project"
     project.mkdir()
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     (where.home / ".bashrc").write_text("# mine\n")
     where.profile.mkdir(mode=0o700)
-    before = {**_entries(project / ".git"), **_entries(where.home)}
+    theirs = project / "theirs.txt"
+    theirs.write_text("another user's\n")
+    theirs.chmod(0o644)
+    can_chown = os.geteuid() == 0  # not root: no file of another user can be made here
+    if can_chown:
+        os.chown(theirs, *(throwaway_user if where.user == "root" else (0, 0)))
+    before = {**_entries(project / ".git"), **_entries(where.home), theirs.name: _owned(theirs)}
     calls = [
         call("proc", "bash", command=f"python3 -c '{ROOT_ESCAPE}'"),
         call("mount", "bash", command=_hidden(REMOUNT)),
     ]
+    if can_chown:
+        calls.append(call("theirs", "bash", command=_hidden(THEIRS_ESCAPE)))
     master, slave = pty.openpty()
-    fault_ledger.injected("C9", 3)
+    fault_ledger.injected("C9", 3 + can_chown)
     try:
         if where.as_other:
             os.fchown(slave, *where.ids)
         with FakeModel([{"tool_calls": calls}, {"text": "done"}]) as fake:
-            result = where.chat(fake, kind, project, stdin=slave)
+            keep = (theirs,) if can_chown else ()
+            result = where.chat(fake, kind, project, stdin=slave, keep=keep)
             results = _results(fake)
         typed = _pending(slave) + _pending(master)
     finally:
@@ -331,12 +350,21 @@ def test_C9_root_in_the_sandbox_reaches_neither_seri_nor_the_mounts(
         os.close(slave)
     assert result.returncode == 0, result.stderr
     assert "INJECTED" not in typed and "x" not in typed.replace("\r", ""), (typed, results)
-    after = {**_entries(project / ".git"), **_entries(where.home)}
+    after = {**_entries(project / ".git"), **_entries(where.home), theirs.name: _owned(theirs)}
     assert {k: v for k, v in after.items() if ".seri" not in k} == {
         k: v for k, v in before.items() if ".seri" not in k
     }, results
     assert "WROTE" not in results["proc"] and "TIOCSTI-PTS" not in results["proc"], results
-    fault_ledger.survived("C9", 3)
+    if can_chown:  # it ran to its end, refused each time
+        assert "done" in results["theirs"], results["theirs"]
+    fault_ledger.survived("C9", 3 + can_chown)
+
+
+def _owned(path: Path) -> str:
+    """A file's bytes (hashed), mode and owner."""
+    info = path.stat()
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    return f"{digest} {oct(info.st_mode)} {info.st_uid}:{info.st_gid}"
 
 
 def _pending(fd: int) -> str:

@@ -7,6 +7,7 @@ A pytest plugin (``pytest_plugins`` in ``tests/conftest.py``, so tests/mcp has i
 - ``as_user``: parametrised over ``USERS``; an ``AsUser``, a directory of the test's own under
   /tmp that the user owns, and ``run``, which starts the installed seri as that user
   (``setpriv``). Not under pytest's ``tmp_path``: its parent is root's alone (0700).
+- ``read_as``: another user trying to read a file (a secret must not be readable by it).
 
 What differs for a normal user: no CAP_DAC_OVERRIDE (other users' files, /root, a profile's
 0700/0600 modes are closed to it), and a sandbox that cannot lean on root's mount rights.
@@ -119,7 +120,28 @@ class AsUser:
         return run(command, **options)
 
     def close(self) -> None:
+        """Remove ``base``, never what is mounted beneath it: an escape the sandbox failed to
+        stop (``mount --bind /tmp .git/hooks`` as root) would make the removal one of /tmp."""
+        left = _unmount_beneath(self.base)
+        assert not left, f"{self.base} left in place: still mounted beneath it: {left}"
         shutil.rmtree(self.base, ignore_errors=True)
+
+
+def _mounts_beneath(base: Path) -> list[str]:
+    """Mount points under ``base`` (deepest first), from this process's mount table."""
+    found = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        point = line.split()[4].encode().decode("unicode_escape")  # \040 for a space
+        if point.startswith(f"{base}/"):
+            found.append(point)
+    return sorted(found, key=len, reverse=True)
+
+
+def _unmount_beneath(base: Path) -> list[str]:
+    """Detach every mount under ``base``; those still there after (not root: none can be)."""
+    for point in _mounts_beneath(base):
+        subprocess.run(["umount", "-l", point], check=False, capture_output=True)
+    return _mounts_beneath(base)
 
 
 @pytest.fixture(params=USERS)
@@ -129,6 +151,19 @@ def as_user(request: pytest.FixtureRequest, throwaway_user: tuple[int, int]) -> 
         yield who
     finally:
         who.close()
+
+
+def read_as(ids: tuple[int, int], path: Path) -> subprocess.CompletedProcess[bytes]:
+    """``cat`` (or ``ls``, for a directory) of ``path`` as ``ids``, with no capabilities:
+    what another user gets when it tries to read it. Needs root."""
+    uid, gid = ids
+    reader = ["ls", "-A"] if path.is_dir() else ["cat"]
+    return subprocess.run(
+        ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--", *reader, path],
+        capture_output=True,
+        check=False,
+        timeout=10,
+    )
 
 
 def _without_user_namespaces(uid: int, gid: int, argv: list[str]) -> None:
