@@ -115,6 +115,9 @@ def test_C1_prompt_files_are_read_like_tool_reads(
 
     # The difference: a file of another user, closed to others. Root (CAP_DAC_OVERRIDE)
     # reads it like any project file; a normal user is told, and seri starts all the same.
+    # Only tests run as root (CI's) can make a file of another user.
+    if os.geteuid() != 0:
+        return
     (seri_home / "AGENTS.md").unlink()
     theirs = project / "AGENTS.md"
     theirs.unlink(missing_ok=True)
@@ -316,11 +319,16 @@ def test_C4_grep_is_confined_like_read_file(as_user: AsUser, fault_ledger: Fault
     (project / "out.txt").symlink_to(outside / "secret.txt")
     (project / "outdir").symlink_to(outside)
     os.mkfifo(project / "pipe")
+    # Files of another user (root's, kept from the chown to the user): only tests run as
+    # root (CI's) can make them.
+    others = os.geteuid() == 0
     theirs = [project / "theirs.txt", project / "closed", project / "closed" / "in.txt"]
-    theirs[1].mkdir(mode=0o700)
-    for path, mode in ((theirs[0], 0o600), (theirs[2], 0o600)):
-        path.write_text(f"NEEDLE of theirs in {path.name}\n")
-        path.chmod(mode)
+    theirs = theirs if others else []
+    if others:
+        theirs[1].mkdir(mode=0o700)
+        for path in (theirs[0], theirs[2]):
+            path.write_text(f"NEEDLE of theirs in {path.name}\n")
+            path.chmod(0o600)
     write_config(seri_home, {"permissions": {"deny": ["read_file(.env)"]}})
     script = [{"tool_calls": [call("g1", "grep", pattern="NEEDLE")]}, {"text": "done"}]
     fault_ledger.injected("C4", 5)
@@ -340,7 +348,7 @@ def test_C4_grep_is_confined_like_read_file(as_user: AsUser, fault_ledger: Fault
     assert "in .env" not in found and "outside" not in found, found
     assert "2 file(s) not searched: your permission rules deny" in found, found
     of_theirs = {line.split(":", 1)[0] for line in found.splitlines() if "of theirs" in line}
-    expected = {"theirs.txt", "closed/in.txt"} if as_user.user == "root" else set()
+    expected = {"theirs.txt", "closed/in.txt"} if others and as_user.user == "root" else set()
     assert of_theirs == expected, found
     fault_ledger.survived("C4", 5)
 
