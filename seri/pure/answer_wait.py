@@ -25,7 +25,7 @@ from __future__ import annotations
 import attrs
 
 from seri.pure import json_text
-from seri.pure.proxy_route import is_loopback, normal_host
+from seri.pure.local_hosts import is_loopback, normal_host
 from seri.pure.value_record import ValueRecord
 
 # The slowest prompt reading seri plans for on a local server (tokens a second): under the

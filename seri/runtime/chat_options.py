@@ -89,7 +89,7 @@ def _is_local(host: str) -> bool:
     """Loopback, or a private or link-local address (a model server on the LAN)."""
     import ipaddress
 
-    from seri.pure.proxy_route import is_loopback
+    from seri.pure.local_hosts import is_loopback
 
     if is_loopback(host) or host.endswith(".local"):
         return True
