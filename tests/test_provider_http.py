@@ -9,6 +9,7 @@ or a real program. The environment (proxies, SSL_CERT_FILE) is set the way a per
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import ssl
@@ -23,7 +24,7 @@ import pytest
 import trustme
 
 from scripts.fake_model import FakeModel
-from seri.io.provider import ProviderClient
+from seri.io.provider import AFTER_END_SECONDS, ProviderClient
 from seri.pure.provider_failure import ProviderFailure
 from seri.pure.records import user
 from seri.pure.stream_assembly import StreamResult
@@ -168,6 +169,29 @@ def test_the_stream_is_read_to_its_end_after_done_and_its_connection_kept(
             assert said(client.stream_chat(chat_body())) == text
             time.sleep(0.2)  # the tools run
     assert (len(server.requests), server.connections) == (2, 1)
+
+
+def test_a_body_held_open_after_done_costs_the_connection_not_the_turn(
+    servers: list[RawServer],
+) -> None:
+    """[DONE], then the chunked end never comes: the answer is complete within about a
+    second (not the read timeout's minute), and the next call goes over a new connection."""
+
+    def held_open(conn: socket.socket, _request: bytes) -> bool:
+        body = sse_answer("held")
+        conn.sendall(SSE_HEAD + b"%X\r\n%s\r\n" % (len(body), body))
+        conn.settimeout(20)
+        with contextlib.suppress(OSError):
+            conn.recv(1)  # until seri hangs up
+        return False
+
+    server = serve(servers, held_open, send(streamed("next")))
+    with provider(server.url(), idle_timeout=60.0) as client:
+        started = time.monotonic()
+        assert said(client.stream_chat(chat_body())) == "held"
+        assert time.monotonic() - started < AFTER_END_SECONDS + 2
+        assert said(client.stream_chat(chat_body())) == "next"
+    assert (len(server.requests), server.connections) == (2, 2)
 
 
 def _close_after(answer: bytes) -> Any:

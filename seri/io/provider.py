@@ -24,7 +24,10 @@ httpx costs ~55 ms to import, so nothing imports this module before it is needed
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -72,6 +75,9 @@ _ERROR_BODY_LIMIT = 64 * 1024
 # What is read of a stream after its end ([DONE]) so that its connection can be kept, as
 # openai-python does; a server that sends more than this after the end loses the connection.
 _AFTER_END_LIMIT = 64 * 1024
+# ... and how long it is waited for: a server that holds the body open after [DONE] costs the
+# connection, not the turn (the request's read timeout would let it hold the answer for minutes).
+AFTER_END_SECONDS = 1.0
 WRITE_SECONDS = 60.0
 _JSON_HEADERS = {"Content-Type": "application/json"}
 
@@ -332,9 +338,10 @@ class ProviderClient:
         failure: ProviderFailure | None = None
         ended = False
         after_end = 0
+        cut_off: threading.Timer | None = None
         try:
             for chunk in response.iter_bytes():
-                if assembler.finished:
+                if cut_off is not None:  # the stream has finished
                     # The rest of the body (the chunked end) is read so that the connection
                     # is kept for the next call; it arrives with [DONE] or just after.
                     after_end += len(chunk)
@@ -345,6 +352,8 @@ class ProviderClient:
                 comments = parser.comments
                 events = parser.feed(chunk)
                 _take_events(assembler, events, on_text, on_reasoning)
+                if assembler.finished:
+                    cut_off = _hang_up_after(response, AFTER_END_SECONDS)
                 if events or parser.comments != comments:
                     wait.alive(now)
                     self._note_server(events, wait, now)
@@ -368,6 +377,9 @@ class ProviderClient:
         except (httpx.TransportError, httpx.DecodingError) as exc:
             if not assembler.finished:
                 failure = stream_interrupted(self._said(exc))
+        finally:
+            if cut_off is not None:
+                cut_off.cancel()
         if ended:
             _take_events(assembler, parser.finish(), on_text, on_reasoning)
         nothing_arrived = assembler.data_events == 0 and not assembler.finished
@@ -471,6 +483,24 @@ def _random_fraction() -> float:
     import random
 
     return random.random()  # noqa: S311 (retry jitter, not a secret)
+
+
+def _hang_up_after(response: httpx.Response, seconds: float) -> threading.Timer:
+    """Shut the answer's connection down in ``seconds`` unless cancelled first: a read blocked
+    on it then ends (the connection is dropped, not kept)."""
+
+    def hang_up() -> None:
+        stream = response.extensions.get("network_stream")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if isinstance(sock, socket.socket):
+            # Already closed: nothing is waiting on it.
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    timer = threading.Timer(seconds, hang_up)
+    timer.daemon = True
+    timer.start()
+    return timer
 
 
 def _read_at_most(pieces: Iterator[bytes], limit: int) -> bytes:
