@@ -80,9 +80,10 @@ def _server_of(url: str) -> tuple[str, bool]:
 
 def _extra_loopback(host: str) -> str:
     """A loopback host that the fixed patterns do not name (127.5.6.7), or ``""``."""
-    if not is_loopback(host) or f"all://{host}" in _LOOPBACK_PATTERNS:
+    named = f"[{host}]" if ":" in host else host
+    if not is_loopback(host) or f"all://{named}" in _LOOPBACK_PATTERNS:
         return ""
-    return f"[{host}]" if ":" in host else host
+    return named
 
 
 def _made(host: str, *, tls: bool, follow_redirects: bool) -> httpx.Client:
