@@ -591,6 +591,19 @@ def test_an_authorization_header_in_the_settings_wins_over_url_credentials(
     assert authorizations == [b"authorization: bearer tok"]
 
 
+def test_an_endpoint_httpx_cannot_read_fails_each_post_without_stopping_the_run() -> None:
+    """The settings only check the scheme; a port httpx cannot read is said by the post, as
+    any other failure to deliver, and neither the making of the poster nor the run raises."""
+    from seri.io.otlp_sender import OtlpPoster
+    from seri.pure.otlp_settings import Target
+    from seri.pure.redaction import Redactor
+
+    target = Target(url="http://user:SECRET@127.0.0.1:port/v1/traces", protocol="http/json")
+    delivery = OtlpPoster(target, Redactor()).post(b"{}")
+    assert not delivery.ok and delivery.retry
+    assert "port" in delivery.why.lower() and "SECRET" not in delivery.why
+
+
 # --- secrets ---------------------------------------------------------------------------------
 
 

@@ -76,7 +76,14 @@ class OtlpPoster:
 
         self.target = target
         self.redactor = redactor
-        url = httpx.URL(target.url)
+        try:
+            url = httpx.URL(target.url)
+        except httpx.InvalidURL as exc:
+            # Said by every post (as before httpx): export goes on failing, the run does not.
+            self._unusable: str | None = self.redactor.text(f"the endpoint's URL: {exc}")
+            url = httpx.URL()
+        else:
+            self._unusable = None
         self._url = url.copy_with(username=None, password=None)
         defaults = {
             "Content-Type": CONTENT_TYPES[target.protocol],
@@ -104,6 +111,8 @@ class OtlpPoster:
 
         from seri.io.http_client import shared_client
 
+        if self._unusable is not None:
+            return Delivery(False, retry=True, why=self._unusable)
         if self.target.gzip:
             body = gzip.compress(body, compresslevel=5)
         try:
