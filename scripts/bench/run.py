@@ -5,7 +5,8 @@
 Installs the peers into .cache/bench/ on first use (npm: @openai/codex,
 @anthropic-ai/claude-code, opencode-ai; PyPI: llm in its own venv), generates its own
 data in a temporary directory, and prints one table, also written as Markdown to
-bench-results/bench.md, with the per-call plot in bench-results/per_call.png.
+bench-results/bench.md, with the per-call plot in bench-results/per_call.png and the
+side-by-side spawn-to-first-request-byte table in bench-results/first-byte.md.
 A peer that cannot be installed or run makes its rows say "peer unavailable".
 """
 
@@ -27,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from scripts.bench import (
     compaction,
     export,
+    first_byte,
     fold,
     peers,
     per_call,
@@ -75,6 +77,7 @@ def main() -> int:
         installed = time.perf_counter() - started
         fixtures = Fixtures(work)
         rows += _guarded("1", "start-up", lambda: startup.run(programs, work))
+        rows += _guarded("1b", "first request byte", lambda: first_byte.run(programs, work))
         rows += _guarded("2", "resume", lambda: resume.run(fixtures))
         # Compaction before per-call: per-call appends a few messages to the shared sessions.
         compaction_rows = _guarded("6", "compaction", lambda: compaction.run(fixtures))
