@@ -159,27 +159,7 @@ class ToolHost:
         return ResolvedPath(relative_name(self.project, path), str(path))
 
     def current_text(self, raw: str) -> str | None:
-        """A file's text as it is now, to show a person what a write changes.
-
-        None when there is no such regular file in the project, or it is too large to show
-        (``SHOW_MAX_BYTES``); read like read_file reads (no symlink swapped in at the last
-        moment, no hanging on a FIFO).
-        """
-        try:
-            path = confine(self.project, raw)
-            fd = open_confined(self.project, path, os.O_RDONLY)
-        except (PathRefusedError, OSError):
-            return None
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode) or info.st_size > SHOW_MAX_BYTES:
-                return None
-            data = os.read(fd, SHOW_MAX_BYTES + 1)
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
-        return data.decode("utf-8", "replace")
+        return current_text(self.project, raw)
 
     def spec(self, name: str) -> ToolSpec | None:
         """The record of the tool called ``name``: built in, or one of a running MCP server."""
@@ -452,3 +432,28 @@ def _readable(path: Path) -> bytes | OSError | None:
 def _touched(result: ToolOutcome) -> tuple[str, ...]:
     path = result.detail("path")
     return (path,) if isinstance(path, str) and path else ()
+
+
+def current_text(project: Path, raw: str) -> str | None:
+    """A file's text as it is now, to show a person what a write changes.
+
+    None when there is no such regular file in the project, or it is too large to show
+    (``SHOW_MAX_BYTES``); read like read_file reads (no symlink swapped in at the last
+    moment, no hanging on a FIFO).
+    """
+    root = project_root(project)
+    try:
+        path = confine(root, raw)
+        fd = open_confined(root, path, os.O_RDONLY)
+    except (PathRefusedError, OSError):
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > SHOW_MAX_BYTES:
+            return None
+        data = os.read(fd, SHOW_MAX_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data.decode("utf-8", "replace")
