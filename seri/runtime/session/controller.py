@@ -305,7 +305,7 @@ class SessionController(SessionReads):
     # -- the stored session and its recording --------------------------------------------------
 
     def _load(self) -> None:
-        loaded = self._hold.load(self.settings.model)
+        loaded = self._hold.read_back(self.settings.model)
         if loaded.project != self.project:
             self._tell(f"seri: note: session {self.session_id} belongs to {loaded.project}")
         self._session_project = loaded.project

@@ -39,7 +39,7 @@ class SessionHold:
         # Whether this run's frozen prompt is the session's (see README).
         self._prompt_stored = False
 
-    def load(self, model: str) -> LoadedSession:
+    def read_back(self, model: str) -> LoadedSession:
         loaded = load_session(self.store, self.session_id, model)
         self._repairs = loaded.repairs
         self.log = self._writer(loaded.revision)

@@ -128,7 +128,7 @@ class SessionReads:
 
     def file_text(self, raw: str) -> str | None:
         """A project file's text as the tools read it now (to show what a write changes)."""
-        from seri.runtime.tool_host import current_text
+        from seri.io.shown_file import current_text
 
         return current_text(Path(self.project), raw)
 

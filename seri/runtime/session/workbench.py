@@ -22,7 +22,7 @@ from seri.pure.output_budget import OutputBudget
 from seri.pure.permission_policy import Policy
 from seri.pure.redaction import Redactor, child_environment
 from seri.pure.settings import Settings
-from seri.runtime.agent import Agent, Role, build_agent
+from seri.runtime.agent import Agent, AgentBrief, AgentPorts, Role, build_agent
 from seri.runtime.chat_options import KEY_VARIABLES
 from seri.runtime.ports import Person, SpendingPort
 from seri.runtime.profile import Profile
@@ -97,56 +97,59 @@ class Workbench:
     ) -> Agent:
         """The session's agent for one task (or compaction), as things stand now."""
         from seri.runtime.subagent import run_subagent
-        from seri.runtime.tool_host import ToolHost
+        from seri.runtime.tool_host import ToolHost, ToolScope, ToolServices
 
         settings = terms.settings
         window = self._task_window(settings, events)
         self.servers.ready_for_task(events)
         offered, deferred = self.servers.offered()
-        tools = ToolHost(
+        scope = ToolScope(
             project=Path(self._project),
-            profile=self._profile,
-            settings=settings,
             session_id=terms.session_id,
-            events=events,
-            redactor=self._redactor,
-            policy=terms.policy,
-            api_key=self._api_key,
+            settings=settings,
             context_window=window,
+            redactor=self._redactor,
+            api_key=self._api_key,
             startup=self._startup,
-            sandbox=self.sandbox,
             child_env=self._child_env,
-            start_subagent=run_subagent,
+        )
+        services = ToolServices(
+            profile=self._profile,
+            events=events,
+            sandbox=self.sandbox,
             mcp=self.servers.tools,
             spending=spending,
+            start_subagent=run_subagent,
         )
+        tools = ToolHost(scope, terms.policy, services)
         if self._interactive:
             # A command's output shown live under its spinner (the front-end redacts it).
             tools.context = attrs.evolve(tools.context, on_output=self._front.command_output)
         self._tool_host = tools
-        return build_agent(
-            Role.CHAT,
+        brief = AgentBrief(
             settings=settings,
-            api_key=self._api_key,
             window=window,
             system_prompt=self._startup.prompt.text,
             project=terms.session_project,
+            offered=offered,
+            deferred=deferred,
+            policy=terms.policy,
+            glob_rules=self._startup.glob_rules,
+            interactive=self._interactive,
+            max_turns=terms.max_turns,
+            budget=terms.budget,
+        )
+        ports = AgentPorts(
+            model=self._model(settings, events),
             session=session,
             events=events,
             redactor=self._redactor,
             spill_dir=self._profile.root / SPILL_DIR,
             tools=tools,
-            offered=offered,
-            deferred=deferred,
             person=person,
-            policy=terms.policy,
-            glob_rules=self._startup.glob_rules,
-            interactive=self._interactive,
-            max_turns=terms.max_turns,
-            caller=self._model(settings, events),
-            budget=terms.budget,
             spending=spending,
         )
+        return build_agent(Role.CHAT, brief, ports)
 
     def widen(self, policy: Policy) -> None:
         """The task running goes on under ``policy`` (an "always" was just given)."""
