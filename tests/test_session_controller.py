@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -29,6 +31,7 @@ from seri.pure.settings import Settings
 from seri.runtime.chat_options import ChatOptions
 from seri.runtime.profile import Profile
 from seri.runtime.session.controller import SessionController
+from seri.runtime.session.ports import ToolHooks
 
 KEY = "sk-or-v1-" + "ab12" * 16
 MODEL = "fake/model"
@@ -110,7 +113,11 @@ class Place:
         return Settings(model=MODEL, base_url=self.fake.base_url, **given)
 
     def open(
-        self, person: ScriptedPerson, options: ChatOptions | None = None, **settings: Any
+        self,
+        person: ScriptedPerson,
+        options: ChatOptions | None = None,
+        hooks: ToolHooks | None = None,
+        **settings: Any,
     ) -> SessionController:
         env = {"OPENROUTER_API_KEY": KEY, "SERI_SANDBOX": "none", "PATH": os.environ["PATH"]}
         return SessionController.open(
@@ -122,6 +129,7 @@ class Place:
             interactive=True,
             tell=self.told.append,
             env=env,
+            hooks=hooks,
         )
 
 
@@ -313,3 +321,65 @@ def test_a_file_changed_outside_is_overwritten_only_when_confirmed(
     assert session.rewind(1, "files", yes=True)
     session.close()
     assert not (place.project / "a.txt").exists()
+
+
+def test_a_cancel_ends_the_task_as_ctrl_c_does_and_keeps_what_was_done(
+    place: Place, fake: FakeModel
+) -> None:
+    fake.script(
+        write("c1", "a.txt", "one\n"),
+        {"text": "still think", "stall_seconds": 30, "stall_after_chunks": 1},
+        {"text": "after the cancel"},
+    )
+    session = place.open(ScriptedPerson())
+    assert session.cancel() is False  # nothing runs yet
+
+    def cancel_once_the_model_stalls() -> None:
+        while len(fake.requests) < 2:
+            time.sleep(0.02)
+        time.sleep(0.2)
+        session.cancel()
+
+    canceller = threading.Thread(target=cancel_once_the_model_stalls)
+    canceller.start()
+    end = session.run_task("write a.txt, then think")
+    canceller.join()
+    assert (end.status, end.by_user) == ("interrupted", True)
+    assert (place.project / "a.txt").read_text() == "one\n"
+    # The session goes on from what was stored, the cancelled answer's part not lost.
+    assert session.run_task("go on").answer == "after the cancel"
+    session.close()
+    roles = [role for role, _ in stored_texts(place, session.session_id)]
+    assert roles[:3] == ["user", "assistant", "tool"]
+
+
+class NoRemoving:
+    """Hooks that refuse any command that removes files, and keep what ran."""
+
+    def __init__(self) -> None:
+        self.ran: list[tuple[str, bool]] = []
+
+    def before(self, call: ToolCall, arguments: Mapping[str, Any]) -> str | None:
+        if call.name == "bash" and "rm " in str(arguments.get("command", "")):
+            return "a hook refuses commands that remove files"
+        return None
+
+    def after(self, call: ToolCall, arguments: Mapping[str, Any], run: ToolRun) -> None:
+        self.ran.append((call.name, run.is_error))
+
+
+def test_tool_hooks_run_around_each_call_and_may_refuse_one(place: Place, fake: FakeModel) -> None:
+    (place.project / "keep.txt").write_text("kept\n")
+    remove = {"id": "c1", "name": "bash", "arguments": {"command": "rm keep.txt"}}
+    fake.script({"tool_calls": [remove]}, write("c2", "a.txt", "one\n"), {"text": "done"})
+    hooks = NoRemoving()
+    person = ScriptedPerson()
+    session = place.open(person, hooks=hooks)
+    end = session.run_task("tidy up")
+    session.close()
+    assert end.answer == "done"
+    assert (place.project / "keep.txt").read_text() == "kept\n"
+    assert [asked.call.name for asked in person.asked] == ["bash", "write_file"]
+    assert hooks.ran == [("write_file", False)]
+    refused = fake.requests[1]["messages"][-1]
+    assert refused["content"] == "not run: a hook refuses commands that remove files"

@@ -10,6 +10,7 @@ where to say what opening and closing did (``Tell``); it hands back values (``Ta
 from __future__ import annotations
 
 import os
+import signal
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -34,7 +35,7 @@ from seri.runtime.profile import Profile
 from seri.runtime.session import opening
 from seri.runtime.session.hold import SessionHold
 from seri.runtime.session.policy import SessionPolicy
-from seri.runtime.session.ports import FrontEnd, Tell, to_stderr
+from seri.runtime.session.ports import FrontEnd, Tell, ToolHooks, to_stderr
 from seri.runtime.session.reading import SessionReads
 from seri.runtime.session.recording import RunSetup, SessionRecording, run_header
 from seri.runtime.session.seat import Seat
@@ -62,6 +63,7 @@ class SessionController(SessionReads):
         observers: Sequence[EventObserver] = (),
         tell: Tell = to_stderr,
         env: Mapping[str, str] = os.environ,
+        hooks: ToolHooks | None = None,
     ) -> None:
         self.profile = profile
         self.started = time.time()
@@ -73,9 +75,11 @@ class SessionController(SessionReads):
         self.max_turns = options.max_turns or settings.max_turns
         self.conversation = Conversation(())
         self.last_task_turns = 0
+        self._task_running = False
         self._store = profile.store
         self._front = front
         self._tell = tell
+        self._hooks = hooks
         api_key = api_key_from(env, settings.base_url)
         self._api_key = api_key
         self._redactor = Redactor.of((api_key, *secrets_from_environment(env)))
@@ -141,6 +145,7 @@ class SessionController(SessionReads):
         observers: Sequence[EventObserver] = (),
         tell: Tell = to_stderr,
         env: Mapping[str, str] = os.environ,
+        hooks: ToolHooks | None = None,
     ) -> SessionController:
         """The session ``options`` ask for (new, --continue, --resume, --fork), under its
         lease: one held by another live process is refused (``SessionBusy``)."""
@@ -166,6 +171,7 @@ class SessionController(SessionReads):
                 observers=observers,
                 tell=tell,
                 env=env,
+                hooks=hooks,
             )
         except BaseException:
             if lease is not None:
@@ -189,10 +195,13 @@ class SessionController(SessionReads):
         self._hold.store_repairs()
         agent = self._agent()
         try:
+            self._task_running = True
             end = agent.run_task(self.conversation, text)
         except BaseException:
             self._reload_quietly()
             raise
+        finally:
+            self._task_running = False
         if end.status == "refused" and new_session:
             self._bench.close_client()
             self._hold.discard()
@@ -201,6 +210,15 @@ class SessionController(SessionReads):
         self._budget = end.budget
         self.last_task_turns = end.turns
         return end
+
+    def cancel(self) -> bool:
+        """End the running task as Ctrl-C (or Esc) does: SIGINT to this process, whose main
+        thread runs the task; what was done so far is kept. Callable from any thread;
+        False when no task was running."""
+        if not self._task_running:
+            return False
+        os.kill(os.getpid(), signal.SIGINT)
+        return True
 
     def compact(self, focus: str, trigger: str = "manual") -> NotCompacted | None:
         """Compact now (/compact): None when done, else why not (e.g. not enough history)."""
@@ -370,7 +388,12 @@ class SessionController(SessionReads):
         )
         person = Seat(self._front, self._allow_always)
         return self._bench.agent(
-            terms, session=log, events=events, person=person, spending=self._recording.tally
+            terms,
+            session=log,
+            events=events,
+            person=person,
+            spending=self._recording.tally,
+            hooks=self._hooks,
         )
 
     def _allow_always(self, rules: tuple[str, ...], asked: AskPerson) -> None:

@@ -8,9 +8,11 @@ which objects fill them, and a test fills them with a scripted person.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from typing import Protocol
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
+from seri.pure.effects import ToolRun
+from seri.pure.records import ToolCall
 from seri.runtime.ports import Person
 
 # A line for the log channel (stderr on a terminal): what opening or closing a session did
@@ -30,6 +32,17 @@ class FrontEnd(Person, Protocol):
     def command_output(self, chunk: bytes) -> None: ...
 
     def approve_server(self, name: str, review: str) -> bool: ...
+
+
+class ToolHooks(Protocol):
+    """Run around every tool call a task makes, once the permission rules (and the person)
+    let it run: ``before`` may still refuse it (the reason reaches the model as the call's
+    error result), ``after`` sees its result. Hooks that watch the rest of a run (a
+    compaction, a task's end) watch its events (an ``EventObserver``) or ``run_task``'s end."""
+
+    def before(self, call: ToolCall, arguments: Mapping[str, Any]) -> str | None: ...
+
+    def after(self, call: ToolCall, arguments: Mapping[str, Any], run: ToolRun) -> None: ...
 
 
 def to_stderr(text: str) -> None:

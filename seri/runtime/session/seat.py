@@ -1,15 +1,17 @@
-"""The front-end as the agent loop's ``Person``, with what a session adds to an answer:
-an "always" is kept with the session before the loop goes on."""
+"""What a session puts between the agent loop's ports and what fills them: the front-end
+as the loop's ``Person`` (an "always" is kept with the session before the loop goes on),
+and the tools with the session's hooks run around each call."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from seri.pure.effects import Answer, AskPerson, ToolRun
+from seri.pure.effects import Answer, AskPerson, ResolvedPath, ToolRun
 from seri.pure.events import Event
 from seri.pure.records import ToolCall
-from seri.runtime.session.ports import FrontEnd
+from seri.runtime.ports import ToolPort
+from seri.runtime.session.ports import FrontEnd, ToolHooks
 
 # Told the rules a person allowed with "always", and the call they were given for.
 OnAlways = Callable[[tuple[str, ...], AskPerson], None]
@@ -51,3 +53,27 @@ class Seat:
 
     def recorded(self, event: Event) -> None:
         self.front.recorded(event)
+
+
+class HookedTools:
+    """The tools, with ``hooks`` run before and after each call."""
+
+    def __init__(self, tools: ToolPort, hooks: ToolHooks) -> None:
+        self.tools = tools
+        self.hooks = hooks
+
+    def resolve(self, raw: str) -> ResolvedPath:
+        return self.tools.resolve(raw)
+
+    def current_text(self, raw: str) -> str | None:
+        return self.tools.current_text(raw)
+
+    def run(
+        self, call: ToolCall, arguments: Mapping[str, Any], max_chars: int | None = None
+    ) -> ToolRun:
+        refused = self.hooks.before(call, arguments)
+        if refused is not None:
+            return ToolRun(f"not run: {refused}", is_error=True)
+        run = self.tools.run(call, arguments, max_chars)
+        self.hooks.after(call, arguments, run)
+        return run

@@ -28,7 +28,8 @@ from seri.runtime.ports import Person, SpendingPort
 from seri.runtime.profile import Profile
 from seri.runtime.run_events import RunEvents
 from seri.runtime.session import opening
-from seri.runtime.session.ports import FrontEnd, Tell
+from seri.runtime.session.ports import FrontEnd, Tell, ToolHooks
+from seri.runtime.session.seat import HookedTools
 from seri.runtime.session.servers import SessionServers
 from seri.runtime.session.window import ModelWindow
 
@@ -94,6 +95,7 @@ class Workbench:
         events: RunEvents,
         person: Person,
         spending: SpendingPort,
+        hooks: ToolHooks | None = None,
     ) -> Agent:
         """The session's agent for one task (or compaction), as things stand now."""
         from seri.runtime.subagent import run_subagent
@@ -145,7 +147,7 @@ class Workbench:
             events=events,
             redactor=self._redactor,
             spill_dir=self._profile.root / SPILL_DIR,
-            tools=tools,
+            tools=tools if hooks is None else HookedTools(tools, hooks),
             person=person,
             spending=spending,
         )
