@@ -383,3 +383,12 @@ def test_tool_hooks_run_around_each_call_and_may_refuse_one(place: Place, fake: 
     assert hooks.ran == [("write_file", False)]
     refused = fake.requests[1]["messages"][-1]
     assert refused["content"] == "not run: a hook refuses commands that remove files"
+
+
+def test_the_session_and_its_terminal_seat_are_small_modules() -> None:
+    """The controller and the chat's seat stay readable: each module under 400 lines."""
+    root = Path(__file__).resolve().parent.parent / "seri" / "runtime"
+    modules = [*sorted((root / "session").glob("*.py")), root / "chat_session.py"]
+    sizes = {path.name: len(path.read_text().splitlines()) for path in modules}
+    assert len(sizes) > 5
+    assert {name: n for name, n in sizes.items() if n > 400} == {}

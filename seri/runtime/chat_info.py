@@ -25,7 +25,6 @@ from seri.pure.records import Message
 from seri.pure.settings import DEFAULT_CONTEXT_WINDOW
 from seri.pure.terminal_style import Span
 from seri.pure.terminal_text import neutralise, one_line
-from seri.pure.tokens import history_estimate
 from seri.pure.tool_lines import Mark, parsed_arguments, tool_line
 
 if TYPE_CHECKING:
@@ -98,24 +97,13 @@ def replay_spans(exchange: tuple[Message, ...], width: int, session_id: str) -> 
     return spans
 
 
-def estimate(chat: ChatSession) -> int:
-    """What the next request would hold, as the compaction trigger counts it: the history,
-    the frozen prompt and the tool definitions (or the last bill, if larger)."""
-    from seri.pure.tool_specs import tool_definition_chars
-
-    session = chat.session
-    conversation = session.conversation
-    offered, deferred = session.offered_tools()
-    overhead = len(session.system_prompt) + tool_definition_chars(offered, deferred)
-    return history_estimate(conversation.last_input_tokens, conversation.total_chars + overhead)
-
-
 def status_line(chat: ChatSession) -> str:
     """The toolbar under the prompt: model, how full the window is, what it cost so far."""
-    window = chat.session.window_in_use()
-    parts = [chat.session.settings.model]
+    session = chat.session
+    window = session.window_in_use()
+    parts = [session.settings.model]
     if window:
-        parts.append(f"{100 * estimate(chat) / window:.0f}% of {tokens_short(window)}")
+        parts.append(f"{100 * session.context_estimate() / window:.0f}% of {tokens_short(window)}")
     usage = chat.view.run_usage
     if usage.total_cost is not None:
         parts.append(cost_text(usage.total_cost))
@@ -130,7 +118,7 @@ def show_status(chat: ChatSession) -> int | None:
     lines = status_lines(
         model=session.settings.model,
         window=session.window_in_use() or DEFAULT_CONTEXT_WINDOW,
-        estimate=estimate(chat),
+        estimate=chat.session.context_estimate(),
         max_turns=session.max_turns,
         last_task_turns=session.last_task_turns,
         session=session.session_id,

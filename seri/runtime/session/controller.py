@@ -65,7 +65,6 @@ class SessionController(SessionReads):
         env: Mapping[str, str] = os.environ,
         hooks: ToolHooks | None = None,
     ) -> None:
-        self.profile = profile
         self.started = time.time()
         self.project = project
         self.options = options
@@ -224,7 +223,7 @@ class SessionController(SessionReads):
         """Compact now (/compact): None when done, else why not (e.g. not enough history)."""
         if not self.session_id:
             return NO_CUT
-        self.ensure_session()
+        self._ensure_session(for_task=False)
         self._refresh_if_changed()
         end = self._agent().compact(self.conversation, focus, trigger)
         self.conversation = end.conversation
@@ -234,7 +233,7 @@ class SessionController(SessionReads):
     def pin(self, text: str) -> int:
         """Pin a note every recap carries verbatim (the session starts if it has not);
         its number among the session's pins."""
-        self.ensure_session()
+        self._ensure_session(for_task=False)
         n = add_pin(self._store, self.session_id, text, time.time())
         self.conversation = attrs.evolve(self.conversation, pins=self.pins())
         return n
@@ -251,7 +250,7 @@ class SessionController(SessionReads):
         sid = self.session_id
         done = rewind_session(self._store, sid, n, mode, yes=yes, confirm=confirm)
         if done is not None:
-            self.reload()
+            self._load()  # the conversation as the store has it now
         return done
 
     def set_model(self, name: str) -> None:
@@ -276,15 +275,6 @@ class SessionController(SessionReads):
         self.settings = attrs.evolve(self.settings, trajectory_enabled=on)
         if self._recording.events is not None:
             self._recording.events.set_recording(on, self._header)
-
-    def ensure_session(self) -> None:
-        """Create the session now if this run has none yet (a pin needs one to belong to)."""
-        self._ensure_session(for_task=False)
-
-    def reload(self) -> None:
-        """Read the session back from the store after something else changed it."""
-        if self.session_id:
-            self._load()
 
     def shell_command(self, command: str, on_output: Callable[[bytes], None]) -> str:
         """``!command``: run as bash runs a tool's command, not for the model; its output."""

@@ -119,6 +119,17 @@ class SessionReads:
         gone = bool(listed) and file_history_gone(self._store, self.session_id, listed[0].seq)
         return listed, gone
 
+    def context_estimate(self) -> int:
+        """What the next request would hold, as the compaction trigger counts it: the history,
+        the frozen prompt and the tool definitions (or the last bill, if larger)."""
+        from seri.pure.tokens import history_estimate
+        from seri.pure.tool_specs import tool_definition_chars
+
+        conversation = self.conversation
+        offered, deferred = self.offered_tools()
+        overhead = len(self.system_prompt) + tool_definition_chars(offered, deferred)
+        return history_estimate(conversation.last_input_tokens, conversation.total_chars + overhead)
+
     def mcp_statuses(self) -> tuple[McpServerStatus, ...]:
         return self._bench.servers.statuses()
 
