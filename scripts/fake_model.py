@@ -788,6 +788,14 @@ class FakeModel:
         """The JSON bodies of the chat requests received, in order."""
         return self._state.requests
 
+    def wait_for_requests(self, count: int, timeout: float) -> int:
+        """Wait until ``count`` chat requests have come (a seri under test is then in its
+        ``count``-th model call), or ``timeout`` seconds; how many have come."""
+        deadline = time.monotonic() + timeout
+        while len(self.requests) < count and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return len(self.requests)
+
     @property
     def request_headers(self) -> list[dict[str, str]]:
         """The headers (names lower-cased) of the chat requests received, in order."""

@@ -11,7 +11,7 @@ from seri.pure.errors import SeriError
 from seri.pure.number_ranges import TURNS
 from seri.runtime.chat_options import OUTPUT_FORMATS
 from seri.runtime.profile import current_project, open_profile
-from seri.runtime.running import parse_usage, plain_reading, positive_number
+from seri.runtime.running import parse_usage, positive_number
 from seri.runtime.slash import command_lines
 
 if TYPE_CHECKING:
@@ -106,8 +106,7 @@ def run(argv: list[str]) -> int:
         from seri.runtime.resume_picker import with_chosen_session
 
         argv = with_chosen_session(argv, missing_id, open_profile())
-    plain = plain_options(argv[1:])
-    options = parse_usage(__doc__ or "", argv) if plain is None else plain
+    options = parse_usage(__doc__ or "", argv)
     output_format = options["--output-format"] or "text"
     if output_format not in OUTPUT_FORMATS:
         raise SeriError(f"--output-format must be text, json or stream-json, not {output_format!r}")
@@ -140,34 +139,6 @@ def run(argv: list[str]) -> int:
         return scripted(chat)
     finally:
         chat.close()
-
-
-# How the plain reading below spells the options: those that take the next word as their
-# value (under docopt's key), those that may be given again, and the flags.
-_VALUED = {
-    "-p": "--prompt",
-    "--prompt": "--prompt",
-    "--output-format": "--output-format",
-    "--resume": "--resume",
-    "--model": "--model",
-    "--max-turns": "--max-turns",
-    "--max-budget-usd": "--max-budget-usd",
-}
-_REPEATED = ("--allow", "--tag")
-_FLAGS = ("--continue", "--fork")
-
-
-def plain_options(words: list[str]) -> dict[str, Any] | None:
-    """What docopt reads from the words after `seri chat` when they are written out plainly
-    (see ``plain_reading``; and not both --continue and --resume), else None: docopt then
-    reads them. A scripted `seri chat -p` starts without importing docopt (~7 ms of a start
-    whose target is 120 ms)."""
-    read = plain_reading(words, flags=_FLAGS, valued=_VALUED, repeated=_REPEATED)
-    if read is None or (read["--continue"] and read["--resume"] is not None):
-        return None
-    if read["--output-format"] is None:
-        read["--output-format"] = "text"  # the usage's [default: text]
-    return {"chat": True, "--help": False, **read}
 
 
 def _chat_options(options: dict[str, Any]) -> ChatOptions:

@@ -30,7 +30,6 @@ from seri.pure.genai_metrics import MetricKey, MetricSum, Observation, accumulat
 from seri.pure.otlp_model import Producer, Span
 from seri.pure.otlp_request import CONTENT_TYPES, metrics_body, refused, traces_body
 from seri.pure.redaction import Redactor
-from seri.pure.value_record import ValueRecord
 
 if TYPE_CHECKING:
     from seri.io.http_connection import Response
@@ -54,8 +53,8 @@ CLOSE_SECONDS = 2.0
 ANSWER_BYTES = 1024 * 1024
 
 
-@attrs.frozen(repr=False, eq=False)
-class Delivery(ValueRecord):
+@attrs.frozen
+class Delivery:
     """How one post went."""
 
     ok: bool

@@ -50,7 +50,6 @@ from seri.pure.sandbox_plan import (
     bubblewrap_arguments,
     plan_sandbox,
 )
-from seri.pure.value_record import ValueRecord
 
 Kind = Literal["bubblewrap", "landlock", "none"]
 CHOICES = ("auto", "bubblewrap", "landlock", "none")
@@ -171,8 +170,8 @@ def _bwrap_works(bwrap: str) -> bool:
     return probe.returncode == 0
 
 
-@attrs.frozen(repr=False, eq=False)
-class Detected(ValueRecord):
+@attrs.frozen
+class Detected:
     kind: Kind
     # Why this one (or why none), for the start-up line and the trajectory header.
     detail: str

@@ -46,7 +46,6 @@ from seri.pure.recap_paths import TouchedPaths, paths_touched
 from seri.pure.records import Message
 from seri.pure.shrink import Payload, elided_payload, plan_shrink, saving, with_elided
 from seri.pure.tokens import estimate_tokens, messages_chars, sized_tokens
-from seri.pure.value_record import ValueRecord
 from seri.pure.window import UNMEASURED_SCALE, Window
 
 # A scale learned during a fold cuts the kept tail again when it grew by more than this much
@@ -365,8 +364,8 @@ def _summarizer_failed(detail: str) -> NotCompacted:
 # --- a plan, for `seri compact --dry-run` ----------------------------------------------------
 
 
-@attrs.frozen(repr=False, eq=False)
-class CompactionPlan(ValueRecord):
+@attrs.frozen
+class CompactionPlan:
     """What a compaction would do, without calling the model or changing anything.
 
     ``chunks`` are the fold's requests as planned now: the first is exact; each later one

@@ -17,7 +17,6 @@ import attrs
 from seri.pure.recap import Recap, elide_payloads, render_transcript, summarizer_messages
 from seri.pure.records import Message
 from seri.pure.tokens import estimate_tokens
-from seri.pure.value_record import ValueRecord
 
 # Separators between transcript entries.
 _ENTRY_FRAMING = 2
@@ -25,8 +24,8 @@ _ENTRY_FRAMING = 2
 MIN_ENTRY_CHARS = 400
 
 
-@attrs.frozen(repr=False, eq=False)
-class Chunk(ValueRecord):
+@attrs.frozen
+class Chunk:
     """Messages ``[start, end)`` of the history, and the request that summarizes them."""
 
     start: int

@@ -21,8 +21,6 @@ from collections.abc import Mapping
 
 import attrs
 
-from seri.pure.value_record import ValueRecord
-
 MAX_HEAD_BYTES = 64 * 1024
 # A chunk-size line with its extensions; the size itself is at most 16 hex digits (2**64).
 _MAX_CHUNK_LINE = 4096
@@ -34,8 +32,8 @@ _TOKEN_CHARS = frozenset(
 _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 
 
-@attrs.frozen(repr=False, eq=False)
-class ResponseHead(ValueRecord):
+@attrs.frozen
+class ResponseHead:
     """A status line and its headers, names as the server wrote them, in order."""
 
     version: str
@@ -61,15 +59,15 @@ class ResponseHead(ValueRecord):
         return joined
 
 
-@attrs.frozen(repr=False, eq=False)
-class FramingError(ValueRecord):
+@attrs.frozen
+class FramingError:
     """Why the bytes are not an HTTP/1.1 response (a sentence fragment, no bytes quoted)."""
 
     message: str
 
 
-@attrs.frozen(repr=False, eq=False)
-class Progress(ValueRecord):
+@attrs.frozen
+class Progress:
     """What one ``feed`` (or ``finish``) found: the head when it completed, the body bytes
     that arrived, whether the response is whole, or why it cannot be read."""
 

@@ -19,13 +19,11 @@ from collections.abc import Mapping
 
 import attrs
 
-from seri.pure.value_record import ValueRecord
-
 LOOPBACK_NAMES = frozenset({"localhost", "::1"})
 
 
-@attrs.frozen(repr=False, eq=False)
-class ProxyChoice(ValueRecord):
+@attrs.frozen
+class ProxyChoice:
     """The proxy's URL as written and the variable that named it (for messages)."""
 
     variable: str

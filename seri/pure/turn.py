@@ -50,8 +50,9 @@ from seri.pure.tokens import (
     message_chars,
     should_compact,
 )
-from seri.pure.tool_specs import ToolSpec, definition_chars_by_server, find_spec, parse_arguments
-from seri.pure.value_record import ValueRecord
+from seri.pure.tool_arguments import parse_arguments
+from seri.pure.tool_definitions import definition_chars_by_server
+from seri.pure.tool_specs import ToolSpec, find_spec
 from seri.pure.window import Window
 
 if TYPE_CHECKING:
@@ -66,8 +67,8 @@ INTERRUPTED_RESULT = "interrupted by user: the tool call did not finish"
 NOT_RUN_RESULT = "not run: the turn was interrupted before this call"
 
 
-@attrs.frozen(repr=False, eq=False)
-class TaskSetup(ValueRecord):
+@attrs.frozen
+class TaskSetup:
     """What stays fixed for a task: frozen prompt, budget, window, policy."""
 
     system_prompt: str
@@ -111,8 +112,8 @@ class TaskSetup(ValueRecord):
         )
 
 
-@attrs.frozen(repr=False, eq=False)
-class Conversation(ValueRecord):
+@attrs.frozen
+class Conversation:
     """A session's conversation as the loop sees it; ``total_chars`` is kept incrementally."""
 
     history: tuple[Message, ...]
@@ -128,8 +129,8 @@ class Conversation(ValueRecord):
     learned_window: int = 0
 
 
-@attrs.frozen(repr=False, eq=False)
-class TaskEnd(ValueRecord):
+@attrs.frozen
+class TaskEnd:
     status: EndStatus
     answer: str
     conversation: Conversation
@@ -836,8 +837,8 @@ def _one_call(loop: _Loop, call: ToolCall, reply: ModelReply, seen_ids: set[str]
     return run
 
 
-@attrs.frozen(repr=False, eq=False)
-class CompactEnd(ValueRecord):
+@attrs.frozen
+class CompactEnd:
     """What ``/compact`` (or ``seri compact``) left: the conversation, why nothing was
     compacted (None: it was), and the answer budget as the run has it now."""
 

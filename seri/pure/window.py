@@ -26,7 +26,6 @@ import attrs
 
 from seri.pure.cuts import keep_budget
 from seri.pure.tokens import estimate_tokens
-from seri.pure.value_record import ValueRecord
 
 if TYPE_CHECKING:
     from seri.pure.provider_failure import OverflowNumbers
@@ -66,8 +65,8 @@ def measured_scale(provider_tokens: int, local_tokens: int) -> float | None:
     return clamp_scale(provider_tokens / local_tokens)
 
 
-@attrs.frozen(repr=False, eq=False)
-class Window(ValueRecord):
+@attrs.frozen
+class Window:
     """One model's window as seri shares it out.
 
     ``tokens`` is the context window and ``keep_tokens`` the keep budget (already at most a

@@ -27,7 +27,8 @@ from seri.pure.records import Message
 from seri.pure.redaction import Redactor
 from seri.pure.rules import GlobRule
 from seri.pure.settings import Settings, configured_max_tokens
-from seri.pure.tool_specs import SPECS, ToolSpec, tool_definition_chars
+from seri.pure.tool_definitions import tool_definition_chars
+from seri.pure.tool_specs import SPECS, ToolSpec
 from seri.pure.turn import (
     CompactEnd,
     Conversation,

@@ -29,7 +29,6 @@ from seri.pure.tool_lines import (
 )
 from seri.pure.tool_specs import shown_as
 from seri.pure.usage_totals import UsageTotals
-from seri.pure.value_record import ValueRecord
 from seri.runtime.approval_view import FileReader, approval_spans, indented
 
 if TYPE_CHECKING:
@@ -42,8 +41,8 @@ LIVE_BYTES = 4096
 APPROVAL_PROMPT = "  allow? [1] "
 
 
-@attrs.frozen(repr=False, eq=False)
-class ToolOutput(ValueRecord):
+@attrs.frozen
+class ToolOutput:
     """A finished call's full result, for /last."""
 
     title: str

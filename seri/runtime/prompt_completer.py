@@ -51,9 +51,12 @@ def chat_completer(opener: ChatOpener) -> Completer:
 def _project_paths(project: str, typed: str) -> list[tuple[str, bool]]:
     """Entries of the project's directory that ``typed`` is in, starting with its last part
     (dot-files only when asked for), directories first; at most 50."""
+    from seri.io.files import is_within
+
     folder, _, start = typed.rpartition("/")
     where = os.path.join(project, folder)
-    if not os.path.realpath(where).startswith(os.path.realpath(project)):
+    # By path parts, not by text: /srv/proj-other does not start inside /srv/proj.
+    if not is_within(os.path.realpath(project), os.path.realpath(where)):
         return []
     try:
         with os.scandir(where) as entries:

@@ -17,7 +17,6 @@ from seri.io.store import Store
 from seri.pure.errors import SeriError
 from seri.pure.terminal_text import neutralise
 from seri.pure.tool_specs import CHECKPOINTED
-from seri.pure.value_record import ValueRecord
 from seri.runtime.running import whole_number
 
 BASH_NOTE = "Changes made by bash are not tracked; only write_file and edit are put back."
@@ -27,16 +26,16 @@ HISTORY_GONE_NOTE = (
 )
 
 
-@attrs.frozen(repr=False, eq=False)
-class Turn(ValueRecord):
+@attrs.frozen
+class Turn:
     n: int
     seq: int
     text: str
     files: tuple[str, ...]
 
 
-@attrs.frozen(repr=False, eq=False)
-class RewindPlan(ValueRecord):
+@attrs.frozen
+class RewindPlan:
     target: Turn
     restore: tuple[checkpoints.Checkpoint, ...]
     changed_outside: tuple[str, ...]

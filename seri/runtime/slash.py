@@ -23,7 +23,6 @@ import attrs
 
 from seri.pure.errors import EXIT_UNFINISHED, EXIT_USAGE, SeriError
 from seri.pure.terminal_text import neutralise, one_line
-from seri.pure.value_record import ValueRecord
 
 if TYPE_CHECKING:
     from seri.runtime.chat_session import ChatSession
@@ -39,8 +38,8 @@ _YES_WORDS = ("--yes", "yes", "-y")
 _DESCRIPTION_COLUMN = 25
 
 
-@attrs.frozen(repr=False, eq=False)
-class SlashCommand(ValueRecord):
+@attrs.frozen
+class SlashCommand:
     """One slash command: ``forms`` are (how it is written, what it does), for the help."""
 
     name: str

@@ -38,16 +38,15 @@ from seri.pure.permission_policy import PROTECTED_RULE, Policy
 from seri.pure.records import ToolCall
 from seri.pure.redaction import Redactor
 from seri.pure.settings import Settings
+from seri.pure.tool_definitions import search_tools
 from seri.pure.tool_outcome import ToolOutcome
 from seri.pure.tool_specs import (
     FILE_CAP_BYTES,
     SPECS,
     ToolSpec,
     find_spec,
-    search_tools,
     spec_of,
 )
-from seri.pure.value_record import ValueRecord
 
 if TYPE_CHECKING:
     from seri.io.prompt_files import StartupFiles
@@ -362,8 +361,8 @@ class ToolHost:
         return self.start_subagent(self, str(arguments["description"]), str(arguments["prompt"]))
 
 
-@attrs.frozen(repr=False, eq=False)
-class _Taken(ValueRecord):
+@attrs.frozen
+class _Taken:
     """A checkpoint just taken: its id (None if the turn had one already), the prior bytes."""
 
     checkpoint_id: int | None

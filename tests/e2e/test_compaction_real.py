@@ -142,7 +142,12 @@ def history_tokens(fake: FakeModel, body: Mapping[str, Any], *, drop_last: bool)
     return fake.prompt_tokens({"messages": messages})
 
 
-def run_case(tmp_path: Path, session: str, window: int, ratio: int, style: str) -> Case:
+def profile_with(
+    tmp_path: Path, session: str, window: int
+) -> tuple[Path, Path, list[dict[str, Any]]]:
+    """A seri home holding the real transcript ``session`` as an older release's session
+    file (seri imports it when it is first named), configured for a ``window``-token model,
+    and an empty project: the home, the project and the transcript's lines."""
     home, project = tmp_path / "home", tmp_path / "project"
     (home / "sessions").mkdir(parents=True)
     project.mkdir()
@@ -151,6 +156,11 @@ def run_case(tmp_path: Path, session: str, window: int, ratio: int, style: str) 
         "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8"
     )
     (home / "config.json").write_text(json.dumps({"model": "fake/model", "context_window": window}))
+    return home, project, lines
+
+
+def run_case(tmp_path: Path, session: str, window: int, ratio: int, style: str) -> Case:
+    home, project, lines = profile_with(tmp_path, session, window)
     with FakeModel(
         context_length=window,
         enforce_context=True,
@@ -224,14 +234,7 @@ def plan_then_compact(
 ) -> tuple[dict[str, Any], Ran, dict[str, Any] | None, int]:
     """`seri compact --dry-run --json`, then `seri compact`: the plan, the real run, its
     ledger entry (None: nothing compacted) and the summarizer requests it sent."""
-    home, project = tmp_path / "home", tmp_path / "project"
-    (home / "sessions").mkdir(parents=True)
-    project.mkdir()
-    lines = legacy_lines(session)
-    (home / "sessions" / f"{session}.jsonl").write_text(
-        "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8"
-    )
-    (home / "config.json").write_text(json.dumps({"model": "fake/model", "context_window": window}))
+    home, project, _ = profile_with(tmp_path, session, window)
     with FakeModel(
         context_length=window, enforce_context=True, token_ratio=ratio, auto_recap=True
     ) as fake:

@@ -123,7 +123,7 @@ class SessionReads:
         """What the next request would hold, as the compaction trigger counts it: the history,
         the frozen prompt and the tool definitions (or the last bill, if larger)."""
         from seri.pure.tokens import history_estimate
-        from seri.pure.tool_specs import tool_definition_chars
+        from seri.pure.tool_definitions import tool_definition_chars
 
         conversation = self.conversation
         offered, deferred = self.offered_tools()

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 from seri.io.store import Store
 from seri.pure.settings import Settings
-from seri.pure.tool_specs import TOOL_SEARCH, ToolSpec, should_defer
+from seri.pure.tool_definitions import should_defer
+from seri.pure.tool_specs import TOOL_SEARCH, ToolSpec
 from seri.runtime.agent import PARENT_TOOLS
 
 if TYPE_CHECKING:
