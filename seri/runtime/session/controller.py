@@ -68,12 +68,12 @@ class SessionController(SessionReads):
         self.started = time.time()
         self.project = project
         self.options = options
-        self.settings = settings
+        self._settings = settings
         # Whether someone can be asked (tool approvals, MCP servers) and is shown the task.
         self.interactive = interactive
-        self.max_turns = options.max_turns or settings.max_turns
-        self.conversation = Conversation(())
-        self.last_task_turns = 0
+        self._max_turns = options.max_turns or settings.max_turns
+        self._conversation = Conversation(())
+        self._last_task_turns = 0
         self._task_running = False
         self._store = profile.store
         self._front = front
@@ -195,7 +195,7 @@ class SessionController(SessionReads):
         agent = self._agent()
         try:
             self._task_running = True
-            end = agent.run_task(self.conversation, text)
+            end = agent.run_task(self._conversation, text)
         except BaseException:
             self._reload_quietly()
             raise
@@ -205,9 +205,9 @@ class SessionController(SessionReads):
             self._bench.close_client()
             self._hold.discard()
             return end
-        self.conversation = end.conversation
+        self._conversation = end.conversation
         self._budget = end.budget
-        self.last_task_turns = end.turns
+        self._last_task_turns = end.turns
         return end
 
     def cancel(self) -> bool:
@@ -225,8 +225,8 @@ class SessionController(SessionReads):
             return NO_CUT
         self._ensure_session(for_task=False)
         self._refresh_if_changed()
-        end = self._agent().compact(self.conversation, focus, trigger)
-        self.conversation = end.conversation
+        end = self._agent().compact(self._conversation, focus, trigger)
+        self._conversation = end.conversation
         self._budget = end.budget
         return end.not_compacted
 
@@ -235,7 +235,7 @@ class SessionController(SessionReads):
         its number among the session's pins."""
         self._ensure_session(for_task=False)
         n = add_pin(self._store, self.session_id, text, time.time())
-        self.conversation = attrs.evolve(self.conversation, pins=self.pins())
+        self._conversation = attrs.evolve(self._conversation, pins=self.pins())
         return n
 
     def rewind(
@@ -256,23 +256,23 @@ class SessionController(SessionReads):
     def set_model(self, name: str) -> None:
         """The rest of this run talks to ``name`` (its window is looked up anew, unless
         config.json sets one); the session row names it from the next task on."""
-        self.settings = attrs.evolve(self.settings, model=name)
-        self.conversation = attrs.evolve(self.conversation, learned_window=0)
+        self._settings = attrs.evolve(self._settings, model=name)
+        self._conversation = attrs.evolve(self._conversation, learned_window=0)
         self._budget = None
-        self._bench.switch_model(self.settings)
+        self._bench.switch_model(self._settings)
         self._hold.prompt_again()
         if self._recording.events is not None:
             self._recording.events.record(ModelSwitch(model=name))
 
     def set_max_turns(self, value: int) -> None:
         """The turn budget of each task from now on (kept with the session)."""
-        self.max_turns = value
+        self._max_turns = value
         if self.session_id:
             conversations.set_max_turns(self._store, self.session_id, value)
 
     def set_recording(self, on: bool) -> None:
         """/trajectory on|off also applies to the rest of this run, not only the next ones."""
-        self.settings = attrs.evolve(self.settings, trajectory_enabled=on)
+        self._settings = attrs.evolve(self._settings, trajectory_enabled=on)
         if self._recording.events is not None:
             self._recording.events.set_recording(on, self._header)
 
@@ -286,7 +286,7 @@ class SessionController(SessionReads):
         self._bench.report_usage(self._recording.events, self._tell)
         self._recording.end()
         self._hold.forget()
-        self.conversation = Conversation(())
+        self._conversation = Conversation(())
         self._session_project = self.project
         self._bench.close_client()
         self._budget = None
@@ -313,21 +313,21 @@ class SessionController(SessionReads):
     # -- the stored session and its recording --------------------------------------------------
 
     def _load(self) -> None:
-        loaded = self._hold.read_back(self.settings.model)
+        loaded = self._hold.read_back(self._settings.model)
         if loaded.project != self.project:
             self._tell(f"seri: note: session {self.session_id} belongs to {loaded.project}")
         self._session_project = loaded.project
-        self.conversation = loaded.conversation
+        self._conversation = loaded.conversation
         self._frozen_hashes = loaded.prompt_hashes
         self._notes += self._policy.apply(loaded.rules)
         if loaded.max_turns and not self.options.max_turns:
-            self.max_turns = loaded.max_turns
+            self._max_turns = loaded.max_turns
 
     def _reload_quietly(self) -> None:
         try:
             self._load()
         except Exception:  # noqa: BLE001 - the original failure is what the person needs
-            self.conversation = Conversation(())
+            self._conversation = Conversation(())
             self._hold.mark_stale()
 
     def _refresh_if_changed(self) -> None:
@@ -339,26 +339,26 @@ class SessionController(SessionReads):
         created = not self.session_id
         if created:
             prompt = self._startup.prompt
-            self._hold.create(self.project, self.settings.model, prompt, self.options.tags)
+            self._hold.create(self.project, self._settings.model, prompt, self.options.tags)
             if self.interactive:
                 self._front.notice(f"seri: new session {self.session_id}")
         elif for_task:
-            self._hold.store_prompt(self._startup.prompt, self.settings.model)
+            self._hold.store_prompt(self._startup.prompt, self._settings.model)
         if self._recording.events is None:
             if self.options.tags and not created:
                 with self._store.write() as conn:
                     self._hold.store_tags(conn, self.options.tags)
-            self._recording.start(self.session_id, self.settings, self._header)
+            self._recording.start(self.session_id, self._settings, self._header)
 
     def _header(self) -> Header:
         events = self._recording.events
         assert events is not None
         return run_header(
-            self.settings,
+            self._settings,
             self._run,
             session=self.session_id,
             run_id=events.run_id,
-            max_turns=self.max_turns,
+            max_turns=self._max_turns,
         )
 
     # -- the agent -----------------------------------------------------------------------------
@@ -369,11 +369,11 @@ class SessionController(SessionReads):
         assert events is not None
         assert log is not None
         terms = TaskTerms(
-            settings=self.settings,
+            settings=self._settings,
             session_id=self.session_id,
             session_project=self._session_project,
             policy=self.policy,
-            max_turns=self.max_turns,
+            max_turns=self._max_turns,
             budget=self._budget,
         )
         person = Seat(self._front, self._allow_always)

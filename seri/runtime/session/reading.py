@@ -32,8 +32,10 @@ if TYPE_CHECKING:
 class SessionReads:
     # Kept by the controller (see SessionController.__init__).
     project: str
-    settings: Settings
-    conversation: Conversation
+    _settings: Settings
+    _conversation: Conversation
+    _max_turns: int
+    _last_task_turns: int
     _store: Store
     _api_key: str
     _redactor: Redactor
@@ -46,6 +48,26 @@ class SessionReads:
     _known_models: tuple[str, ...] | None
 
     # -- what a front-end reads ----------------------------------------------------------------
+
+    @property
+    def conversation(self) -> Conversation:
+        """The session's history as the next task will send it (a frozen record)."""
+        return self._conversation
+
+    @property
+    def settings(self) -> Settings:
+        """The settings this run works with (the model as /model last set it)."""
+        return self._settings
+
+    @property
+    def max_turns(self) -> int:
+        """The turn budget of each task."""
+        return self._max_turns
+
+    @property
+    def last_task_turns(self) -> int:
+        """The model turns the last task took."""
+        return self._last_task_turns
 
     @property
     def session_id(self) -> str:
@@ -97,7 +119,7 @@ class SessionReads:
 
     def session_usage(self) -> UsageTotals | None:
         """The whole session's usage as recorded (None: nothing recorded to add up)."""
-        if not self.session_id or not self.settings.trajectory_enabled:
+        if not self.session_id or not self._settings.trajectory_enabled:
             return None
         from seri.io.usage_store import session_usage
 
@@ -125,7 +147,7 @@ class SessionReads:
         from seri.pure.tokens import history_estimate
         from seri.pure.tool_definitions import tool_definition_chars
 
-        conversation = self.conversation
+        conversation = self._conversation
         offered, deferred = self.offered_tools()
         overhead = len(self.system_prompt) + tool_definition_chars(offered, deferred)
         return history_estimate(conversation.last_input_tokens, conversation.total_chars + overhead)
@@ -154,13 +176,13 @@ class SessionReads:
     def window_in_use(self, wait: float = 0.0) -> int | None:
         """The window the next request is sized for: the known one, or the smaller one a
         provider's overflow answer stated for this session."""
-        return self._bench.window.in_use(self.conversation.learned_window, wait)
+        return self._bench.window.in_use(self._conversation.learned_window, wait)
 
     def server_models(self) -> tuple[str, ...] | None:
         """The models ``GET /models`` lists, asked once per run; None if it lists none."""
         if self._known_models is None:
             from seri.io.provider import ProviderClient
 
-            with ProviderClient(self.settings.base_url, self._api_key) as client:
+            with ProviderClient(self._settings.base_url, self._api_key) as client:
                 self._known_models = client.model_ids() or ()
         return self._known_models or None
