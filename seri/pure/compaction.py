@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import attrs
 
@@ -47,6 +47,7 @@ from seri.pure.recap_answer import parse_recap_answer
 from seri.pure.recap_paths import TouchedPaths, paths_touched
 from seri.pure.records import Message
 from seri.pure.shrink import Payload, elided_payload, plan_shrink, saving, with_elided
+from seri.pure.token_prior import MOST_DENSITY, prior_density
 from seri.pure.tokens import bytes_per_char, estimate_tokens, messages_chars, sized_tokens
 from seri.pure.value_record import ValueRecord
 from seri.pure.window import (
@@ -277,10 +278,11 @@ class Fold:
         self.budget = budget or OutputBudget()
         per_char = bytes_per_char(history)
         # The density chunks are sized by (provider tokens per UTF-8 bytes / 4). Never
-        # measured: the first request is sized for the densest tokenizer, and its reply sets the
-        # density (a step of DENSITY_STEPS) for the rest; the dry run plans each step.
+        # measured: the first request is sized by the prior its own text gives (``chunk``),
+        # and its reply sets the density (a step of DENSITY_STEPS) for the rest; the dry run
+        # plans each step.
         self.first = not window.measured
-        self.density = UNMEASURED_SCALE if self.first else density_step(window.scale / per_char)
+        self.density = MOST_DENSITY if self.first else density_step(window.scale / per_char)
         self.recap_reserve = recap_reserve(window, per_char)
 
     def showed(self, density: float) -> None:
@@ -292,7 +294,31 @@ class Fold:
         self.first = False
 
     def chunk(self, end: int, at_most: int | None = None) -> Chunk:
-        room = self.window.summary_room(self.density)
+        if not self.first:
+            return self.sized_chunk(end, self.density, at_most)
+        # Never measured: sized by what its own text is priced at (``prior_density``), first
+        # that of the part to fold, then, when the chunk it gives is denser, that chunk's own
+        # (a chunk of JSON in a history of prose), until the chunk is no denser than it was
+        # sized for; the densest price ends it, whatever the text.
+        density = prior_density(self.texts(self.done, end))
+        for _ in range(3):
+            chunk = self.sized_chunk(end, density, at_most)
+            needed = prior_density(m.text for m in chunk.request)
+            if needed <= density:
+                break
+            density = needed
+        else:
+            density = MOST_DENSITY
+            chunk = self.sized_chunk(end, density, at_most)
+        self.density = density
+        return chunk
+
+    def texts(self, start: int, end: int) -> Iterator[str]:
+        for m in self.history[start:end]:
+            yield from (m.text, m.reasoning, *(call.arguments for call in m.tool_calls))
+
+    def sized_chunk(self, end: int, density: float, at_most: int | None) -> Chunk:
+        room = self.window.summary_room(density)
         return next_chunk(
             self.history,
             self.done,

@@ -64,8 +64,8 @@ def message_bytes(m: Message) -> int:
 def bytes_per_char(messages: Iterable[Message]) -> float:
     """UTF-8 bytes per character over ``messages``' counted text: 1 for English and code, up to
     3 for Chinese or Japanese, 2 for Russian. Tokenizers count such text denser than
-    ``chars / 4`` by about that much, which prices a history's tokens before any provider has
-    counted one (see ``seri.pure.window.Window.priced``)."""
+    ``chars / 4`` by about that much: it turns a scale measured in characters into a density
+    in bytes (``seri.pure.compaction.Fold``)."""
     chars = total = 0
     for m in messages:
         chars += message_chars(m)

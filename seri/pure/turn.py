@@ -43,9 +43,9 @@ from seri.pure.permission_policy import Policy, with_allowed
 from seri.pure.records import Message, ToolCall
 from seri.pure.result_cap import cap_result, needs_cap, whole_size
 from seri.pure.rules import GlobRule, rules_fired_by
+from seri.pure.token_prior import prior_scale
 from seri.pure.tokens import (
     FRAMING_TOKENS,
-    bytes_per_char,
     estimate_tokens,
     history_estimate,
     message_chars,
@@ -240,10 +240,11 @@ class _Loop:
 
     def priced_window(self) -> Window:
         """The window to size the next request by (``Window.priced``): a session never
-        measured is priced by its own text's UTF-8 bytes per character."""
+        measured is priced by its own text (``prior_scale``)."""
         if self.window.measured:
             return self.window
-        return self.window.priced(self.request_size(), bytes_per_char(self.history))
+        prior = prior_scale(self.history, self.window.overhead_local)
+        return self.window.priced(self.request_size(), prior)
 
     def conversation(self) -> Conversation:
         """The conversation as stored: a stored result shown cut in this task's requests is

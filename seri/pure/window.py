@@ -13,9 +13,9 @@ knows: billed ``prompt_tokens``, or the prompt tokens an overflow message states
 taken below 1, so a budget in local units is never larger than the same budget counted as the
 trigger counts it (``max`` of billed and local): sizing by the scale can only make compaction
 earlier, never make it thrash. Until a first measurement, a history that would not fit at the
-sparsest scale is priced at ``UNMEASURED_SCALE`` times its UTF-8 bytes per character (the
-densest tokenizer seen in practice, for that text), and the summarizer's first request is sized
-the same way; its usage then measures the real scale.
+sparsest scale is priced by its own text (``seri.pure.token_prior``: the most a tokenizer is
+assumed to count for its prose, code and JSON, and wide characters), and the summarizer's
+first request is sized the same way; its usage then measures the real scale.
 
 Summarizer requests are sized by their own text in UTF-8 bytes / 4 and a *density*: provider
 tokens per such unit. A density does not depend on the language of the text (a tokenizer
@@ -237,14 +237,14 @@ class Window(ValueRecord):
         wanted = self.under_half_local if self.half_leaves_room else self.keep_local
         return max(1, min(wanted, self.request_room_local))
 
-    def priced(self, local_tokens: int, bytes_per_char: float = 1.0) -> Window:
+    def priced(self, local_tokens: int, prior: float = UNMEASURED_SCALE) -> Window:
         """The window to size a request of ``local_tokens`` by: this one once measured; until
-        then, when the request would not fit at the sparsest scale, this one at
-        ``UNMEASURED_SCALE`` times the text's UTF-8 ``bytes_per_char`` (still unmeasured), so
-        that a resumed session never measured is not judged at scale 1 and refused at 2x or
-        3x, nor a Japanese one at 4x when its tokenizer counts it at 9x. The first reply's
-        usage then measures the real scale."""
-        dense = min(MAX_SCALE, UNMEASURED_SCALE * max(1.0, bytes_per_char))
+        then, when the request would not fit at the sparsest scale, this one at the ``prior``
+        scale the request's own text gives (``seri.pure.token_prior.prior_scale``; still
+        unmeasured), so that a resumed session never measured is not judged at scale 1 and
+        refused at 2x or 3x, nor a Japanese one priced like English. The first reply's usage
+        then measures the real scale."""
+        dense = min(MAX_SCALE, max(1.0, prior))
         if self.measured or self.scale >= dense:
             return self
         # No denser than leaves a history room beside the system prompt and the tools: a

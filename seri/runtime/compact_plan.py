@@ -11,7 +11,8 @@ import attrs
 
 from seri.pure.errors import EXIT_OK
 from seri.pure.json_lines import json_line
-from seri.pure.tokens import bytes_per_char, messages_chars, sized_tokens
+from seri.pure.token_prior import prior_scale
+from seri.pure.tokens import messages_chars, sized_tokens
 
 if TYPE_CHECKING:
     from seri.pure.compaction import CompactionPlan
@@ -34,9 +35,10 @@ def show_plan(job: ShellCompaction, focus: str, *, as_json: bool) -> int:
     window = setup.window(conversation.token_scale, conversation.learned_window)
     stored = conversation.history
     sent = sent_history(job, stored, window.result_cap_chars)
-    # Priced as the real compaction prices it (an unmeasured session at the dense scale).
-    per_char = 1.0 if window.measured else bytes_per_char(sent)
-    window = window.priced(sized_tokens(sent) + window.overhead_local, per_char)
+    # Priced as the real compaction prices it (an unmeasured session by its own text).
+    if not window.measured:
+        prior = prior_scale(sent, window.overhead_local)
+        window = window.priced(sized_tokens(sent) + window.overhead_local, prior)
     chars = messages_chars(sent) + window.overhead_chars
     plan = plan_compaction(
         sent,
