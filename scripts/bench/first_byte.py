@@ -42,6 +42,9 @@ from scripts.fake_model import FakeModel
 from scripts.tcp_relay import Relay
 
 RUNS = int(os.environ.get("RUNS", "9"))
+# Another checkout of seri to run beside this one (e.g. main before a change): its source
+# tree, run with this .venv's interpreter and packages.
+SERI_BEFORE = os.environ.get("SERI_BEFORE", "")
 TASK = "say ok"
 # A first run may do first-use work (opencode installs its provider package); later ones
 # that take this long have hung.
@@ -151,8 +154,8 @@ def _peer_home(root: Path, name: str) -> dict[str, str]:
     }
 
 
-def _seri(root: Path, base: str) -> Contender:
-    home = root / "seri-home"
+def _seri(root: Path, base: str, *, source: str = "") -> Contender:
+    home = root / f"seri-home{'-before' if source else ''}"
     home.mkdir()
     # The window given, as a configured user has it: no GET /models before the request.
     (home / "config.json").write_text('{"context_window": 200000}')
@@ -162,7 +165,12 @@ def _seri(root: Path, base: str) -> Contender:
         OPENROUTER_API_KEY="sk-test",
         SERI_MODEL="fake/model",
     )
-    return Contender("seri", (SERI, "chat", "-p", TASK), env, root)
+    if not source:
+        return Contender("seri", (SERI, "chat", "-p", TASK), env, root)
+    env["PYTHONPATH"] = source
+    launch = "import sys; from seri.commands.main import main; sys.exit(main())"
+    argv = (str(Path(SERI).with_name("python")), "-c", launch, "chat", "-p", TASK)
+    return Contender("seri (before)", argv, env, root, f"from {source}")
 
 
 def _llm(program: peers.Program, root: Path, base: str) -> Contender:
@@ -256,6 +264,8 @@ def measure(programs: Mapping[str, peers.Program], root: Path) -> tuple[list[Con
         server = FirstByte(int(fake.base_url.split(":")[2].split("/")[0]))
         base = f"http://127.0.0.1:{server.port}"
         contenders = [_seri(root, base)]
+        if SERI_BEFORE:
+            contenders.append(_seri(root, base, source=SERI_BEFORE))
         missing = []
         for key, build in _PEERS.items():
             program = programs.get(key)

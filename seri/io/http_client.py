@@ -107,11 +107,7 @@ def load_in_background() -> None:
 
 
 def _load() -> None:
-    # httpcore (with h11 and anyio) and certifi are what httpx imports when its first client
-    # is made: ~40 ms more that would otherwise fall on the first request's way.
+    # Only what the request needs: the modules that read an answer (SSE, assembly, errors,
+    # retries) are imported once one arrives, so that their import does not share the
+    # interpreter with the session's opening before the request's first byte is out.
     import httpx  # noqa: F401
-
-    import seri.pure.provider_errors
-    import seri.pure.retry_plan
-    import seri.pure.sse
-    import seri.pure.stream_assembly  # noqa: F401

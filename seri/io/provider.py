@@ -19,7 +19,10 @@ retry. What it owns is the part only I/O can do:
 
 httpx costs ~55 ms to import, so nothing imports this module before it is needed, and
 ``seri chat -p`` starts importing it in a thread while it opens the session
-(``seri.io.http_client.load_in_background``).
+(``seri.io.http_client.load_in_background``). What reads an answer (the SSE parser, the
+assembler, the error classifier and the retry planner) is imported once there is an answer to
+read: the request goes out first, and the server takes longer to answer than they take to load
+(``scripts/bench/first_byte.py`` measures the first request byte beside other agents).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -49,24 +52,11 @@ from seri.pure.bounded_input import (
     BoundedInputError,
     message_too_big,
 )
-from seri.pure.provider_errors import (
-    classify_http_error,
-    connection_failure,
-    malformed_response,
-    redact,
-    stream_interrupted,
-    stream_overdue,
-    stream_stalled,
-)
 from seri.pure.provider_failure import ProviderFailure
-from seri.pure.retry_plan import plan_retry
-from seri.pure.server_windows import (
-    window_from_listing,
-    window_from_ollama_show,
-    window_from_props,
-)
-from seri.pure.sse import SSEDone, SSEEvent, SSEParser
-from seri.pure.stream_assembly import StreamAssembler, StreamResult, assemble_completion
+
+if TYPE_CHECKING:
+    from seri.pure.sse import SSEDone, SSEEvent
+    from seri.pure.stream_assembly import StreamAssembler, StreamResult
 
 # attempt number (from 1), HTTP status (None when there was no answer), delay in s, reason.
 RetryCallback = Callable[[int, int | None, float, str], None]
@@ -188,6 +178,8 @@ class ProviderClient:
         )
 
     def _scrub(self, text: str) -> str:
+        from seri.pure.provider_errors import redact
+
         return redact(text, (self._api_key.value,))
 
     def _said(self, exc: Exception) -> str:
@@ -221,8 +213,10 @@ class ProviderClient:
         while True:
             attempt += 1
             outcome = self._attempt(body, on_text, on_reasoning)
-            if isinstance(outcome, StreamResult):
+            if not isinstance(outcome, ProviderFailure):
                 return outcome
+            from seri.pure.retry_plan import plan_retry
+
             plan = plan_retry(
                 outcome,
                 attempt,
@@ -279,8 +273,12 @@ class ProviderClient:
                     return self._whole(response, on_text)
                 return self._read_stream(response, wait, on_text, on_reasoning)
         except httpx.TimeoutException as exc:
+            from seri.pure.provider_errors import connection_failure
+
             return connection_failure(f"no answer in time ({type(exc).__name__})")
         except (httpx.TransportError, httpx.InvalidURL, _NoClient) as exc:
+            from seri.pure.provider_errors import connection_failure
+
             return connection_failure(self._said(exc))
 
     def _client(self) -> httpx.Client:
@@ -296,6 +294,8 @@ class ProviderClient:
             raise _NoClient(f"the proxy in the environment cannot be used: {exc}") from None
 
     def _refusal(self, response: httpx.Response) -> ProviderFailure:
+        from seri.pure.provider_errors import classify_http_error
+
         raw = _read_at_most(response.iter_bytes(), _ERROR_BODY_LIMIT)
         return classify_http_error(
             response.status_code,
@@ -309,6 +309,9 @@ class ProviderClient:
         self, response: httpx.Response, on_text: Callable[[str], None] | None
     ) -> StreamResult | ProviderFailure:
         """A 200 with a JSON body: a non-streaming request, or a server that ignored ``stream``."""
+        from seri.pure.provider_errors import malformed_response
+        from seri.pure.stream_assembly import assemble_completion
+
         try:
             parsed = json_text.loads_lenient_numbers(_bounded_body(response))
         except BoundedInputError as exc:
@@ -333,6 +336,16 @@ class ProviderClient:
         on_text: Callable[[str], None] | None,
         on_reasoning: Callable[[str], None] | None,
     ) -> StreamResult | ProviderFailure:
+        from seri.pure.provider_errors import (
+            connection_failure,
+            malformed_response,
+            stream_interrupted,
+            stream_overdue,
+            stream_stalled,
+        )
+        from seri.pure.sse import SSEParser
+        from seri.pure.stream_assembly import StreamAssembler
+
         parser = SSEParser(PROVIDER_STREAM)
         assembler = StreamAssembler()
         failure: ProviderFailure | None = None
@@ -395,6 +408,8 @@ class ProviderClient:
 
     def _note_server(self, events: list[SSEEvent | SSEDone], wait: AnswerWait, now: float) -> None:
         """Progress moves the deadline; llama.cpp's own chunk says it can send progress."""
+        from seri.pure.sse import SSEEvent
+
         for event in events:
             if not isinstance(event, SSEEvent):
                 continue
@@ -415,6 +430,12 @@ class ProviderClient:
         ``None``: the caller falls back to a configured or default window rather than refusing
         to start. (Config wins over all of this: the caller only asks when it has none.)
         """
+        from seri.pure.server_windows import (
+            window_from_listing,
+            window_from_ollama_show,
+            window_from_props,
+        )
+
         listing = self._get_json(self._url("models"))
         window = window_from_listing(listing, model)
         if window is None:

@@ -5,11 +5,14 @@ The provider's HTTP is httpx (the design card's library; it loads in a thread wh
 session opens), and nothing of the terminal chat, MCP or the exporters' libraries comes
 along: prompt_toolkit, rich, cattrs, MCP's SDK and seri's MCP modules stay out of a scripted
 run with no MCP server configured. docopt reads the command line, as it reads every command's.
+What reads the answer (SSE parsing, assembly, error classification, retry planning) loads once
+the request is out: it is not needed for the first byte.
 """
 
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -55,3 +58,48 @@ def test_a_task_loads_httpx_and_nothing_of_the_terminal_chat_or_mcp(
     assert {"httpx", "seri.io.provider", "seri.io.http_client"} <= loaded  # read right
     assert not NEVER_ON_THE_WAY & loaded
     assert "docopt" in loaded
+
+
+# What only reading an answer needs: loaded after the request has gone out.
+AFTER_THE_REQUEST = {
+    "seri.pure.sse",
+    "seri.pure.stream_assembly",
+    "seri.pure.provider_errors",
+    "seri.pure.retry_plan",
+    "seri.pure.server_windows",
+}
+
+# seri's own entry point, with an audit hook that writes the loaded modules down when the
+# first connection is made (the request's first byte follows it).
+_AT_FIRST_CONNECT = """
+import os, sys
+def _noted(event, args):
+    if event == "socket.connect" and not os.path.exists(sys.argv[-1]):
+        with open(sys.argv[-1], "w") as out:
+            out.write("\\n".join(sorted(sys.modules)))
+sys.addaudithook(_noted)
+from seri.commands.main import main
+sys.exit(main(sys.argv[1:-1]))
+"""
+
+
+def test_what_reads_the_answer_loads_after_the_request_is_out(
+    seri_home: Path, project: Path, tmp_path: Path
+) -> None:
+    seri_home.mkdir(parents=True, exist_ok=True)
+    (seri_home / "config.json").write_text('{"context_window": 200000}')
+    noted = tmp_path / "modules-at-first-connect.txt"
+    with FakeModel([{"text": "done"}]) as fake:
+        done = subprocess.run(
+            [sys.executable, "-c", _AT_FIRST_CONNECT, "chat", "-p", "hi", str(noted)],
+            cwd=project,
+            env=seri_env(seri_home, chat_env(fake)),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout == "done\n"
+    before = set(noted.read_text().split())
+    assert {"httpx", "seri.io.provider"} <= before  # noted where the request is sent
+    assert not AFTER_THE_REQUEST & before
