@@ -49,7 +49,7 @@ TASK = "say ok"
 # A first run may do first-use work (opencode installs its provider package); later ones
 # that take this long have hung.
 WARM_UP_TIMEOUT = 120.0
-RUN_TIMEOUT = 30.0
+RUN_TIMEOUT = 60.0
 OUT = RESULTS / "first-byte.md"
 _TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -107,7 +107,8 @@ class Contender:
     first: list[float] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)
     heads: set[bytes] = field(default_factory=set)
-    problem: str = ""
+    problem: str = ""  # why it was dropped (its warm-up run sent nothing)
+    misses: list[str] = field(default_factory=list)  # measured runs that sent nothing
 
 
 def _once(who: Contender, server: FirstByte, timeout: float) -> tuple[float, float] | str:
@@ -282,8 +283,11 @@ def measure(programs: Mapping[str, peers.Program], root: Path) -> tuple[list[Con
                         continue
                     got = _once(who, server, WARM_UP_TIMEOUT if round_ == 0 else RUN_TIMEOUT)
                     if isinstance(got, str):
-                        who.problem = got
                         log(f"{who.name}: {got}")
+                        if round_ == 0:
+                            who.problem = got
+                        else:
+                            who.misses.append(got)
                     elif round_ > 0:
                         who.first.append(got[0])
                         who.cpu.append(got[1])
@@ -320,9 +324,13 @@ def table(contenders: list[Contender], load: str) -> str:
             else ""
         )
         head = ", ".join(sorted(h.decode(errors="replace") for h in who.heads))
+        note = who.note
+        if who.misses:
+            missed = f"{len(who.misses)} of {RUNS} runs sent nothing in {RUN_TIMEOUT:.0f} s"
+            note = f"{note}; {missed}" if note else missed
         lines.append(
             f"| {who.name} | {_ms(statistics.median(who.first))} | {_ms(min(who.first))} "
-            f"| {_ms(statistics.median(who.cpu))} | {ratio} | `{head}` | {who.note} |"
+            f"| {_ms(statistics.median(who.cpu))} | {ratio} | `{head}` | {note} |"
         )
     lines += [
         "",
