@@ -11,6 +11,7 @@ the request is out: it is not needed for the first byte.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -70,20 +71,22 @@ AFTER_THE_REQUEST = {
 }
 
 # seri's own entry point, with an audit hook that writes the loaded modules down when the
-# first connection is made (the request's first byte follows it).
+# first connection is made (the request's first byte follows it), and the cycle collector's
+# state then.
 _AT_FIRST_CONNECT = """
-import os, sys
+import gc, json, os, sys
 def _noted(event, args):
     if event == "socket.connect" and not os.path.exists(sys.argv[-1]):
         with open(sys.argv[-1], "w") as out:
-            out.write("\\n".join(sorted(sys.modules)))
+            json.dump({"modules": sorted(sys.modules), "collecting": gc.isenabled(),
+                       "frozen": gc.get_freeze_count()}, out)
 sys.addaudithook(_noted)
 from seri.commands.main import main
 sys.exit(main(sys.argv[1:-1]))
 """
 
 
-def test_what_reads_the_answer_loads_after_the_request_is_out(
+def test_what_reads_the_answer_loads_after_the_request_is_out_and_the_collector_is_back_on(
     seri_home: Path, project: Path, tmp_path: Path
 ) -> None:
     seri_home.mkdir(parents=True, exist_ok=True)
@@ -100,6 +103,11 @@ def test_what_reads_the_answer_loads_after_the_request_is_out(
         )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout == "done\n"
-    before = set(noted.read_text().split())
+    at_connect = json.loads(noted.read_text())
+    before = set(at_connect["modules"])
     assert {"httpx", "seri.io.provider"} <= before  # noted where the request is sent
     assert not AFTER_THE_REQUEST & before
+    # Off while the session opened (seri.commands.chat), on again once it was open, with
+    # what start-up made set aside.
+    assert at_connect["collecting"]
+    assert at_connect["frozen"] > 10_000
