@@ -1,15 +1,13 @@
 """Spawn to the first request byte, seri beside every peer in one run:
 `python -m scripts.bench.first_byte` (and a section of `make bench`).
 
-Each program gets a one-line task non-interactively and is pointed at one loopback server:
-a TCP relay (scripts/tcp_relay.py) in front of the scripted fake model that notes when the
-first byte of a run arrives. Each program speaks its own wire format (seri, llm and opencode
-the OpenAI chat API, codex the Responses API, claude the Anthropic Messages API); the
-figure is when the first byte of its first request reaches the relay, so what the fake
-answers afterwards does not matter, and the program is stopped (SIGKILL to its process
-group) right there. CPU is the whole process group's user + system time at that moment
-(/proc/PID/stat, children it already reaped included): what the program spent to get its
-request out.
+Each program gets a one-line task non-interactively and is pointed at one loopback server
+(``FirstByte``) that notes when the first byte of its first request arrives. Each speaks
+its own wire format (seri, llm and opencode the OpenAI chat API, codex the Responses API,
+claude the Anthropic Messages API); nothing is answered, since the program is stopped
+(SIGKILL to its process group) at that first byte. CPU is the whole process group's user +
+system time at that moment (/proc/PID/stat, children it already reaped included): what the
+program spent to get its request out.
 
 The programs take turns (round robin), RUNS rounds after one warm-up round, so that the
 machine's load at any moment falls on all of them alike. Each keeps one HOME for the whole
@@ -25,6 +23,7 @@ import os
 import platform
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -38,8 +37,6 @@ from pathlib import Path
 from scripts.bench import peers
 from scripts.bench.common import RESULTS, SERI, clean_env, log, seri_env
 from scripts.bench.table import Row
-from scripts.fake_model import FakeModel
-from scripts.tcp_relay import Relay
 
 RUNS = int(os.environ.get("RUNS", "9"))
 # Another checkout of seri to run beside this one (e.g. main before a change): its source
@@ -55,27 +52,49 @@ _TICKS = os.sysconf("SC_CLK_TCK")
 
 
 class FirstByte:
-    """A loopback relay in front of the fake that notes when a run's first byte arrives."""
+    """A loopback server that notes when the first byte of a run's first request arrives.
 
-    def __init__(self, target_port: int) -> None:
+    Only a connection's first piece counts, and only on a connection accepted during the
+    current run (``reset`` starts one): the rest of a stopped program's request, or a late
+    connection of it, is not taken for the next program's first byte. Nothing is answered:
+    each program is stopped at its first byte.
+    """
+
+    def __init__(self) -> None:
         self.arrived = threading.Event()
         self.at = 0.0
         self.head = b""
-        self.relay = Relay(target_port, on_data=self._note)
-        self.port = self.relay.port
+        self._run = 0
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
 
-    def _note(self, data: bytes) -> None:
-        if not self.arrived.is_set():
-            self.at = time.perf_counter()
-            self.head = data.split(b"\r\n", 1)[0][:80]
-            self.arrived.set()
+    def _accept(self) -> None:
+        while True:
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._first, args=(connection, self._run), daemon=True).start()
+
+    def _first(self, connection: socket.socket, run: int) -> None:
+        with connection:
+            try:
+                data = connection.recv(65536)
+            except OSError:
+                return
+            if data and run == self._run and not self.arrived.is_set():
+                self.at = time.perf_counter()
+                self.head = data.split(b"\r\n", 1)[0][:80]
+                self.arrived.set()
 
     def reset(self) -> None:
+        self._run += 1
         self.arrived.clear()
         self.head = b""
 
     def close(self) -> None:
-        self.relay.close()
+        self.listener.close()
 
 
 def group_cpu(group: int) -> float:
@@ -134,6 +153,7 @@ def _once(who: Contender, server: FirstByte, timeout: float) -> tuple[float, flo
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         process.wait()
+        time.sleep(0.05)  # a stopped program's last connections are accepted in its own run
         if arrived:
             who.heads.add(server.head)
             return server.at - start, cpu
@@ -261,39 +281,38 @@ _PEERS: Mapping[str, Callable[[peers.Program, Path, str], Contender]] = {
 
 def measure(programs: Mapping[str, peers.Program], root: Path) -> tuple[list[Contender], str]:
     """Every contender RUNS times, round robin; returns them and the load average seen."""
-    with FakeModel([{"text": "ok", "repeat": 10_000}]) as fake:
-        server = FirstByte(int(fake.base_url.split(":")[2].split("/")[0]))
-        base = f"http://127.0.0.1:{server.port}"
-        contenders = [_seri(root, base)]
-        if SERI_BEFORE:
-            contenders.append(_seri(root, base, source=SERI_BEFORE))
-        missing = []
-        for key, build in _PEERS.items():
-            program = programs.get(key)
-            if program is not None and program.available:
-                contenders.append(build(program, root, base))
-            else:
-                missing.append(f"{key}: {program.problem if program else 'not installed'}")
-        loads = []
-        try:
-            for round_ in range(RUNS + 1):
-                loads.append(os.getloadavg()[0])
-                for who in contenders:
-                    if who.problem:
-                        continue
-                    got = _once(who, server, WARM_UP_TIMEOUT if round_ == 0 else RUN_TIMEOUT)
-                    if isinstance(got, str):
-                        log(f"{who.name}: {got}")
-                        if round_ == 0:
-                            who.problem = got
-                        else:
-                            who.misses.append(got)
-                    elif round_ > 0:
-                        who.first.append(got[0])
-                        who.cpu.append(got[1])
-                log(f"first byte: round {round_}/{RUNS} done")
-        finally:
-            server.close()
+    server = FirstByte()
+    base = f"http://127.0.0.1:{server.port}"
+    contenders = [_seri(root, base)]
+    if SERI_BEFORE:
+        contenders.append(_seri(root, base, source=SERI_BEFORE))
+    missing = []
+    for key, build in _PEERS.items():
+        program = programs.get(key)
+        if program is not None and program.available:
+            contenders.append(build(program, root, base))
+        else:
+            missing.append(f"{key}: {program.problem if program else 'not installed'}")
+    loads = []
+    try:
+        for round_ in range(RUNS + 1):
+            loads.append(os.getloadavg()[0])
+            for who in contenders:
+                if who.problem:
+                    continue
+                got = _once(who, server, WARM_UP_TIMEOUT if round_ == 0 else RUN_TIMEOUT)
+                if isinstance(got, str):
+                    log(f"{who.name}: {got}")
+                    if round_ == 0:
+                        who.problem = got
+                    else:
+                        who.misses.append(got)
+                elif round_ > 0:
+                    who.first.append(got[0])
+                    who.cpu.append(got[1])
+            log(f"first byte: round {round_}/{RUNS} done")
+    finally:
+        server.close()
     load = f"load average (1 min) {min(loads):.1f}–{max(loads):.1f} on {os.cpu_count()} cores"
     return contenders, load + ("; not measured: " + "; ".join(missing) if missing else "")
 
