@@ -353,7 +353,7 @@ def table(contenders: list[Contender], load: str) -> str:
         )
     lines += [
         "",
-        "First byte: wall clock from spawn to the first byte at the loopback relay; the program "
+        "First byte: wall clock from spawn to the first byte at the loopback server; the program "
         "is then stopped. CPU: the process group's user + system time at that moment.",
     ]
     return "\n".join(lines) + "\n"
