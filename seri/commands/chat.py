@@ -16,8 +16,8 @@ from seri.runtime.slash import command_lines
 
 if TYPE_CHECKING:
     from seri.runtime.chat_options import ChatOptions
-    from seri.runtime.chat_session import ChatSession
     from seri.runtime.ports import EventObserver
+    from seri.runtime.session.controller import SessionController
 
 _USAGE = """Work on a task with a model.
 
@@ -121,7 +121,7 @@ def run(argv: list[str]) -> int:
 
         return run_headless(
             output_format,
-            lambda observers: _open_chat(options, observers),
+            lambda observers: _open_session(options, observers),
             lambda: _prompt_text(options["--prompt"]),
         )
     chat_options = _chat_options(options)
@@ -168,13 +168,16 @@ def _chat_options(options: dict[str, Any]) -> ChatOptions:
     return chat_options
 
 
-def _open_chat(options: dict[str, Any], observers: tuple[EventObserver, ...]) -> ChatSession:
-    """The chat of a -p run whose output is JSON (see seri.runtime.headless)."""
+def _open_session(
+    options: dict[str, Any], observers: tuple[EventObserver, ...]
+) -> SessionController:
+    """The session of a -p run whose output is JSON (see seri.runtime.headless): opened as
+    the chat opens it (its notes said on stderr), driven by the headless run."""
     from seri.runtime.chat_session import ChatSession
 
     chat_options = _chat_options(options)
     profile = open_profile()
-    return ChatSession.open(profile, current_project(), chat_options, observers=observers)
+    return ChatSession.open(profile, current_project(), chat_options, observers=observers).session
 
 
 def _prompt_text(prompt: str) -> str:

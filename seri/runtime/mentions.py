@@ -50,7 +50,7 @@ def _readable(chat: ChatSession, path: str) -> Attachment | str:
         return "outside the project"
     relative = os.path.relpath(full, project)
     verdict = decide(
-        chat.policy,
+        chat.session.policy,
         "read_file",
         {"path": relative},
         project_relative_path=relative,
