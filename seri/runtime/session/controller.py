@@ -210,6 +210,12 @@ class SessionController(SessionReads):
         self._last_task_turns = end.turns
         return end
 
+    def start(self) -> str:
+        """Start the session now rather than with its first task (a front-end that names it
+        before any task: ACP's session/new); its id. Added for seri acp."""
+        self._ensure_session(for_task=False)
+        return self.session_id
+
     def cancel(self) -> bool:
         """End the running task as Ctrl-C (or Esc) does: SIGINT to this process, whose main
         thread runs the task; what was done so far is kept. Callable from any thread;
