@@ -220,7 +220,9 @@ class AcpAgent:
         )
         front.session_id = controller.start() if not resume else controller.session_id
         front.file_text = controller.file_text
-        front.usage_now = lambda: _usage_now(controller)
+        front.window = lambda: controller.window_in_use() or 0
+        before = controller.session_usage()
+        front.cost = before.cost if before is not None else None
         self.sessions[front.session_id] = (controller, front)
         for note in controller.take_notes():
             print(note, file=sys.stderr)
@@ -344,11 +346,6 @@ class AcpAgent:
             print(f"seri acp: closing session {controller.session_id}: {e}", file=sys.stderr)
 
 
-def _usage_now(controller: SessionController) -> tuple[int, int, float | None]:
-    totals = controller.session_usage() or controller.usage()
-    return controller.context_estimate(), controller.window_in_use() or 0, totals.cost
-
-
 def _iso(epoch: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
@@ -357,6 +354,11 @@ def _iso(epoch: float) -> str:
 COMMANDS = (
     ("compact", "compact the session now: older messages become a recap", "focus (optional)"),
     ("pin", "pin a note that every recap carries verbatim", "the note"),
+    (
+        "rewind",
+        "put files and/or the conversation back to before user message N",
+        "N [files|conversation|both] [--yes]",
+    ),
 )
 
 
@@ -382,13 +384,32 @@ def _slash(controller: SessionController, front: AcpFront, text: str) -> dict[st
         if not rest.strip():
             raise AcpError(acp_wire.INVALID_PARAMS, "/pin needs the note to pin")
         said = f"pinned note {controller.pin(rest.strip())}"
+    elif name == "rewind":
+        said = _rewind(controller, rest.split())
     else:
-        raise AcpError(acp_wire.INVALID_PARAMS, f"no command /{name} here (try /compact, /pin)")
+        raise AcpError(
+            acp_wire.INVALID_PARAMS, f"no command /{name} here (try /compact, /pin, /rewind)"
+        )
     front.update(acp_updates.chunk("agent_message_chunk", said))
     return {"stopReason": "end_turn"}
 
 
 Handler = Callable[[AcpAgent, dict[str, Any]], dict[str, Any]]
+
+
+def _rewind(controller: SessionController, words: list[str]) -> str:
+    """/rewind N [files|conversation|both] [--yes]: without N, the points it can go back to."""
+    yes = "--yes" in words
+    words = [w for w in words if w != "--yes"]
+    if not words:
+        turns, _gone = controller.rewind_points()
+        return "\n".join(f"{t.n}: {t.text[:80]}" for t in turns) or "nothing to rewind to"
+    mode = words[1] if len(words) > 1 else "both"
+    if not words[0].isdigit() or mode not in ("files", "conversation", "both"):
+        raise AcpError(acp_wire.INVALID_PARAMS, "/rewind N [files|conversation|both] [--yes]")
+    done = controller.rewind(int(words[0]), mode, yes=yes)
+    return "; ".join(done or ()) or "nothing was changed"
+
 
 METHODS: dict[str, Handler] = {
     "initialize": AcpAgent.initialize,

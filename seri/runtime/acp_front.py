@@ -14,13 +14,13 @@ from typing import Any
 
 from seri.pure import acp_updates
 from seri.pure.effects import Answer, AskPerson, ToolRun
-from seri.pure.events import Compaction, Event
+from seri.pure.events import Compaction, Event, ModelCall, SummaryCall
 from seri.pure.records import ToolCall
 from seri.pure.terminal_text import neutralise
 from seri.runtime.acp_connection import Connection
 
-# What the client is told after each model call: (context used, window, cost so far).
-UsageNow = Callable[[], tuple[int, int, float | None]]
+# The window the next request is sized for (0: not known).
+Window = Callable[[], int]
 # The text of a project file now (None: none), to show what a write would change.
 FileText = Callable[[str], str | None]
 
@@ -33,7 +33,9 @@ class AcpFront:
         self.conn = conn
         self.project = project
         self.session_id = ""
-        self.usage_now: UsageNow | None = None
+        self.window: Window = lambda: 0
+        # What the session had cost before this run (None: nothing priced), then added to.
+        self.cost: float | None = None
         self.file_text: FileText | None = None
         self._announced: set[str] = set()
         self._compactions = 0
@@ -102,8 +104,7 @@ class AcpFront:
         return
 
     def model_call_finished(self) -> None:
-        if self.usage_now is not None:
-            self.update(acp_updates.usage_update(*self.usage_now()))
+        return  # its usage is told with its recorded event (below), which carries it
 
     def tool_started(self, call: ToolCall, arguments: Mapping[str, Any]) -> None:
         if call.id in self._announced:
@@ -131,6 +132,12 @@ class AcpFront:
         self.update(acp_updates.tool_call_done(call, arguments, run, change, self.project))
 
     def recorded(self, event: Event) -> None:
+        if isinstance(event, ModelCall | SummaryCall) and event.usage is not None:
+            if event.usage.cost is not None:
+                self.cost = (self.cost or 0.0) + event.usage.cost
+            if isinstance(event, ModelCall):
+                used = event.usage.input_tokens + event.usage.output_tokens
+                self.update(acp_updates.usage_update(used, self.window(), self.cost))
         if isinstance(event, Compaction):
             self._compactions += 1
             number = f"{self.session_id}-compaction-{self._compactions}"

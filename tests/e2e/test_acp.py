@@ -31,6 +31,8 @@ class Editor:
         self.updates: list[dict[str, Any]] = []
         self.asked: list[dict[str, Any]] = []
         self.on_update: Any = None
+        # Every message from seri as it came, draft-RFD updates the SDK does not parse too.
+        self.raw: list[dict[str, Any]] = []
 
     async def request_permission(
         self, session_id: str, tool_call: Any, options: Any, **kwargs: Any
@@ -65,6 +67,11 @@ async def seri_acp(
     editor: Editor, project: Path, env: dict[str, str]
 ) -> AsyncIterator[tuple[Any, Any]]:
     async with acp.spawn_agent_process(editor, SERI, "acp", env=env, cwd=project) as (conn, proc):
+        conn._conn.add_observer(
+            lambda event: (
+                editor.raw.append(event.message) if event.direction == "incoming" else None
+            )
+        )
         await conn.initialize(protocol_version=1)
         yield conn, proc
 
@@ -362,3 +369,48 @@ def test_a_client_that_disappears_mid_turn_leaves_a_consistent_session(
     assert again.returncode == 0, again.stderr
     assert "resumed fine" in again.stdout
     assert (project / "one.txt").read_text() == "one\n"
+
+
+def test_compact_pin_and_rewind_as_commands_and_a_compacted_session_loads(
+    seri_home: Path, project: Path
+) -> None:
+    steps = [{"text": f"answer {n} " + "words " * 300} for n in range(6)]
+    first, second = Editor(), Editor()
+    seri_home.mkdir(parents=True, exist_ok=True)
+    config = {"model": "fake/model", "compaction": {"keep_tokens": 1000}}
+    (seri_home / "config.json").write_text(json.dumps(config))
+
+    async def go() -> tuple[str, list[str]]:
+        with FakeModel(steps, auto_recap=True) as fake:
+            env = _env(seri_home, fake)
+            async with seri_acp(first, project, env) as (conn, _):
+                sid = (await conn.new_session(cwd=str(project))).session_id
+                for n in range(6):
+                    text = f"task {n} " + "detail " * 300
+                    await conn.prompt(session_id=sid, prompt=[acp.text_block(text)])
+                pinned = await conn.prompt(session_id=sid, prompt=[acp.text_block("/pin keep X")])
+                assert pinned.stop_reason == "end_turn"
+                await conn.prompt(session_id=sid, prompt=[acp.text_block("/compact")])
+                await conn.prompt(session_id=sid, prompt=[acp.text_block("/rewind")])
+            async with seri_acp(second, project, env) as (conn, _):
+                await conn.load_session(cwd=str(project), session_id=sid)
+        return sid, [u["sessionUpdate"] for u in second.updates]
+
+    _sid, kinds = asyncio.run(go())
+    commands = [u for u in first.updates if u["sessionUpdate"] == "available_commands_update"]
+    assert {c["name"] for c in commands[0]["availableCommands"]} == {"compact", "pin", "rewind"}
+    said = first.text()
+    assert "pinned note 1" in said and "compacted" in said and "not compacted" not in said
+    # The first client was told of the compaction (a draft-RFD update the SDK does not know:
+    # it reaches the client's stream, not its handler) ... and the second sees the recap first.
+    told = [
+        m["params"]["update"]
+        for m in first.raw
+        if m.get("method") == "session/update"
+        and m["params"]["update"]["sessionUpdate"] == "compaction_update"
+    ]
+    assert len(told) == 1 and told[0]["status"] == "completed"
+    assert told[0]["_meta"]["seri"]["tokensAfter"] < told[0]["_meta"]["seri"]["tokensBefore"]
+    replayed = second.text()
+    assert kinds[0] == "agent_message_chunk" and "keep X" in replayed.split("task 5")[0]
+    assert "user_message_chunk" in kinds
