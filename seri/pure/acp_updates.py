@@ -251,3 +251,32 @@ def compaction_done(event: Compaction, compaction_id: str) -> dict[str, Any]:
             }
         },
     }
+
+
+def mcp_document(servers: object) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """A client's ``mcpServers`` as an ``.mcp.json`` document seri reads as it reads a
+    project's, and the entries it cannot start (not stdio: seri offers neither http nor sse
+    to the client; or malformed), by name."""
+    entries: dict[str, Any] = {}
+    skipped: list[str] = []
+    for server in servers if isinstance(servers, list) else ():
+        if not isinstance(server, Mapping):
+            skipped.append("?")
+            continue
+        name = server.get("name")
+        command = server.get("command")
+        if server.get("type", "stdio") != "stdio" or not isinstance(command, str):
+            skipped.append(str(name))
+            continue
+        env_list = server.get("env")
+        env = env_list if isinstance(env_list, list) else []
+        entries[str(name)] = {
+            "command": command,
+            "args": [str(a) for a in server.get("args") or [] if isinstance(a, str | int)],
+            "env": {
+                str(e.get("name")): str(e.get("value", ""))
+                for e in env
+                if isinstance(e, Mapping) and e.get("name")
+            },
+        }
+    return {"mcpServers": entries}, tuple(skipped)

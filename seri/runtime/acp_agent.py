@@ -198,7 +198,7 @@ class AcpAgent:
             self._profile = open_profile()
         return self._profile
 
-    def _open(self, cwd: str, resume: str) -> tuple[SessionController, AcpFront]:
+    def _open(self, cwd: str, resume: str, servers: object) -> tuple[SessionController, AcpFront]:
         from seri.runtime.chat_options import ChatOptions
         from seri.runtime.running import load_settings_warned
         from seri.runtime.session.controller import SessionController
@@ -207,14 +207,17 @@ class AcpAgent:
         if resume and resume in self.sessions:
             raise AcpError(acp_wire.REFUSED, f"session {resume} is already open here")
         from seri.runtime.acp_front import AcpFront
+        from seri.runtime.acp_servers import client_servers
 
         front = AcpFront(self.conn, cwd)
+        settings = load_settings_warned(self.profile.root)
+        front.pending_servers = client_servers(servers, cwd, settings)
         controller = SessionController.open(
             self.profile,
             cwd,
             ChatOptions(resume=resume),
             front,
-            settings=load_settings_warned(self.profile.root),
+            settings=settings,
             interactive=True,
             env=self.env,
         )
@@ -228,20 +231,9 @@ class AcpAgent:
             print(note, file=sys.stderr)
         return controller, front
 
-    def _client_servers(self, params: dict[str, Any]) -> None:
-        servers = params.get("mcpServers") or []
-        if servers:
-            names = ", ".join(str(s.get("name", "?")) for s in servers if isinstance(s, dict))
-            print(
-                f"seri acp: the client's MCP servers ({names}) are not started: seri starts "
-                "the servers of its own config.json and approved project .mcp.json only",
-                file=sys.stderr,
-            )
-
     def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
         cwd = _absolute_dir(params)
-        self._client_servers(params)
-        _controller, front = self._open(cwd, "")
+        _controller, front = self._open(cwd, "", params.get("mcpServers"))
         front.update(_commands())
         return {"sessionId": front.session_id}
 
@@ -251,8 +243,7 @@ class AcpAgent:
 
         cwd = _absolute_dir(params)
         sid = self._known(_session_id(params))
-        self._client_servers(params)
-        controller, front = self._open(cwd, sid)
+        controller, front = self._open(cwd, sid, params.get("mcpServers"))
         conversation = controller.conversation
         if conversation.recap is not None:
             recap = render_recap(conversation.recap, conversation.pins)
@@ -265,8 +256,7 @@ class AcpAgent:
     def resume_session(self, params: dict[str, Any]) -> dict[str, Any]:
         cwd = _absolute_dir(params)
         sid = self._known(_session_id(params))
-        self._client_servers(params)
-        _controller, front = self._open(cwd, sid)
+        _controller, front = self._open(cwd, sid, params.get("mcpServers"))
         front.update(_commands())
         return {}
 
@@ -329,6 +319,7 @@ class AcpAgent:
             return _slash(controller, front, text)
         self.running, self.cancelled = sid, False
         try:
+            self._start_client_servers(controller, front)
             end = controller.run_task(text)
         except KeyboardInterrupt:
             return {"stopReason": "cancelled"}
@@ -338,6 +329,15 @@ class AcpAgent:
         if reason is None:
             raise AcpError(acp_wire.INTERNAL_ERROR, unfinished_line(end, controller.redact))
         return {"stopReason": reason}
+
+    def _start_client_servers(self, controller: SessionController, front: AcpFront) -> None:
+        """The client's MCP servers, once trusted (asked about before the first task)."""
+        from seri.runtime.acp_servers import trusted
+
+        waiting, front.pending_servers = front.pending_servers, ()
+        if waiting:
+            chosen = trusted(self.profile.store, controller.project, waiting, front.ask_server)
+            controller.add_servers(chosen)
 
     def _close(self, controller: SessionController) -> None:
         try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from seri.pure import acp_updates
 from seri.pure.effects import Answer, AskPerson, ToolRun
@@ -18,6 +18,9 @@ from seri.pure.events import Compaction, Event, ModelCall, SummaryCall
 from seri.pure.records import ToolCall
 from seri.pure.terminal_text import neutralise
 from seri.runtime.acp_connection import Connection
+
+if TYPE_CHECKING:
+    from seri.pure.mcp_config import McpServerConfig
 
 # The window the next request is sized for (0: not known).
 Window = Callable[[], int]
@@ -39,6 +42,8 @@ class AcpFront:
         self.file_text: FileText | None = None
         self._announced: set[str] = set()
         self._compactions = 0
+        # The client's MCP servers, asked about (when not approved) before the first task.
+        self.pending_servers: tuple[McpServerConfig, ...] = ()
 
     def update(self, update: dict[str, Any]) -> None:
         self.conn.notify("session/update", {"sessionId": self.session_id, "update": update})
@@ -82,9 +87,26 @@ class AcpFront:
         return [acp_updates.diff(self.project, request.path, before, content)]
 
     def approve_server(self, name: str, review: str) -> bool:
-        # A project's MCP server not approved in the terminal stays off: `seri mcp approve`.
-        self.notice(f"seri: MCP server {name} is not approved here (seri mcp approve); not started")
-        return False
+        """A project's MCP server not approved here: asked as a client's server is (a yes
+        is remembered for the project by the session, as the terminal's is)."""
+        return self.ask_server(name, review) != "no"
+
+    def ask_server(self, name: str, review: str) -> str:
+        """Whether to start an MCP server: "once", "always" or "no"."""
+        from seri.runtime.acp_servers import server_question
+
+        reply = self.conn.ask(
+            "session/request_permission", server_question(self.session_id, name, review)
+        )
+        outcome = reply.result.get("outcome") if reply is not None and reply.result else None
+        chosen = (
+            outcome.get("optionId")
+            if isinstance(outcome, dict) and outcome.get("outcome") == "selected"
+            else ""
+        )
+        return {acp_updates.ALLOW_ONCE: "once", acp_updates.ALLOW_ALWAYS: "always"}.get(
+            str(chosen), "no"
+        )
 
     # -- told ----------------------------------------------------------------------------------
 

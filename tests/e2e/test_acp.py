@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -20,6 +21,7 @@ from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
 from scripts.fake_model import FakeModel
 from tests.conftest import SERI, RunSeri, seri_env
 from tests.e2e.test_chat import call, chat_env
+from tests.mcp.conftest import HOSTILE
 
 
 class Editor:
@@ -414,3 +416,48 @@ def test_compact_pin_and_rewind_as_commands_and_a_compacted_session_loads(
     replayed = second.text()
     assert kinds[0] == "agent_message_chunk" and "keep X" in replayed.split("task 5")[0]
     assert "user_message_chunk" in kinds
+
+
+def test_the_clients_mcp_servers_start_under_a_projects_trust_rules(
+    seri_home: Path, project: Path
+) -> None:
+    server = {"name": "hostile", "command": sys.executable, "args": [str(HOSTILE)], "env": []}
+    script = [
+        {"tool_calls": [call("m1", "mcp__hostile__echo", text="from the server")]},
+        {"text": "first"},
+        {"tool_calls": [call("m2", "mcp__hostile__echo", text="again")]},
+        {"text": "second"},
+    ]
+    first, second = Editor(["allow_always"]), Editor()
+
+    async def go() -> list[dict[str, Any]]:
+        with FakeModel(script) as fake:
+            env = _env(seri_home, fake)
+            for editor in (first, second):
+                async with seri_acp(editor, project, env) as (conn, _):
+                    new = await conn.new_session(cwd=str(project), mcp_servers=[server])
+                    await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("go")])
+            return fake.requests
+
+    requests = asyncio.run(go())
+    results = [m["content"] for r in requests for m in r["messages"] if m["role"] == "tool"]
+    assert "from the server" in json.dumps(results) and "again" in json.dumps(results)
+    # Asked to start it once: "always" approved it for the project, as `seri mcp approve` does.
+    assert [a["toolCall"]["toolCallId"] for a in first.asked] == ["mcp-server-hostile"]
+    assert second.asked == []
+
+
+def test_a_rejected_client_server_does_not_start(seri_home: Path, project: Path) -> None:
+    server = {"name": "hostile", "command": sys.executable, "args": [str(HOSTILE)], "env": []}
+    script = [{"tool_calls": [call("m1", "mcp__hostile__echo", text="x")]}, {"text": "no tool"}]
+    editor = Editor(["reject_once"])
+
+    async def go() -> list[dict[str, Any]]:
+        with FakeModel(script) as fake:
+            async with seri_acp(editor, project, _env(seri_home, fake)) as (conn, _):
+                new = await conn.new_session(cwd=str(project), mcp_servers=[server])
+                await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("go")])
+            return fake.requests
+
+    requests = asyncio.run(go())
+    assert "mcp__hostile__echo" not in json.dumps(requests[0].get("tools", []))

@@ -133,3 +133,15 @@ def test_a_finished_write_carries_its_diff(
         "oldText": before,
         "newText": after,
     }
+
+
+@given(JSON)
+def test_any_client_server_list_is_a_document_or_named_as_skipped(servers: object) -> None:
+    document, skipped = acp_updates.mcp_document(servers)
+    entries = document["mcpServers"]
+    given_count = len(servers) if isinstance(servers, list) else 0
+    assert len(entries) + len(skipped) <= given_count
+    for entry in entries.values():
+        assert isinstance(entry["command"], str)
+        assert all(isinstance(a, str) for a in entry["args"])
+        assert all(isinstance(k, str) and isinstance(v, str) for k, v in entry["env"].items())
