@@ -24,8 +24,8 @@ from seri.runtime.acp_connection import Connection
 # the session's parts load with the first session.
 if TYPE_CHECKING:
     from seri.runtime.acp_front import AcpFront
+    from seri.runtime.acp_session import AcpSession
     from seri.runtime.profile import Profile
-    from seri.runtime.session.controller import SessionController
 
 PAGE = 50
 KEY_VARIABLE = "OPENROUTER_API_KEY"
@@ -81,7 +81,7 @@ class AcpAgent:
         self.conn = conn
         self.env = env
         self.initialized = False
-        self.sessions: dict[str, tuple[SessionController, AcpFront]] = {}
+        self.sessions: dict[str, tuple[AcpSession, AcpFront]] = {}
         self.running: str = ""
         self.cancelled = False
         self._profile: Profile | None = None
@@ -198,10 +198,10 @@ class AcpAgent:
             self._profile = open_profile()
         return self._profile
 
-    def _open(self, cwd: str, resume: str, servers: object) -> tuple[SessionController, AcpFront]:
+    def _open(self, cwd: str, resume: str, servers: object) -> tuple[AcpSession, AcpFront]:
+        from seri.runtime.acp_session import AcpSession
         from seri.runtime.chat_options import ChatOptions
         from seri.runtime.running import load_settings_warned
-        from seri.runtime.session.controller import SessionController
 
         self._need_key()
         if resume and resume in self.sessions:
@@ -212,7 +212,7 @@ class AcpAgent:
         front = AcpFront(self.conn, cwd)
         settings = load_settings_warned(self.profile.root)
         front.pending_servers = client_servers(servers, cwd, settings)
-        controller = SessionController.open(
+        controller = AcpSession.open(
             self.profile,
             cwd,
             ChatOptions(resume=resume),
@@ -221,6 +221,7 @@ class AcpAgent:
             interactive=True,
             env=self.env,
         )
+        assert isinstance(controller, AcpSession)  # open() makes its own class
         front.session_id = controller.start() if not resume else controller.session_id
         front.file_text = controller.file_text
         front.window = lambda: controller.window_in_use() or 0
@@ -330,7 +331,7 @@ class AcpAgent:
             raise AcpError(acp_wire.INTERNAL_ERROR, unfinished_line(end, controller.redact))
         return {"stopReason": reason}
 
-    def _start_client_servers(self, controller: SessionController, front: AcpFront) -> None:
+    def _start_client_servers(self, controller: AcpSession, front: AcpFront) -> None:
         """The client's MCP servers, once trusted (asked about before the first task)."""
         from seri.runtime.acp_servers import trusted
 
@@ -339,7 +340,7 @@ class AcpAgent:
             chosen = trusted(self.profile.store, controller.project, waiting, front.ask_server)
             controller.add_servers(chosen)
 
-    def _close(self, controller: SessionController) -> None:
+    def _close(self, controller: AcpSession) -> None:
         try:
             controller.close()
         except Exception as e:  # noqa: BLE001 - one session's close must not stop the others'
@@ -373,7 +374,7 @@ def _commands() -> dict[str, Any]:
     }
 
 
-def _slash(controller: SessionController, front: AcpFront, text: str) -> dict[str, Any]:
+def _slash(controller: AcpSession, front: AcpFront, text: str) -> dict[str, Any]:
     from seri.pure import acp_updates
 
     name, _, rest = text[1:].partition(" ")
@@ -397,7 +398,7 @@ def _slash(controller: SessionController, front: AcpFront, text: str) -> dict[st
 Handler = Callable[[AcpAgent, dict[str, Any]], dict[str, Any]]
 
 
-def _rewind(controller: SessionController, words: list[str]) -> str:
+def _rewind(controller: AcpSession, words: list[str]) -> str:
     """/rewind N [files|conversation|both] [--yes]: without N, the points it can go back to."""
     yes = "--yes" in words
     words = [w for w in words if w != "--yes"]

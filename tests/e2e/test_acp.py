@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import resource
 import subprocess
 import sys
 import time
@@ -89,8 +90,9 @@ def test_initialize_is_answered_quickly_and_says_what_seri_does(
     line = json.dumps(
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
     )
-    timings = []
+    walls, cpus = [], []
     for _ in range(3):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.monotonic()
         proc = subprocess.Popen(
             [SERI, "acp"],
@@ -100,20 +102,24 @@ def test_initialize_is_answered_quickly_and_says_what_seri_does(
             env=env,
             cwd=project,
         )
-        assert proc.stdin is not None and proc.stdout is not None
+        assert proc.stdin is not None
+        assert proc.stdout is not None
         proc.stdin.write(line.encode() + b"\n")
         proc.stdin.flush()
         answer = json.loads(proc.stdout.readline())
-        timings.append(time.monotonic() - started)
+        walls.append(time.monotonic() - started)
         proc.stdin.close()
         assert proc.wait(10) == 0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     caps = answer["result"]["agentCapabilities"]
     assert caps["loadSession"] is True
     assert set(caps["sessionCapabilities"]) == {"list", "resume", "close", "delete"}
     assert answer["result"]["authMethods"][0]["vars"] == [{"name": "OPENROUTER_API_KEY"}]
-    # Spawn to answer, the best of three on a shared 2-core machine.
-    assert min(timings) < 0.15 * 3, timings
-    print(f"initialize answered {min(timings) * 1000:.0f} ms after spawn (best of 3: {timings})")
+    # The CPU the whole process used, spawn to exit (the answer's wall time on an idle
+    # machine; a loaded one stretches the wall time, not this): under 150 ms.
+    assert min(cpus) < 0.15, (cpus, walls)
+    print(f"initialize: {min(cpus) * 1000:.0f} ms CPU, {min(walls) * 1000:.0f} ms wall (best of 3)")
 
 
 def test_no_key_is_an_auth_error_naming_the_variable(seri_home: Path, project: Path) -> None:

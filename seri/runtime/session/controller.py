@@ -42,7 +42,6 @@ from seri.runtime.session.seat import Seat
 from seri.runtime.session.workbench import TaskTerms, Workbench
 
 if TYPE_CHECKING:
-    from seri.pure.mcp_config import McpServerConfig
     from seri.runtime.agent import Agent
     from seri.runtime.rewind import Confirm
 
@@ -210,17 +209,6 @@ class SessionController(SessionReads):
         self._budget = end.budget
         self._last_task_turns = end.turns
         return end
-
-    def start(self) -> str:
-        """Start the session now rather than with its first task (a front-end that names it
-        before any task: ACP's session/new); its id. Added for seri acp."""
-        self._ensure_session(for_task=False)
-        return self.session_id
-
-    def add_servers(self, configs: tuple[McpServerConfig, ...]) -> None:
-        """Start these MCP servers for the rest of the run, once the front-end has them
-        trusted (ACP's client servers, under a project's trust rules). Added for seri acp."""
-        self._bench.servers.add(configs, self._api_key)
 
     def cancel(self) -> bool:
         """End the running task as Ctrl-C (or Esc) does: SIGINT to this process, whose main
