@@ -34,8 +34,9 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 # The fault suite's ledger prints its summary from the xdist controller, which loads only
-# this conftest (it never collects, so tests/faults/conftest.py is not loaded there).
-pytest_plugins = ("tests.faults.ledger",)
+# this conftest (it never collects, so tests/faults/conftest.py is not loaded there). The
+# users seri runs as in the security tests (root, a throwaway normal user) serve tests/mcp too.
+pytest_plugins = ("tests.faults.ledger", "tests.faults.users")
 
 
 @pytest.fixture

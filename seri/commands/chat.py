@@ -107,6 +107,10 @@ def run(argv: list[str]) -> int:
 
         argv = with_chosen_session(argv, missing_id, open_profile())
     options = parse_usage(__doc__ or "", argv)
+    if options["--prompt"] is not None:
+        from seri.io.http_client import load_in_background
+
+        load_in_background()  # httpx (~55 ms of imports) loads while the session opens
     output_format = options["--output-format"] or "text"
     if output_format not in OUTPUT_FORMATS:
         raise SeriError(f"--output-format must be text, json or stream-json, not {output_format!r}")

@@ -25,7 +25,7 @@ from __future__ import annotations
 import attrs
 
 from seri.pure import json_text
-from seri.pure.proxy_route import is_loopback, normal_host
+from seri.pure.local_hosts import is_loopback, normal_host
 
 # The slowest prompt reading seri plans for on a local server (tokens a second): under the
 # ~13 a second measured on a CPU above, so a prompt read at that pace is never cut short.

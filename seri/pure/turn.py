@@ -43,6 +43,7 @@ from seri.pure.permission_policy import Policy, with_allowed
 from seri.pure.records import Message, ToolCall
 from seri.pure.result_cap import cap_result, needs_cap, whole_size
 from seri.pure.rules import GlobRule, rules_fired_by
+from seri.pure.token_prior import prior_scale
 from seri.pure.tokens import (
     FRAMING_TOKENS,
     estimate_tokens,
@@ -237,6 +238,14 @@ class _Loop:
 
     def estimate(self) -> int:
         return history_estimate(self.billed, self.chars + self.window.overhead_chars)
+
+    def priced_window(self) -> Window:
+        """The window to size the next request by (``Window.priced``): a session never
+        measured is priced by its own text (``prior_scale``)."""
+        if self.window.measured:
+            return self.window
+        prior = prior_scale(self.history, self.window.overhead_local)
+        return self.window.priced(self.request_size(), prior)
 
     def conversation(self) -> Conversation:
         """The conversation as stored: a stored result shown cut in this task's requests is
@@ -583,7 +592,7 @@ def oversized_prompt(window: Window, prompt_chars: int, budget_key: str = "max_t
 def _model_call(loop: _Loop) -> Flow[ModelReply | TaskEnd]:
     """One model call with at most one automatic and one overflow compaction."""
     yield from loop.cap_history()
-    loop.window = loop.window.priced(loop.request_size())
+    loop.window = loop.priced_window()
     estimate = loop.estimate()
     # A compaction is followed by another in the same task only once the history grew by the
     # keep budget: otherwise a recap and tail near half the window would compact every call.
@@ -859,7 +868,7 @@ def compact_on_demand(
     loop = _Loop(setup, conversation)
     yield from loop.cap_history()
     # Sized as the chat's next request will be, so that it does not compact again at once.
-    loop.window = loop.window.priced(loop.request_size())
+    loop.window = loop.priced_window()
     why_not = yield from loop.make_fit(trigger, focus)
     learned = loop.learned_window()
     if learned and learned != conversation.learned_window:

@@ -975,17 +975,16 @@ def test_a_session_driven_past_its_window_several_times_keeps_working(
     text = stored[0]["text"]
     progress = text[text.index("## Progress\n") : text.index("## Blockers")].split("\n- ")[1:]
     assert [item.strip() for item in progress] == reported
-    # Each file whose write was evicted was written, read and edited: modified only, never
-    # read. A cut may fall just after a task's user line (immediately before an assistant
-    # message, as the spec allows), leaving that task's calls kept: where it falls depends on
-    # the sizes of the tool results, which name this run's own temporary project path.
+    # Each file whose writing was evicted was written, read and edited: modified only, never
+    # read. (A cut may fall inside a task, after its user message: its file is then written in
+    # the kept tail, not in what the recap stands for.)
     paths = text[text.index("Read:") :]
-    evicted_files = [
+    evicted_files = {
         name
         for body in summaries
         for name in re.findall(r'\] write_file \{"path": "(f\d+\.py)"', history_section(body))
-    ]
-    assert len(evicted_files) >= 3
+    }
+    assert len(evicted_files) >= len(reported) - 1
     assert paths.startswith("Read: (none)\nModified:\n")
     for name in evicted_files:
         assert f"- {name}" in paths

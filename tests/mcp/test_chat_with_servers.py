@@ -170,6 +170,7 @@ def test_a_scripted_model_reads_a_file_through_the_real_filesystem_server(
 def test_an_unapproved_project_server_is_not_started_and_is_named_with_the_fix(
     run_seri: RunSeri, project: Path, tmp_path: Path
 ) -> None:
+    """Single: refused before any process starts (tests/mcp/test_trust_model.py says why)."""
     marker = tmp_path / "started"
     write_mcp_json(
         project,
