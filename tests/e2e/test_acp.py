@@ -467,3 +467,39 @@ def test_a_rejected_client_server_does_not_start(seri_home: Path, project: Path)
 
     requests = asyncio.run(go())
     assert "mcp__hostile__echo" not in json.dumps(requests[0].get("tools", []))
+
+
+def test_a_cancel_while_the_editor_is_asked_ends_the_turn_and_the_session_goes_on(
+    seri_home: Path, project: Path
+) -> None:
+    script = [
+        {"tool_calls": [call("b1", "bash", command="touch asked.txt")]},
+        {"text": "after the cancel"},
+    ]
+
+    class Hesitant(Editor):
+        async def request_permission(
+            self, session_id: str, tool_call: Any, options: Any, **kwargs: Any
+        ) -> RequestPermissionResponse:
+            self.asked.append({"toolCall": tool_call.model_dump(by_alias=True)})
+            await self.cancelling(session_id)
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+
+    editor = Hesitant()
+
+    async def go() -> tuple[str, str, list[dict[str, Any]]]:
+        with FakeModel(script) as fake:
+            async with seri_acp(editor, project, _env(seri_home, fake)) as (conn, _):
+                editor.cancelling = lambda sid: conn.cancel(session_id=sid)  # type: ignore[attr-defined]
+                sid = (await conn.new_session(cwd=str(project))).session_id
+                first = await conn.prompt(session_id=sid, prompt=[acp.text_block("go")])
+                second = await conn.prompt(session_id=sid, prompt=[acp.text_block("again")])
+            return first.stop_reason, second.stop_reason, fake.requests
+
+    first, second, requests = asyncio.run(go())
+    assert (first, second) == ("cancelled", "end_turn")
+    assert not (project / "asked.txt").exists()
+    # The call that was never answered is paired with a result in the next request.
+    messages = requests[-1]["messages"]
+    results = [m for m in messages if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in results] == ["b1"]
