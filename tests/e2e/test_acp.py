@@ -192,7 +192,7 @@ def test_a_prompt_streams_asks_and_maps_each_answer(seri_home: Path, project: Pa
 def test_cancel_mid_stream_keeps_what_was_done(seri_home: Path, project: Path) -> None:
     script = [
         {"tool_calls": [call("b1", "bash", command="echo kept > kept.txt")]},
-        {"text": "a long answer " * 200, "drip_interval": 0.01},
+        {"text": "a long answer " * 40, "drip_interval": 0.01},
         {"text": "after the cancel"},
     ]
     editor = Editor(["allow_once"])
@@ -326,7 +326,7 @@ def test_a_client_that_disappears_mid_turn_leaves_a_consistent_session(
 ) -> None:
     script = [
         {"tool_calls": [call("b1", "bash", command="echo one > one.txt")]},
-        {"text": "slow " * 400, "drip_interval": 0.01},
+        {"text": "slow " * 100, "drip_interval": 0.01},
         {"text": "resumed fine"},
     ]
     with FakeModel(script) as fake:
