@@ -24,6 +24,14 @@ REFUSED = -32002
 Id = int | str
 
 
+class AcpError(Exception):
+    """A request seri answers with a JSON-RPC error: its code and one line saying why."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 # NamedTuples, not attrs records: `seri acp` answers initialize within 150 ms of spawn, and
 # importing attrs alone is a third of that on a loaded machine.
 class Call(NamedTuple):

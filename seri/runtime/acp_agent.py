@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from seri import __version__
 from seri.pure import acp_wire
-from seri.pure.acp_wire import Call
+from seri.pure.acp_wire import AcpError, Call
 from seri.pure.errors import SeriError
+from seri.runtime.acp_commands import available_commands, slash_command
 from seri.runtime.acp_connection import Connection
 
 # Only what initialize needs is imported up front (it is answered within 150 ms of spawn):
@@ -29,12 +30,6 @@ if TYPE_CHECKING:
 
 PAGE = 50
 KEY_VARIABLE = "OPENROUTER_API_KEY"
-
-
-class AcpError(Exception):
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 def _absolute_dir(params: dict[str, Any]) -> str:
@@ -235,7 +230,7 @@ class AcpAgent:
     def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
         cwd = _absolute_dir(params)
         _controller, front = self._open(cwd, "", params.get("mcpServers"))
-        front.update(_commands())
+        front.update(available_commands())
         return {"sessionId": front.session_id}
 
     def load_session(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -251,14 +246,14 @@ class AcpAgent:
             front.update(acp_updates.chunk("agent_message_chunk", recap))
         for update in acp_updates.replay(conversation.history, controller.project):
             front.update(update)
-        front.update(_commands())
+        front.update(available_commands())
         return {}
 
     def resume_session(self, params: dict[str, Any]) -> dict[str, Any]:
         cwd = _absolute_dir(params)
         sid = self._known(_session_id(params))
         _controller, front = self._open(cwd, sid, params.get("mcpServers"))
-        front.update(_commands())
+        front.update(available_commands())
         return {}
 
     def _known(self, sid: str) -> str:
@@ -317,7 +312,7 @@ class AcpAgent:
         text = prompt_text(params.get("prompt"))
         controller, front = held
         if text.startswith("/"):
-            return _slash(controller, front, text)
+            return slash_command(controller, front, text)
         self.running, self.cancelled = sid, False
         try:
             self._start_client_servers(controller, front)
@@ -351,65 +346,7 @@ def _iso(epoch: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
-# The slash commands a client offers as ACP available commands.
-COMMANDS = (
-    ("compact", "compact the session now: older messages become a recap", "focus (optional)"),
-    ("pin", "pin a note that every recap carries verbatim", "the note"),
-    (
-        "rewind",
-        "put files and/or the conversation back to before user message N",
-        "N [files|conversation|both] [--yes]",
-    ),
-)
-
-
-def _commands() -> dict[str, Any]:
-
-    return {
-        "sessionUpdate": "available_commands_update",
-        "availableCommands": [
-            {"name": name, "description": about, "input": {"hint": hint}}
-            for name, about, hint in COMMANDS
-        ],
-    }
-
-
-def _slash(controller: AcpSession, front: AcpFront, text: str) -> dict[str, Any]:
-    from seri.pure import acp_updates
-
-    name, _, rest = text[1:].partition(" ")
-    if name == "compact":
-        why_not = controller.compact(rest.strip())
-        said = "compacted" if why_not is None else f"not compacted: {why_not.detail}"
-    elif name == "pin":
-        if not rest.strip():
-            raise AcpError(acp_wire.INVALID_PARAMS, "/pin needs the note to pin")
-        said = f"pinned note {controller.pin(rest.strip())}"
-    elif name == "rewind":
-        said = _rewind(controller, rest.split())
-    else:
-        raise AcpError(
-            acp_wire.INVALID_PARAMS, f"no command /{name} here (try /compact, /pin, /rewind)"
-        )
-    front.update(acp_updates.chunk("agent_message_chunk", said))
-    return {"stopReason": "end_turn"}
-
-
 Handler = Callable[[AcpAgent, dict[str, Any]], dict[str, Any]]
-
-
-def _rewind(controller: AcpSession, words: list[str]) -> str:
-    """/rewind N [files|conversation|both] [--yes]: without N, the points it can go back to."""
-    yes = "--yes" in words
-    words = [w for w in words if w != "--yes"]
-    if not words:
-        turns, _gone = controller.rewind_points()
-        return "\n".join(f"{t.n}: {t.text[:80]}" for t in turns) or "nothing to rewind to"
-    mode = words[1] if len(words) > 1 else "both"
-    if not words[0].isdigit() or mode not in ("files", "conversation", "both"):
-        raise AcpError(acp_wire.INVALID_PARAMS, "/rewind N [files|conversation|both] [--yes]")
-    done = controller.rewind(int(words[0]), mode, yes=yes)
-    return "; ".join(done or ()) or "nothing was changed"
 
 
 METHODS: dict[str, Handler] = {
