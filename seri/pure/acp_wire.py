@@ -9,7 +9,9 @@ the stdio loop (``seri.runtime.acp_connection``) does.
 from __future__ import annotations
 
 import json
-from typing import Any, NamedTuple
+from typing import Any
+
+import attrs
 
 # JSON-RPC 2.0's codes, and ACP's own for a session that needs a key first.
 PARSE_ERROR = -32700
@@ -32,9 +34,8 @@ class AcpError(Exception):
         self.code = code
 
 
-# NamedTuples, not attrs records: `seri acp` answers initialize within 150 ms of spawn, and
-# importing attrs alone is a third of that on a loaded machine.
-class Call(NamedTuple):
+@attrs.frozen
+class Call:
     """A request (``id`` set) or a notification (``id`` None) from the client."""
 
     method: str
@@ -42,7 +43,8 @@ class Call(NamedTuple):
     id: Id | None = None
 
 
-class Reply(NamedTuple):
+@attrs.frozen
+class Reply:
     """The client's answer to a request seri sent: its result, or its error's message."""
 
     id: Id
@@ -50,7 +52,8 @@ class Reply(NamedTuple):
     error: str = ""
 
 
-class Malformed(NamedTuple):
+@attrs.frozen
+class Malformed:
     """A line that is no message: answered with ``code`` (and the id, when one was read)."""
 
     code: int
