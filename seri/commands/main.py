@@ -70,8 +70,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     from seri.runtime.running import run_guarded
 
+    _without_httpx_command_line()
     _tolerant_stdio()
     return run_guarded(lambda: _dispatch(args))
+
+
+def _without_httpx_command_line() -> None:
+    """httpx's package imports its own command-line client whenever click is installed, and
+    that client imports rich and pygments (~100 ms): seri never runs it, so it is marked as
+    not importable and httpx keeps the stand-in it defines for that case."""
+    if "httpx._main" not in sys.modules:
+        sys.modules["httpx._main"] = None  # type: ignore[assignment]
 
 
 def _tolerant_stdio() -> None:

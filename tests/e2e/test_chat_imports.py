@@ -34,15 +34,22 @@ NEVER_ON_THE_WAY = {
 }
 
 
-@pytest.mark.parametrize("window", ["configured", "asked of the server"])
+@pytest.mark.parametrize("window", ["configured", "asked of the server", "click installed"])
 def test_a_task_loads_httpx_and_nothing_of_the_terminal_chat_or_mcp(
-    seri_home: Path, project: Path, window: str
+    seri_home: Path, project: Path, tmp_path: Path, window: str
 ) -> None:
     seri_home.mkdir(parents=True, exist_ok=True)
+    extra: dict[str, str] = {}
     if window == "configured":
         (seri_home / "config.json").write_text('{"context_window": 200000}')
+    if window == "click installed":
+        # With click importable, httpx's package imports its command-line client, which
+        # imports rich and pygments: seri keeps that client out.
+        (tmp_path / "site" / "click").mkdir(parents=True)
+        (tmp_path / "site" / "click" / "__init__.py").write_text("")
+        extra["PYTHONPATH"] = str(tmp_path / "site")
     with FakeModel([{"text": "done"}]) as fake:
-        env = seri_env(seri_home, {**chat_env(fake), "PYTHONPROFILEIMPORTTIME": "1"})
+        env = seri_env(seri_home, {**chat_env(fake), "PYTHONPROFILEIMPORTTIME": "1", **extra})
         done = subprocess.run(
             [SERI, "chat", "-p", "hi"],
             cwd=project,
