@@ -59,7 +59,19 @@ if TYPE_CHECKING:
 
 # "refused": the prompt alone is too big for the window; nothing was stored.
 EndStatus = Literal[
-    "done", "max_turns", "budget", "error", "interrupted", "overflow", "length", "refused"
+    "done",
+    "max_turns",
+    "budget",
+    "error",
+    "interrupted",
+    "overflow",
+    "length",
+    "refused",
+    # A goal run's own ends (seri.pure.goals), and the compaction contract's no-loop rule.
+    "stalled",
+    "max_checks",
+    "wall",
+    "context_exhausted",
 ]
 
 INTERRUPTED_RESULT = "interrupted by user: the tool call did not finish"

@@ -14,9 +14,9 @@ import attrs
 from seri import __version__
 from seri.io import conversations, leases
 from seri.io.files import directory_identity
+from seri.io.goals import carried_pins
 from seri.io.ids import random_id
 from seri.io.leases import Lease
-from seri.io.pins import list_pins
 from seri.io.prompt_files import StartupFiles, load_startup_files
 from seri.io.recorder import Recorder
 from seri.io.session_log import SessionLog
@@ -28,11 +28,11 @@ from seri.pure.effects import AskPerson
 from seri.pure.errors import (
     EXIT_INTERRUPTED,
     EXIT_OK,
-    EXIT_UNFINISHED,
     EXIT_USAGE,
     SeriError,
 )
 from seri.pure.events import ContextWindow, Header, ModelSwitch, RunUsage
+from seri.pure.goals import exit_status_of
 from seri.pure.output_budget import OutputBudget
 from seri.pure.permission_policy import Policy, parse_policy, with_allowed
 from seri.pure.protected_paths import protected_paths
@@ -330,7 +330,7 @@ class ChatSession:
             total_chars=state.total_chars + messages_chars(self._repairs),
             fired_rules=fired_rule_names(history, state.recap),
             token_scale=state.token_scale,
-            pins=list_pins(self.store, self.session_id),
+            pins=carried_pins(self.store, self.session_id),
             # Learned for the model the session last ran with; another model's window is its own.
             learned_window=(
                 state.learned_window if state.session.model == self.settings.model else 0
@@ -608,7 +608,7 @@ class ChatSession:
         self.session_rules = tuple(usable)
         self.policy = with_allowed(self.base_policy, (rule.rule for rule in usable))
 
-    def run_task(self, text: str) -> TaskEnd:
+    def run_task(self, text: str, turns_used: int = 0) -> TaskEnd:
         self._ask_about_servers()
         new_session = not self.session_id
         self._ensure_session()
@@ -616,7 +616,7 @@ class ChatSession:
         self._store_repairs()
         agent = self._agent()
         try:
-            end = agent.run_task(self.conversation, text)
+            end = agent.run_task(self.conversation, text, turns_used)
         except BaseException:
             # Interrupted or failed between effects (Ctrl-C, a full disk): part of the turn
             # may be stored. The store is the truth; read it back whole before going on
@@ -652,10 +652,6 @@ class ChatSession:
         if self.log.stored_revision() != self.log.revision:
             self._load()
 
-    def one_shot(self, text: str) -> int:
-        end = self.run_task(text)
-        return self.report(end, print_answer=True)
-
     def report(self, end: TaskEnd, *, print_answer: bool) -> int:
         """A task's end for the person (the answer, or why it did not finish): its status."""
         streamed = self.view.answer_was_streamed()
@@ -681,7 +677,7 @@ class ChatSession:
                 self.view.notice(message)
             else:
                 print(message, file=sys.stderr)
-        return EXIT_INTERRUPTED if end.by_user else EXIT_UNFINISHED
+        return EXIT_INTERRUPTED if end.by_user else exit_status_of(end.status)
 
     def ensure_session(self) -> None:
         """Create the session now if this run has none yet (a pin needs one to belong to)."""

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from seri.pure.errors import SeriError
 from seri.pure.redaction import Redactor
@@ -72,7 +72,9 @@ def run_headless(output_format: str, open_chat: OpenChat, prompt: Callable[[], s
     with signals.as_interrupts():
         try:
             chat = open_chat(observers)
-            end = chat.run_task(_task_text(prompt))
+            from seri.runtime.goal_session import run_toward_goal
+
+            end = run_toward_goal(chat, _task_text(prompt))
             chat.report(end, print_answer=False)
             ending = ending_of_task(
                 end.status,
@@ -95,10 +97,23 @@ def run_headless(output_format: str, open_chat: OpenChat, prompt: Callable[[], s
         at=time.time(),
         session=(chat.session_id or None) if chat is not None else None,
         run=chat.events.run_id if chat is not None and chat.events is not None else None,
+        **_goal_and_compaction(chat),
     )
     lines.put(result.export())
     lines.close()
     return ending.exit_status
+
+
+def _goal_and_compaction(chat: ChatSession | None) -> dict[str, Any]:
+    """The result record's ``goal`` and ``compaction`` (see ``seri.runtime.goal_session``)."""
+    if chat is None or not chat.session_id:
+        return {}
+    from seri.runtime.goal_session import result_fields
+
+    try:
+        return result_fields(chat)
+    except Exception:  # noqa: BLE001 - a store that failed has said so; the record goes out
+        return {}
 
 
 def _task_text(prompt: Callable[[], str]) -> str:

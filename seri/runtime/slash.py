@@ -125,7 +125,14 @@ def _memory(chat: ChatSession, rest: str) -> LineOutcome:
     return EXIT_USAGE
 
 
+def _goal(chat: ChatSession, rest: str) -> LineOutcome:
+    from seri.runtime.goal_session import goal_command
+
+    return goal_command(chat, rest)
+
+
 def _pin(chat: ChatSession, text: str) -> LineOutcome:
+    from seri.io.goals import carried_pins
     from seri.io.pins import add_pin, list_pins
 
     if not text:
@@ -137,7 +144,9 @@ def _pin(chat: ChatSession, text: str) -> LineOutcome:
         return None
     chat.ensure_session()
     n = add_pin(chat.store, chat.session_id, text, time.time())
-    chat.conversation = attrs.evolve(chat.conversation, pins=list_pins(chat.store, chat.session_id))
+    chat.conversation = attrs.evolve(
+        chat.conversation, pins=carried_pins(chat.store, chat.session_id)
+    )
     print(f"Pinned as note {n}: every recap carries it.", file=sys.stderr)
     return None
 
@@ -274,6 +283,14 @@ COMMANDS: tuple[SlashCommand, ...] = (
         "/status",
         (("/status", "model, how full the window is, turn budget, cost so far"),),
         _status,
+    ),
+    SlashCommand(
+        "/goal",
+        (
+            ("/goal CMD", "check each task that follows with CMD until it exits 0"),
+            ("/goal [clear]", "show the goal; clear ends it"),
+        ),
+        _goal,
     ),
     SlashCommand(
         "/cost", (("/cost", "tokens and cost of this run and of the whole session"),), _cost
