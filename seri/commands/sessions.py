@@ -289,8 +289,9 @@ def _print_human(session: Session, head: dict[str, Any], store: Any, session_id:
 
 def _goal_line(goal: dict[str, Any]) -> str:
     checks = f", {goal['checks']} checks" if goal["checks"] else ""
+    last = f" (last run: {goal['last_end']})" if goal["last_end"] else ""
     text = f": {one_line(goal['text'])}" if goal["text"] else ""
-    return f"{goal['status']}{checks}, until `{goal['command']}` exits 0{text}"
+    return f"{goal['status']}{last}{checks}, until `{goal['command']}` exits 0{text}"
 
 
 def _summary_cost(entry: dict[str, Any]) -> str:

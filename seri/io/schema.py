@@ -353,7 +353,8 @@ MIGRATIONS: tuple[str, ...] = (
     """,
     # 11 (issue 27's; it follows main's last): a session's goal (`seri chat -p TASK --until
     # CMD`, `/goal CMD`): its text and check command, carried in every recap like a pin, and
-    # how it stands (`open` until a check passes or a rule ends it; the checks run so far).
+    # how it stands (`open` until a check passes, then `done`; how its last run ended:
+    # `stalled`, `max_checks`, `wall`, ... or '' while none has; the checks run so far).
     # And what each compaction cost: the summarizer's tokens and reported cost (NULL: none
     # reported), the tokens the next request writes to the provider's cache again, and
     # whether the task in hand and the goal came through it verbatim (NULL: there was none).
@@ -363,6 +364,7 @@ MIGRATIONS: tuple[str, ...] = (
         text TEXT NOT NULL,
         command TEXT NOT NULL,
         status TEXT NOT NULL DEFAULT 'open',
+        last_end TEXT NOT NULL DEFAULT '',
         checks INTEGER NOT NULL DEFAULT 0,
         set_at REAL NOT NULL,
         updated REAL NOT NULL

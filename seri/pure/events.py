@@ -553,6 +553,18 @@ class Compaction(Event):
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
+class CompactionStart(Event):
+    """A compaction is about to call the summarizer (its outcome follows as `compaction`)."""
+
+    type: ClassVar[str] = "compaction_start"
+
+    trigger: str = field("as for `compaction`", telemetry="plain")
+    evicting: int = field("messages the cut replaces", telemetry="plain")
+    estimate_before: int = field("tokens before", telemetry="plain")
+    context_window: int = field("the window's tokens", telemetry="plain")
+
+
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class Shrink(Event):
     """Oversized tool payloads were replaced by `{"elided": true, "originalBytes": N,
     "fullText": FILE}`."""
@@ -605,6 +617,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     Check,
     GoalCheck,
     GoalEnd,
+    CompactionStart,
     Compaction,
     Shrink,
     Overflow,

@@ -139,6 +139,7 @@ def build_agent(
         max_tokens=configured_max_tokens(settings),
         budget=OutputBudget.of(settings.sampling) if budget is None else budget,
         max_budget_usd=None if spending is None else settings.max_budget_usd,
+        auto_compact=settings.compaction_auto,
     )
     own_caller = None
     if caller is None:

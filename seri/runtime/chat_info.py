@@ -151,7 +151,15 @@ def show_status(chat: ChatSession) -> int | None:
 
 
 def show_cost(chat: ChatSession) -> int | None:
-    chat.view.screen.say("\n".join(cost_lines(chat.view.run_usage, _session_usage(chat))))
+    lines = cost_lines(chat.view.run_usage, _session_usage(chat))
+    if chat.session_id:
+        from seri.io.compaction_costs import costs_since
+        from seri.pure.chat_status import compaction_cost_line
+
+        spent = costs_since(chat.store, chat.session_id, 0.0)
+        if spent is not None:
+            lines.append(compaction_cost_line(spent))
+    chat.view.screen.say("\n".join(lines))
     return None
 
 

@@ -187,6 +187,8 @@ def goal_command(chat: ChatSession, rest: str) -> int | None:
             _tell_plain(chat, "No goal: /goal CMD checks the tasks that follow with CMD.")
             return None
         checks = f", {stored.checks} checks so far" if stored.checks else ""
+        if stored.last_end:
+            checks += f", last run: {stored.last_end}"
         text = f": {stored.goal.text}" if stored.goal.text else ""
         _tell_plain(
             chat, f"goal ({stored.status}{checks}): until `{stored.goal.command}` exits 0{text}"
