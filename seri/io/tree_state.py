@@ -4,9 +4,11 @@ checks?
 By content, not by time: a test runner rewrites its caches (``.pytest_cache``,
 ``__pycache__``) on every run with the same bytes, and that must not count as a change. A file
 is read again only when its size or modification time moved since the last look, so a
-second look at an unchanged tree costs one ``stat`` a file. ``.git`` is not looked into
-(the work tree is what a check sees); past ``MAX_FILES`` files the digest says so and
-counts as changed every time, so a huge tree never makes a run stall by mistake.
+second look at an unchanged tree costs one ``stat`` a file. Version control's own
+directories, virtual environments, installed packages and tools' caches are not looked into
+(``SKIPPED_DIRS``: what a model's fix changes is the project's own files, and these can hold
+tens of thousands); past ``MAX_FILES`` files the digest says so and counts as changed every
+time, so a huge tree never makes a run stall by mistake.
 """
 
 from __future__ import annotations
@@ -17,7 +19,23 @@ import stat
 from pathlib import Path
 
 MAX_FILES = 50_000
-_SKIPPED_DIRS = frozenset({".git", ".hg", ".svn"})
+SKIPPED_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".venv",
+        "venv",
+        "node_modules",
+        "__pycache__",
+        ".pytest_cache",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".tox",
+        ".nox",
+        ".hypothesis",
+    }
+)
 
 
 class TreeState:
@@ -27,6 +45,11 @@ class TreeState:
         self.root = root
         self._known: dict[str, tuple[int, int, str]] = {}
         self._looks = 0
+
+    @property
+    def files_seen(self) -> int:
+        """The files the last look saw."""
+        return len(self._known)
 
     def digest(self) -> str:
         """The files' paths and contents as one hex digest."""
@@ -61,7 +84,7 @@ class TreeState:
                 name = os.path.join(relative, entry.name) if relative else entry.name
                 try:
                     if entry.is_dir(follow_symlinks=False):
-                        if entry.name not in _SKIPPED_DIRS:
+                        if entry.name not in SKIPPED_DIRS:
                             pending.append(name)
                         continue
                     info = entry.stat(follow_symlinks=False)

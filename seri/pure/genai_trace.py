@@ -63,7 +63,6 @@ from seri.pure.otlp_model import (
 from seri.pure.redaction import Redactor
 from seri.pure.run_tags import tag_attributes, tags_from_header
 from seri.pure.usage_totals import UsageTotals
-from seri.pure.value_record import ValueRecord
 
 AgentRole = Literal["pending", "task", "standalone", "subagent"]
 
@@ -95,6 +94,9 @@ _IN_TASK = frozenset(
         events.Checkpoint.type,
         events.Edit.type,
         events.Check.type,
+        # A goal's check comes after its task ended: its failure is the next task's start.
+        events.GoalCheck.type,
+        events.GoalEnd.type,
     }
 )
 # Compaction triggers that come from a person between tasks, not from a task's own needs.
@@ -102,8 +104,8 @@ _ASKED_FOR = frozenset({"manual", "shell"})
 _TASK_FAILED = frozenset({"error", "interrupted"})
 
 
-@attrs.frozen(repr=False, eq=False)
-class TrajectoryRecord(ValueRecord):
+@attrs.frozen
+class TrajectoryRecord:
     """One line of ``seri trajectory export``: its type, session, run, time (epoch seconds),
     its own fields, and its position in its run (the header is 0)."""
 
@@ -115,8 +117,8 @@ class TrajectoryRecord(ValueRecord):
     ordinal: int
 
 
-@attrs.frozen(repr=False, eq=False)
-class RunContext(ValueRecord):
+@attrs.frozen
+class RunContext:
     """What a run's header says, as far as its spans need it."""
 
     session: str
@@ -131,8 +133,8 @@ class RunContext(ValueRecord):
     tags: Attributes = ()
 
 
-@attrs.frozen(repr=False, eq=False)
-class AgentScope(ValueRecord):
+@attrs.frozen
+class AgentScope:
     role: AgentRole
     trace_id: bytes
     span_id: bytes
@@ -154,8 +156,8 @@ class AgentScope(ValueRecord):
     chats: int = 0
 
 
-@attrs.frozen(repr=False, eq=False)
-class ToolScope(ValueRecord):
+@attrs.frozen
+class ToolScope:
     trace_id: bytes
     span_id: bytes
     parent_id: bytes
@@ -172,8 +174,8 @@ class ToolScope(ValueRecord):
 Scope = AgentScope | ToolScope
 
 
-@attrs.frozen(repr=False, eq=False)
-class TraceState(ValueRecord):
+@attrs.frozen
+class TraceState:
     content: Content = attrs.Factory(Content)
     run: RunContext | None = None
     stack: tuple[Scope, ...] = ()
@@ -182,8 +184,8 @@ class TraceState(ValueRecord):
     during_call: tuple[SpanEvent, ...] = ()
 
 
-@attrs.frozen(repr=False, eq=False)
-class TraceOutput(ValueRecord):
+@attrs.frozen
+class TraceOutput:
     spans: tuple[Span, ...] = ()
     observations: tuple[Observation, ...] = ()
 
@@ -881,8 +883,8 @@ def _run_context(header: TrajectoryRecord, redactor: Redactor) -> RunContext:
     )
 
 
-@attrs.frozen(repr=False, eq=False)
-class FinishedTrace(ValueRecord):
+@attrs.frozen
+class FinishedTrace:
     """One task's trace, complete: its spans (the root last) and its metric observations."""
 
     spans: tuple[Span, ...]

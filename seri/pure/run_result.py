@@ -19,7 +19,6 @@ from seri.pure.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNFINISHED, EXIT_US
 from seri.pure.goals import exit_status_of
 from seri.pure.timestamps import iso_utc
 from seri.pure.usage_totals import UsageTotals
-from seri.pure.value_record import ValueRecord
 
 RunStatus = Literal[
     "done",
@@ -42,8 +41,8 @@ EXIT_TERMINATED = 143
 SIGNAL_TERMINATE = 15
 
 
-@attrs.frozen(repr=False, eq=False)
-class RunEnding(ValueRecord):
+@attrs.frozen
+class RunEnding:
     """How the run ended: its status, the exit status that follows, the answer (done) or
     why it did not finish, and the model turns it took."""
 
@@ -94,8 +93,8 @@ def failed(error: str, exit_status: int, turns: int = 0) -> RunEnding:
     return RunEnding("error", status, error=error or "the run failed", turns=turns)
 
 
-@attrs.frozen(repr=False, eq=False)
-class RunResult(ValueRecord):
+@attrs.frozen
+class RunResult:
     """The ``result`` record: the ending, with the run's totals."""
 
     ending: RunEnding

@@ -1,42 +1,41 @@
-"""A chat's goal: set it (``--until``, ``/goal``), run its tasks through ``goal_loop`` with
-the chat's own task runner, and its check through the chat's sandbox and permissions.
+"""A session's goal: set it (``--until``, ``/goal``), run its tasks through ``goal_loop`` with
+the front-end's own task runner, and its check through the session's sandbox and rules.
 
 The sites that run a task (``-p``, a typed or piped line, a headless run) call
-``run_toward_goal`` instead of ``ChatSession.run_task``: with no open goal it is that call.
+``run_toward_goal`` instead of ``run_task``: with no open goal it is that call.
 """
 
 from __future__ import annotations
 
-import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from seri.io.goals import OPEN, StoredGoal, clear_goal, load_goal, note_goal, set_goal
-from seri.pure.errors import EXIT_USAGE, SeriError
+from seri.io.goals import OPEN, StoredGoal
+from seri.pure.errors import SeriError
 from seri.pure.goals import CheckOutcome, Goal, GoalLimits
-from seri.pure.terminal_text import neutralise
 from seri.pure.turn import EndStatus, TaskEnd
-from seri.runtime.goal_loop import GoalPorts, run_goal
+from seri.runtime.goal_loop import GoalPorts, RunTask, run_goal
 
 if TYPE_CHECKING:
-    from seri.pure import events
     from seri.runtime.chat_session import ChatSession
     from seri.runtime.goal_loop import RunCheck
+    from seri.runtime.session.controller import SessionController
 
 
-def check_allowed(chat: ChatSession, command: str) -> None:
-    """Refuse a check command the policy denies (a deny rule, or a protected path its words
-    name), as it would refuse bash running it. An ``ask`` is the person's own word here: they
-    typed the command."""
+def check_allowed(session: SessionController, command: str) -> None:
+    """Refuse a check command the rules deny (a deny rule, or a protected path its words
+    name), as they would refuse bash running it. An ``ask`` is the person's own word here:
+    they typed the command."""
     from seri.pure.permission_policy import PROTECTED_RULE
     from seri.pure.permissions import decide
 
     if not command.strip():
         raise SeriError("a goal needs a check command: --until CMD or /goal CMD")
-    policy = attrs.evolve(chat.policy, project=chat.project)
+    policy = attrs.evolve(session.policy, project=session.project)
     decision = decide(policy, "bash", {"command": command})
     if decision.action == "deny":
         rule = decision.rule or PROTECTED_RULE
@@ -46,63 +45,51 @@ def check_allowed(chat: ChatSession, command: str) -> None:
         )
 
 
-def start_goal(chat: ChatSession, goal: Goal) -> None:
-    """Keep ``goal`` with the session (creating it if this run has none yet): from now on
-    every recap carries it, and every task is checked by it."""
-    check_allowed(chat, goal.command)
-    chat.ensure_session()
-    set_goal(chat.store, chat.session_id, goal, time.time())
-    chat.reload()
+def start_goal(session: SessionController, goal: Goal) -> None:
+    """Keep ``goal`` with the session: every recap carries it, every task is checked by it."""
+    check_allowed(session, goal.command)
+    session.set_goal(goal)
 
 
-def end_goal(chat: ChatSession) -> bool:
-    """``/goal clear``: whether there was one."""
-    if not chat.session_id:
-        return False
-    had = clear_goal(chat.store, chat.session_id)
-    chat.reload()
-    return had
-
-
-def open_goal(chat: ChatSession) -> StoredGoal | None:
-    if not chat.session_id:
-        return None
-    stored = load_goal(chat.store, chat.session_id)
+def open_goal(session: SessionController) -> StoredGoal | None:
+    stored = session.goal()
     return stored if stored is not None and stored.status == OPEN else None
 
 
-def limits_of(chat: ChatSession) -> GoalLimits:
-    options = chat.options
-    return GoalLimits(max_checks=options.max_checks, max_wall=options.max_wall)
-
-
-def run_toward_goal(chat: ChatSession, text: str) -> TaskEnd:
+def run_toward_goal(
+    session: SessionController,
+    text: str,
+    tell: Callable[[str], None],
+    run_task: RunTask | None = None,
+) -> TaskEnd:
     """Run ``text`` as a task; with an open goal, check it and go on until the goal is met
-    or a rule ends the run (the returned end's status says which)."""
-    stored = open_goal(chat)
-    until = chat.options.until
+    or a rule ends the run (the returned end's status says which). ``run_task``: the
+    front-end's own way to run one (the session's by default); ``tell``: where a check's
+    line goes."""
+    runner: RunTask = run_task or session.run_task
+    stored = open_goal(session)
+    until = session.options.until
     if until is not None and (stored is None or stored.goal.command != until):
         # --until: this task is the goal (an open goal with the same check goes on as it was).
-        start_goal(chat, Goal(text, until))
-        stored = open_goal(chat)
+        start_goal(session, Goal(text, until))
+        stored = open_goal(session)
     if stored is None:
-        return chat.run_task(text)
-    goal = stored.goal
-    timeout = chat.settings.goal_check_timeout
+        return runner(text, 0)
+    goal, before = stored.goal, stored.checks
+    timeout = session.settings.goal_check_timeout
     ports = GoalPorts(
-        run_task=lambda prompt, used: chat.run_task(prompt, turns_used=used),
-        run_check=_check_runner(chat, goal, timeout),
-        record=lambda event: _record(chat, event),
-        note=lambda status, checks: note_goal(
-            chat.store, chat.session_id, status, stored.checks + checks, time.time()
-        ),
-        tell=lambda line: _tell(chat, line),
+        run_task=runner,
+        run_check=_check_runner(session, goal, timeout),
+        record=session.record,
+        note=lambda ended, checks: session.note_goal(ended, before + checks),
+        tell=lambda line: tell(session.redact(line)),
     )
-    ended = run_goal(goal, limits_of(chat), text, ports, timeout=timeout)
-    chat.reload()
+    options = session.options
+    limits = GoalLimits(max_checks=options.max_checks, max_wall=options.max_wall)
+    ended = run_goal(goal, limits, text, ports, timeout=timeout)
     task = ended.task
     if task is None:  # the wall-time alarm rang between two of a task's effects
-        task = TaskEnd("wall", "", chat.conversation, chat.last_task_turns)
+        task = TaskEnd("wall", "", session.conversation, session.last_task_turns)
     if ended.status == task.status:
         return task
     status: EndStatus
@@ -112,32 +99,24 @@ def run_toward_goal(chat: ChatSession, text: str) -> TaskEnd:
     return task
 
 
-def _check_runner(chat: ChatSession, goal: Goal, timeout: float) -> RunCheck:
+def _check_runner(session: SessionController, goal: Goal, timeout: float) -> RunCheck:
     from seri.io.tree_state import TreeState
 
-    tree = TreeState(Path(chat.project))
+    tree = TreeState(Path(session.project))
 
     def run_check() -> tuple[CheckOutcome, float]:
-        from seri.io.shell import run_bash
-
         # The files as the task left them (what the stall rule compares), looked at before
         # the check writes its caches.
         digest = tree.digest()
         started = time.monotonic()
-        result = run_bash(
-            goal.command,
-            cwd=Path(chat.project),
-            timeout=timeout,
-            sandbox=chat.sandbox,
-            env=chat.child_env,
-        )
+        result = session.run_check(goal.command, timeout)
         seconds = time.monotonic() - started
         details = result.details_dict()
         code = details.get("exit_code")
         outcome = CheckOutcome(
             exit_code=code if isinstance(code, int) else None,
             timed_out=bool(details.get("timed_out")),
-            output=chat.redactor.text(result.text),
+            output=result.text,
             tree=digest,
         )
         return outcome, seconds
@@ -145,67 +124,65 @@ def _check_runner(chat: ChatSession, goal: Goal, timeout: float) -> RunCheck:
     return run_check
 
 
-def _record(chat: ChatSession, event: events.Event) -> None:
-    if chat.events is not None:
-        chat.events.record(event)
-
-
-def _tell(chat: ChatSession, line: str) -> None:
-    text = neutralise(f"seri: {chat.redactor.text(line)}")
-    if chat.interactive:
-        chat.view.notice(text)
-    else:
-        print(text, file=sys.stderr)
-
-
-def result_fields(chat: ChatSession) -> dict[str, Any]:
-    """The result record's ``goal`` and ``compaction``: the goal as the run left it, and what
-    this run's compactions cost."""
-    from seri.io.compaction_costs import costs_since
-
-    stored = load_goal(chat.store, chat.session_id)
-    fields: dict[str, Any] = {}
-    if stored is not None:
-        fields["goal"] = stored.export()
-    cost = costs_since(chat.store, chat.session_id, chat.started)
-    if cost is not None:
-        fields["compaction"] = cost
-    return fields
-
-
-def goal_command(chat: ChatSession, rest: str) -> int | None:
+def goal_command(session: SessionController, rest: str, say: Callable[[str], None]) -> int | None:
     """``/goal CMD`` (the tasks that follow are checked by CMD until it passes), ``/goal``
     (show it), ``/goal clear`` (end it)."""
+    from seri.pure.errors import EXIT_USAGE
+
     rest = rest.strip()
     if rest == "clear":
-        said = "seri: goal cleared" if end_goal(chat) else "seri: no goal to clear"
-        _tell_plain(chat, said)
+        say("seri: goal cleared" if session.clear_goal() else "seri: no goal to clear")
         return None
     if not rest:
-        stored = load_goal(chat.store, chat.session_id) if chat.session_id else None
+        stored = session.goal()
         if stored is None:
-            _tell_plain(chat, "No goal: /goal CMD checks the tasks that follow with CMD.")
+            say("No goal: /goal CMD checks the tasks that follow with CMD.")
             return None
         checks = f", {stored.checks} checks so far" if stored.checks else ""
         if stored.last_end:
             checks += f", last run: {stored.last_end}"
         text = f": {stored.goal.text}" if stored.goal.text else ""
-        _tell_plain(
-            chat, f"goal ({stored.status}{checks}): until `{stored.goal.command}` exits 0{text}"
-        )
+        say(f"goal ({stored.status}{checks}): until `{stored.goal.command}` exits 0{text}")
         return None
     try:
-        start_goal(chat, Goal("", rest))
+        start_goal(session, Goal("", rest))
     except SeriError as exc:
-        _tell_plain(chat, f"seri: {exc}")
+        say(f"seri: {exc}")
         return EXIT_USAGE
-    _tell_plain(chat, f"seri: goal set: each task from now on is checked by `{rest}`")
+    say(f"seri: goal set: each task from now on is checked by `{rest}`")
     return None
 
 
-def _tell_plain(chat: ChatSession, line: str) -> None:
-    text = neutralise(chat.redactor.text(line))
-    if chat.interactive:
-        chat.view.screen.say(text)
-    else:
-        print(text, file=sys.stderr)
+def result_fields(session: SessionController) -> dict[str, Any]:
+    """The result record's ``goal`` and ``compaction``: the goal as the run left it, and what
+    this run's compactions cost."""
+    stored = session.goal()
+    fields: dict[str, Any] = {}
+    if stored is not None:
+        fields["goal"] = stored.export()
+    cost = session.compaction_costs(since=session.started)
+    if cost is not None:
+        fields["compaction"] = cost
+    return fields
+
+
+def chat_task(chat: ChatSession, text: str) -> TaskEnd:
+    """A chat's task (typed, piped or -p) toward the session's goal, if it has one: each
+    task runs as the chat runs one, each check's line is said as the chat says notices."""
+    import sys
+
+    from seri.pure.terminal_text import neutralise
+
+    def tell(line: str) -> None:
+        if chat.interactive:
+            chat.view.notice(neutralise(f"seri: {line}"))
+        else:
+            print(neutralise(f"seri: {line}"), file=sys.stderr)
+
+    def run_one(prompt: str, used: int) -> TaskEnd:
+        try:
+            return chat.session.run_task(prompt, used)
+        finally:
+            chat.view.close()
+
+    return run_toward_goal(chat.session, text, tell, run_one)

@@ -7,7 +7,9 @@ check that tries to write a protected path."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -113,6 +115,21 @@ def test_a_goal_passes_after_two_failing_checks(run_seri: RunSeri, project: Path
     ]
     assert "n is 1" in checks[0]["output"] and checks[0]["seconds"] >= 0
     assert [e["status"] for e in events if e["type"] == "goal_end"] == ["done"]
+    # ... and in the other exports: ATIF (a step's extra) and OTLP (span events).
+    atif = run_seri("trajectory", "export", "--format", "atif", "--session", record["session"])
+    assert atif.returncode == 0 and atif.stdout.count("goal_check") >= 3, atif.stderr
+    otlp = run_seri(
+        "trajectory",
+        "export",
+        "--format",
+        "otlp",
+        "--session",
+        record["session"],
+        env={"OTEL_SERVICE_NAME": "offline"},
+    )
+    assert otlp.returncode == 0, otlp.stderr
+    assert otlp.stdout.count('"seri.goal_check.exit_code"') == 3
+    assert '"seri.goal_end.status"' in otlp.stdout
 
 
 def json_run(
@@ -306,3 +323,48 @@ def test_a_check_cannot_write_a_protected_path(run_seri: RunSeri, project: Path)
     exported = run_seri("trajectory", "export", "--session", record["session"])
     checks = [json.loads(x) for x in exported.stdout.splitlines() if '"goal_check"' in x]
     assert checks[0]["exit_code"] == 1 and "Error" in checks[0]["output"]
+
+
+def test_a_real_run_fixes_a_failing_test_until_pytest_passes(
+    run_seri: RunSeri, project: Path
+) -> None:
+    """A small repository with a failing test, `python -m pytest -q` as the goal's check, and
+    a scripted model that first answers without fixing anything (the check's real failure
+    goes back to it), then fixes the bug."""
+    (project / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (project / "test_calc.py").write_text(
+        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    )
+    fix = call("e1", "edit", path="calc.py", old_string="return a - b", new_string="return a + b")
+    steps = [
+        {"text": "I looked; it should pass."},
+        {"tool_calls": [fix]},
+        {"text": "Fixed add: it subtracted."},
+    ]
+    venv_bin = str(Path(sys.executable).parent)  # `python` with pytest, first on PATH
+    with FakeModel(steps) as fake:
+        done = run_seri(
+            "chat",
+            "-p",
+            "make the tests pass",
+            "--until",
+            "python -m pytest -q -p no:cacheprovider",
+            "--allow",
+            "edit",
+            "--output-format",
+            "json",
+            env={
+                "SERI_BASE_URL": fake.base_url,
+                "OPENROUTER_API_KEY": KEY,
+                "PATH": f"{venv_bin}:{os.environ['PATH']}",
+            },
+        )
+        seen = user_texts(fake)
+    record = result_of(done)
+    assert (record["status"], done.returncode) == ("done", 0), done.stderr
+    assert record["goal"]["checks"] == 2 and record["answer"] == "Fixed add: it subtracted."
+    # pytest's own failure reached the model.
+    assert "assert -1 == 5" in seen[1] and "1 failed" in seen[1]
+    assert (project / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    assert "check 1: `python -m pytest -q -p no:cacheprovider` failed (exit 1" in done.stderr
+    assert "check 2: `python -m pytest -q -p no:cacheprovider` passed" in done.stderr
