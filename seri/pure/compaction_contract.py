@@ -49,11 +49,11 @@ def task_in_hand(history: Sequence[Message], end: int, previous_task: str) -> st
 
 
 def fitted_task(task: str, recap_chars: int) -> str:
-    """The task in hand as the recap carries it: whole when it takes at most half the recap's
-    room (``recap_chars``), else its head and its end around a marker saying how much was
-    left out (the ledger's ``task_kept`` is then false). A recap within its room is what
-    keeps the compaction's own sizing, and its dry run, true."""
-    limit = max(200, recap_chars // 2)
+    """The task in hand as the recap carries it: whole when it takes at most a quarter of
+    the recap's room (``recap_chars``), else its head and its end around a marker saying how
+    much was left out (the ledger's ``task_kept`` is then false). A recap within its room is
+    what keeps the compaction's own sizing, and its dry run, true."""
+    limit = max(200, recap_chars // 4)
     if len(task) <= limit:
         return task
     marker = "\n[… {:,} characters of this message left out here to fit the recap …]\n"

@@ -68,7 +68,7 @@ def test_the_task_in_hand_is_the_newest_task_when_the_cut_evicts_it(
 @given(st.text(max_size=5000), st.integers(0, 20_000))
 def test_a_fitted_task_is_whole_or_bounded(task: str, recap_chars: int) -> None:
     fitted = fitted_task(task, recap_chars)
-    limit = max(200, recap_chars // 2)
+    limit = max(200, recap_chars // 4)
     if len(task) <= limit:
         assert fitted == task
     else:
