@@ -36,6 +36,7 @@ LIST_KEYS = [
     "cached_tokens",
     "cost",
     "tags",
+    "goal",
 ]
 T0 = 1_780_000_000.0  # 2026-05-28T20:26:40Z
 
@@ -166,6 +167,7 @@ def test_list_json_has_stable_keys_in_a_stable_order(
         "cached_tokens": 0,
         "cost": None,
         "tags": {},
+        "goal": None,
     }
     only_here = _json_lines(run_seri("sessions", "list", "--json").stdout)
     assert [line["id"] for line in only_here] == ["abc222", "abd333", "abc111"]

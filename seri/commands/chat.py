@@ -25,6 +25,7 @@ _USAGE = """Work on a task with a model.
 Usage:
   seri chat [--continue | --resume ID] [--fork] [--model M] [--max-turns N] [--allow RULE]...
             [--max-budget-usd X] [--tag KEY=VALUE]... [-p PROMPT [--output-format FORMAT]]
+            [--until CMD [--max-checks N] [--max-wall TIME]]
   seri chat (-h | --help)
 
 `seri` alone is `seri chat`; so is `seri` followed by chat's options (`seri -p TEXT`).
@@ -39,6 +40,16 @@ Options:
                               then the result record) [default: text].
   --max-budget-usd X          Start no model call once the run's reported cost has reached
                               X USD (else config `max_budget_usd`): status budget, exit 1.
+  --until CMD                 A goal: after each task run CMD (as bash runs it: sandbox,
+                              rules, environment) and go on, its failing output as the
+                              next task, until it exits 0 (exit 0). Kept with the session
+                              and in every recap; --continue goes on toward it. Other ends:
+                              stalled (same failure, no file changed, 3 times; exit 3),
+                              max_checks (exit 4), wall (exit 5), max_turns and budget
+                              (exit 1). --max-turns then caps the whole run.
+  --max-checks N              With --until: stop after N failing checks.
+  --max-wall TIME             With --until: stop after TIME (90, 90s, 30m, 2h), a task
+                              under way included.
   --continue                  Open the most recent session of this project directory.
   --resume ID                 Open a given session (a unique prefix of its id is enough);
                               on a terminal, --resume alone offers the recent ones.
@@ -67,11 +78,14 @@ printf '/compact\\n' | seri chat --resume ID
 
 With --output-format json or stream-json, stdout holds JSON only and its last line is
 always the result record, whatever ended the run (Ctrl-C and SIGTERM too): type "result",
-session, run, status (done, max_turns, budget, length, overflow, error, interrupted),
-exit_status (the status seri exits with: 0, 1, 2, 130 for Ctrl-C, 143 for SIGTERM), turns,
-usage, cost, cached_share (every call of the run, subagents' and the summarizer's
-included), duration_ms, answer, error. The events are those of `seri trajectory export`
-(README: Trajectory export schema).
+session, run, status (done, max_turns, budget, length, overflow, error, interrupted,
+stalled, max_checks, wall, context_exhausted), exit_status (the status seri exits with: 0,
+1, 2, 3 stalled, 4 max_checks, 5 wall, 6 context_exhausted, 130 for Ctrl-C, 143 for
+SIGTERM), turns, usage, cost, cached_share (every call of the run, subagents' and the
+summarizer's included), duration_ms, answer, error, goal (text, command, status, last_end,
+checks; null without one), compactions (this run's: count, summarizer tokens and cost,
+tokens written to the cache again; null when none ran). The events are those of `seri
+trajectory export` (README: Trajectory export schema).
 
 A cost budget needs a provider that reports what each call cost (OpenRouter does): seri
 cannot know that before the first call answers, so a budget with a provider that reports
@@ -142,7 +156,9 @@ def run(argv: list[str]) -> int:
             text = _prompt_text(chat_options.prompt)
             if not text.strip():
                 raise SeriError("the prompt is empty; give a task with -p TEXT or on stdin")
-            return chat.one_shot(text)
+            from seri.runtime.goal_session import chat_task
+
+            return chat.report(chat_task(chat, text), print_answer=True)
         return scripted(chat)
     finally:
         chat.close()
@@ -165,10 +181,36 @@ def _chat_options(options: dict[str, Any]) -> ChatOptions:
         output_format=options["--output-format"] or "text",
         max_budget_usd=None if budget is None else budget_usd(budget, "--max-budget-usd"),
         tags=tags_asked(os.environ, options["--tag"]),
+        **_goal_options(options),
     )
     if chat_options.fork and not (chat_options.continue_last or chat_options.resume):
         raise SeriError("--fork copies a session: give it with --resume ID or --continue")
     return chat_options
+
+
+def _goal_options(options: dict[str, Any]) -> dict[str, Any]:
+    """--until and its limits (each limit only with --until)."""
+    until, checks, wall = options["--until"], options["--max-checks"], options["--max-wall"]
+    if until is None:
+        if checks is not None or wall is not None:
+            raise SeriError("--max-checks and --max-wall limit a goal: add --until CMD")
+        return {}
+    if not until.strip():
+        raise SeriError("--until needs a check command, e.g. --until 'python -m pytest -q'")
+    found: dict[str, Any] = {"until": until}
+    if checks is not None:
+        found["max_checks"] = positive_number(checks, "--max-checks", TURNS)
+    if wall is not None:
+        from seri.pure.goals import wall_seconds
+
+        seconds = wall_seconds(wall)
+        if seconds is None:
+            raise SeriError(
+                f"--max-wall must be a time above zero and at most a week (90, 90s, 30m, 2h), "
+                f"not {wall!r}"
+            )
+        found["max_wall"] = seconds
+    return found
 
 
 def _open_session(

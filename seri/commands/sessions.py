@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING
 
 from seri.io.session_index import listing_rows
 from seri.pure.number_ranges import LISTED_ROWS
-from seri.pure.terminal_text import neutralise
+from seri.pure.terminal_text import neutralise, one_line
 from seri.pure.text_table import render_table
 from seri.runtime.profile import Profile, current_project, open_profile
 from seri.runtime.running import parse_usage, positive_number
@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
 
+    from seri.io.goals import StoredGoal
     from seri.pure.records import Session
 
 
@@ -131,9 +132,13 @@ def _list(profile: Profile, *, all_projects: bool, as_json: bool, limit: int | N
     more = limit is not None and len(rows) > limit
     rows = rows[:limit] if more else rows
     if as_json:
+        from seri.io.goals import goals_of
         from seri.pure.json_lines import json_line  # json: only a --json listing pays for it
 
-        lines = (json_line(listing_to_dict(row), compact=False) for row in rows)
+        goals = goals_of(profile.store, [str(row[0]) for row in rows])
+        lines = (
+            json_line(listing_to_dict(row, goals.get(str(row[0]))), compact=False) for row in rows
+        )
         out.write("".join(lines))
         return 0
     if not rows:
@@ -174,7 +179,7 @@ def _screen_rows() -> int:
     return max(5, shutil.get_terminal_size().lines - 3)
 
 
-def listing_to_dict(row: Sequence[Any]) -> dict[str, Any]:
+def listing_to_dict(row: Sequence[Any], goal: StoredGoal | None = None) -> dict[str, Any]:
     """A listing row (``session_index.listing_rows``) as the JSON object scripts rely on."""
     from seri.pure import json_text
     from seri.runtime.sessions_export import row_to_dict
@@ -190,6 +195,8 @@ def listing_to_dict(row: Sequence[Any]) -> dict[str, Any]:
         "cost": round(cost, 6) if costed else None,
         # The run tags (SERI_RUN_TAGS, --tag) of its runs: {} when none.
         "tags": json_text.loads_stored(tags),
+        # The session's goal (text, command, status: open, done, stalled, ...), or null.
+        "goal": None if goal is None else goal.export(),
     }
 
 
@@ -226,6 +233,9 @@ def _print_human(session: Session, head: dict[str, Any], store: Any, session_id:
         fields.append(("forked", f"from {head['forked_from']} (seri chat --fork)"))
     if head["tags"]:
         fields.append(("tags", " ".join(f"{key}={value}" for key, value in head["tags"].items())))
+    goal = head.get("goal")
+    if goal:
+        fields.append(("goal", _goal_line(goal)))
     out.write("".join(f"{name:<10} {neutralise(value)}\n" for name, value in fields))
     if head["compactions"]:
         out.write("\ncompactions:\n")
@@ -237,16 +247,54 @@ def _print_human(session: Session, head: dict[str, Any], store: Any, session_id:
                 f"{c['estimate_before']} -> {c['estimate_after']}",
                 str(c["summary_calls"]),
                 str(c["elided"]),
+                _summary_cost(c),
+                str(c["cache_rewrite_tokens"]),
+                _kept(c),
                 c["focus"] or "-",
             ]
             for c in head["compactions"]
         ]
         table = render_table(
-            ["AT", "TRIGGER", "EVICTED", "ESTIMATE", "CALLS", "ELIDED", "FOCUS"], rows
+            [
+                "AT",
+                "TRIGGER",
+                "EVICTED",
+                "ESTIMATE",
+                "CALLS",
+                "ELIDED",
+                "SUMMARIZER",
+                "CACHE REWRITE",
+                "KEPT",
+                "FOCUS",
+            ],
+            rows,
         )
         out.write("".join(f"  {line}\n" for line in table.split("\n")))
     out.write("\n")
     _print_messages(out, store, session_id)
+
+
+def _goal_line(goal: dict[str, Any]) -> str:
+    checks = f", {goal['checks']} checks" if goal["checks"] else ""
+    last = f" (last run: {goal['last_end']})" if goal["last_end"] else ""
+    text = f": {one_line(goal['text'])}" if goal["text"] else ""
+    return f"{goal['status']}{last}{checks}, until `{goal['command']}` exits 0{text}"
+
+
+def _summary_cost(entry: dict[str, Any]) -> str:
+    """The summarizer's tokens in and out, and its cost when reported."""
+    tokens = f"{entry['summary_input_tokens']} in, {entry['summary_output_tokens']} out"
+    cost = entry["summary_cost"]
+    return tokens if cost is None else f"{tokens}, ${cost:.4f}"
+
+
+def _kept(entry: dict[str, Any]) -> str:
+    """Whether the task in hand and the goal came through verbatim ('-': there was none)."""
+    marks = []
+    for key, name in (("task_kept", "task"), ("goal_kept", "goal")):
+        if entry[key] is not None:
+            marks.append(f"{name} {'yes' if entry[key] else 'NO'}")
+    return ", ".join(marks) or "-"
 
 
 def _print_messages(out: Any, store: Any, session_id: str) -> None:

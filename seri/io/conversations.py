@@ -222,9 +222,11 @@ def fork_session(conn: apsw.Connection, source_id: str, fork_id: str, now: float
         " SELECT ?, rule, tool, subject, at FROM session_rules WHERE session_id = ? ORDER BY id",
         (fork_id, source_id),
     )
+    from seri.io.goals import copy_goal
     from seri.io.session_tags import copy_tags
 
     copy_tags(conn, source_id, fork_id)
+    copy_goal(conn, source_id, fork_id)
 
 
 def discard_empty_session(store: Store, session_id: str) -> None:
@@ -435,7 +437,9 @@ def resolve_session_id(store: Store, text: str) -> str:
 def compaction_ledger(store: Store, session_id: str) -> list[dict[str, Any]]:
     rows = store.connection.execute(
         "SELECT at, trigger, focus, evicted, estimate_before, estimate_after, summary_calls,"
-        " elided FROM compactions WHERE session_id = ? ORDER BY id",
+        " elided, summary_input_tokens, summary_output_tokens, summary_cost,"
+        " cache_rewrite_tokens, task_kept, goal_kept FROM compactions WHERE session_id = ?"
+        " ORDER BY id",
         (session_id,),
     )
     return [
@@ -448,8 +452,31 @@ def compaction_ledger(store: Store, session_id: str) -> list[dict[str, Any]]:
             "estimate_after": after,
             "summary_calls": calls,
             "elided": elided,
+            # What it cost (migration 11; older entries say 0 and null).
+            "summary_input_tokens": summary_in,
+            "summary_output_tokens": summary_out,
+            "summary_cost": cost,
+            "cache_rewrite_tokens": rewrite,
+            # Whether the task in hand and the goal came through verbatim (null: none).
+            "task_kept": None if task_kept is None else bool(task_kept),
+            "goal_kept": None if goal_kept is None else bool(goal_kept),
         }
-        for at, trigger, focus, evicted, before, after, calls, elided in rows
+        for (
+            at,
+            trigger,
+            focus,
+            evicted,
+            before,
+            after,
+            calls,
+            elided,
+            summary_in,
+            summary_out,
+            cost,
+            rewrite,
+            task_kept,
+            goal_kept,
+        ) in rows
     ]
 
 

@@ -351,6 +351,31 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE mcp_approvals ADD COLUMN shown TEXT NOT NULL DEFAULT '';
     UPDATE mcp_approvals SET identity = 'old-form' WHERE identity NOT LIKE 'sha256:%';
     """,
+    # 11 (issue 27's; it follows main's last): a session's goal (`seri chat -p TASK --until
+    # CMD`, `/goal CMD`): its text and check command, carried in every recap like a pin, and
+    # how it stands (`open` until a check passes, then `done`; how its last run ended:
+    # `stalled`, `max_checks`, `wall`, ... or '' while none has; the checks run so far).
+    # And what each compaction cost: the summarizer's tokens and reported cost (NULL: none
+    # reported), the tokens the next request writes to the provider's cache again, and
+    # whether the task in hand and the goal came through it verbatim (NULL: there was none).
+    """
+    CREATE TABLE session_goals(
+        session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        text TEXT NOT NULL,
+        command TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'open',
+        last_end TEXT NOT NULL DEFAULT '',
+        checks INTEGER NOT NULL DEFAULT 0,
+        set_at REAL NOT NULL,
+        updated REAL NOT NULL
+    ) WITHOUT ROWID;
+    ALTER TABLE compactions ADD COLUMN summary_input_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE compactions ADD COLUMN summary_output_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE compactions ADD COLUMN summary_cost REAL;
+    ALTER TABLE compactions ADD COLUMN cache_rewrite_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE compactions ADD COLUMN task_kept INTEGER;
+    ALTER TABLE compactions ADD COLUMN goal_kept INTEGER;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

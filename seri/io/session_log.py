@@ -268,7 +268,9 @@ def apply_compaction(
     )
     conn.execute(
         "INSERT INTO compactions(session_id, at, trigger, focus, evicted, estimate_before,"
-        " estimate_after, summary_calls) VALUES (?,?,?,?,?,?,?,?)",
+        " estimate_after, summary_calls, summary_input_tokens, summary_output_tokens,"
+        " summary_cost, cache_rewrite_tokens, task_kept, goal_kept)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (
             session_id,
             now,
@@ -278,6 +280,12 @@ def apply_compaction(
             effect.estimate_before,
             effect.estimate_after,
             effect.summary_calls,
+            effect.summary_input_tokens,
+            effect.summary_output_tokens,
+            effect.summary_cost,
+            effect.cache_rewrite_tokens,
+            effect.task_kept,
+            effect.goal_kept,
         ),
     )
     return True

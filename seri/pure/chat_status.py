@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from seri.pure.human_units import cost_text, plural, tokens_short
 from seri.pure.records import Message
@@ -63,6 +64,18 @@ def cost_lines(run: UsageTotals, session: UsageTotals | None) -> list[str]:
     else:
         lines.append(f"this session: {cost_summary(session)}, subagents and earlier runs included")
     return lines
+
+
+def compaction_cost_line(spent: Mapping[str, Any]) -> str:
+    """What the session's compactions cost (``seri.io.compaction_costs``), for /cost."""
+    cost = spent["summary_cost"]
+    money = "" if cost is None else f", {cost_text(cost)}"
+    return (
+        f"compactions:  {spent['count']}: the summarizer read "
+        f"{tokens_short(spent['summary_input_tokens'])} and wrote "
+        f"{tokens_short(spent['summary_output_tokens'])}{money}; "
+        f"{tokens_short(spent['cache_rewrite_tokens'])} tokens written to the cache again"
+    )
 
 
 def status_lines(

@@ -21,6 +21,7 @@ from collections.abc import Iterator, Sequence
 import attrs
 
 from seri.pure import events
+from seri.pure.compaction_contract import contract_marks, fitted_task, task_in_hand
 from seri.pure.compaction_outcome import (
     CHANGED,
     NO_CUT,
@@ -184,6 +185,21 @@ def compact(
     rendered_for = window
     if cut is None:
         return attrs.evolve(NO_CUT, window=window, budget=budget)
+    overhead = window.overhead_chars
+    before = (
+        estimate_before
+        if estimate_before is not None
+        else estimate_tokens(overhead + messages_chars(history))
+    )
+    # Announced before the summarizer is called (the contract: no compaction unannounced).
+    yield Record(
+        events.CompactionStart(
+            trigger=trigger,
+            evicting=cut.index_of_first_kept,
+            estimate_before=before,
+            context_window=window.tokens,
+        )
+    )
     read = history if stored is None else stored
     fold = Fold(read, previous, window, elide_bytes, focus, project, budget or OutputBudget())
     end = cut.index_of_first_kept
@@ -202,14 +218,11 @@ def compact(
     evicted = history[:end]
     kept = tuple(history[end:])
     recap = _with_paths(fold.recap, paths_touched(evicted, project))
-    recap = attrs.evolve(recap, rules=rules_in_force(evicted, previous))
+    task = task_in_hand(history, end, previous.task if previous else "")
+    carried = fitted_task(task, recap_chars(rendered_for))
+    recap = attrs.evolve(recap, rules=rules_in_force(evicted, previous), task=carried)
     message = recap_message(recap, pins, rendered_for)
-    overhead = window.overhead_chars
-    before = (
-        estimate_before
-        if estimate_before is not None
-        else estimate_tokens(overhead + messages_chars(history))
-    )
+    marks = contract_marks(history, end, message, pins, task)
     after = estimate_tokens(overhead + messages_chars((message, *kept)))
     applied = yield from perform(
         ApplyCompaction(
@@ -222,6 +235,9 @@ def compact(
             estimate_after=after,
             summary_calls=fold.calls,
             token_scale=window.scale if window.measured else 0.0,
+            task_kept=marks.task_kept,
+            goal_kept=marks.goal_kept,
+            cache_rewrite_tokens=marks.cache_rewrite_tokens,
         )
     )
     if not applied:
@@ -464,7 +480,12 @@ def plan_compaction(
     recap: tuple[Message, ...] = ()
     if cut is not None:
         rules = rules_in_force(history[:end], previous)
-        recap = (recap_message(attrs.evolve(previous or Recap(), rules=rules), pins, window),)
+        task = fitted_task(
+            task_in_hand(history, end, previous.task if previous else ""), recap_chars(window)
+        )
+        recap = (
+            recap_message(attrs.evolve(previous or Recap(), rules=rules, task=task), pins, window),
+        )
     history_after = (*recap, *kept)
     # The recap to come counted at the most its rendering may take: an upper bound on what
     # the real compaction leaves.

@@ -268,6 +268,16 @@ class ApplyCompaction(Request[bool]):
     summary_calls: int = 1
     # The scale the fold learned (0: none measured), kept with the session.
     token_scale: float = 0.0
+    # The compaction contract's marks (seri.pure.compaction_contract): whether the task in
+    # hand and the goal came through verbatim (None: there was none), the tokens the next
+    # request writes to the provider's cache again, and (filled in by the interpreter, which
+    # sees the summarizer's calls) what the summarizer cost.
+    task_kept: bool | None = None
+    goal_kept: bool | None = None
+    cache_rewrite_tokens: int = 0
+    summary_input_tokens: int = 0
+    summary_output_tokens: int = 0
+    summary_cost: float | None = None
 
 
 Effect = (

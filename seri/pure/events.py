@@ -446,6 +446,37 @@ class Check(Event):
 
 
 @attrs.frozen(kw_only=True)
+class GoalCheck(Event):
+    """The goal's check command ran after a task (`--until`, `/goal`)."""
+
+    type: ClassVar[str] = "goal_check"
+
+    command: str = field("the command", telemetry="content")
+    n: int = field("which check of the run this was, from 1", telemetry="plain")
+    exit_code: int | None = field(
+        "its exit status (null when its time limit stopped it)", telemetry="plain"
+    )
+    ok: bool = field("it passed: the goal is met", telemetry="plain")
+    timed_out: bool = field("its time limit stopped it", telemetry="plain")
+    seconds: float = field("how long it ran", telemetry="plain")
+    output: str = field("the tail of what it printed", telemetry="content")
+
+
+@attrs.frozen(kw_only=True)
+class GoalEnd(Event):
+    """A goal run ended: its check passed, or a rule or the task ended it."""
+
+    type: ClassVar[str] = "goal_end"
+
+    status: str = field(
+        "`done`, `stalled`, `max_checks`, `wall`, or the status of the task that ended it",
+        telemetry="plain",
+    )
+    checks: int = field("the checks run", telemetry="plain")
+    detail: str | Absent = field("why it ended unmet", optional=True, telemetry="content")
+
+
+@attrs.frozen(kw_only=True)
 class MemoryStaged(Event):
     """The model asked to remember something (nothing is written until approved)."""
 
@@ -521,6 +552,18 @@ class Compaction(Event):
 
 
 @attrs.frozen(kw_only=True)
+class CompactionStart(Event):
+    """A compaction is about to call the summarizer (its outcome follows as `compaction`)."""
+
+    type: ClassVar[str] = "compaction_start"
+
+    trigger: str = field("as for `compaction`", telemetry="plain")
+    evicting: int = field("messages the cut replaces", telemetry="plain")
+    estimate_before: int = field("tokens before", telemetry="plain")
+    context_window: int = field("the window's tokens", telemetry="plain")
+
+
+@attrs.frozen(kw_only=True)
 class Shrink(Event):
     """Oversized tool payloads were replaced by `{"elided": true, "originalBytes": N,
     "fullText": FILE}`."""
@@ -571,6 +614,9 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     Checkpoint,
     Edit,
     Check,
+    GoalCheck,
+    GoalEnd,
+    CompactionStart,
     Compaction,
     Shrink,
     Overflow,

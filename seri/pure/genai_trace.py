@@ -94,6 +94,9 @@ _IN_TASK = frozenset(
         events.Checkpoint.type,
         events.Edit.type,
         events.Check.type,
+        # A goal's check comes after its task ended: its failure is the next task's start.
+        events.GoalCheck.type,
+        events.GoalEnd.type,
     }
 )
 # Compaction triggers that come from a person between tasks, not from a task's own needs.

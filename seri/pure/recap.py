@@ -56,6 +56,9 @@ class Recap:
     # (``[rule name] ...``): a rule that fired stays in force after its message is evicted.
     # None for a recap stored before seri kept them here (they are then in its text only).
     rules: tuple[str, ...] | None = None
+    # The task in hand, verbatim, when a cut evicted the newest message that set it (see
+    # seri.pure.compaction_contract): never summarized, carried until a newer one arrives.
+    task: str = ""
 
 
 # --- elision ---------------------------------------------------------------------------------
@@ -314,6 +317,8 @@ RECAP_HEADER = (
 
 
 PINS_HEADING = "## Pinned notes (kept verbatim)"
+# The task in hand when the cut evicted it: last, where the conversation goes on from.
+TASK_HEADING = "## The task in hand (the newest message, kept verbatim)"
 
 
 @attrs.frozen
@@ -373,6 +378,8 @@ def _render(recap: Recap, pins: Sequence[str], detail: _Detail) -> str:
         blocks.append(f"## Notes\n{_bullets(recap.notes, detail.items, 'earlier notes')}")
     if pins:
         blocks.append(f"{PINS_HEADING}\n" + "\n".join(f"- {pin}" for pin in pins))
+    if recap.task:
+        blocks.append(f"{TASK_HEADING}\n{recap.task}")
     return "\n\n".join(blocks)
 
 
@@ -415,6 +422,8 @@ def recap_to_dict(recap: Recap) -> dict[str, Any]:
     data.update({name: list(getattr(recap, name)) for name in _LIST_FIELDS})
     if recap.rules is not None:
         data["rules"] = list(recap.rules)
+    if recap.task:
+        data["task"] = recap.task
     return data
 
 
@@ -426,7 +435,10 @@ def recap_from_dict(data: Mapping[str, Any]) -> Recap:
         raise TypeError(f"recap goal must be a string, not {goal!r}")
     lists = {name: _string_tuple(name, data.get(name, [])) for name in _LIST_FIELDS}
     rules = _string_tuple("rules", data["rules"]) if "rules" in data else None
-    return Recap(goal=goal, **lists, rules=rules)
+    task = data.get("task", "")
+    if not isinstance(task, str):
+        raise TypeError(f"recap task must be a string, not {task!r}")
+    return Recap(goal=goal, **lists, rules=rules, task=task)
 
 
 def _string_tuple(name: str, value: Any) -> tuple[str, ...]:

@@ -10,15 +10,30 @@ the run's events (whose lines have the same leading keys: ``type``, ``session``,
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal, get_args
 
 import attrs
 
 from seri.pure.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNFINISHED, EXIT_USAGE
+from seri.pure.goals import exit_status_of
 from seri.pure.timestamps import iso_utc
 from seri.pure.usage_totals import UsageTotals
 
-RunStatus = Literal["done", "max_turns", "budget", "length", "overflow", "error", "interrupted"]
+RunStatus = Literal[
+    "done",
+    "max_turns",
+    "budget",
+    "length",
+    "overflow",
+    "error",
+    "interrupted",
+    # A goal run's own ends, and the compaction contract's (seri.pure.goals: exit 3 to 6).
+    "stalled",
+    "max_checks",
+    "wall",
+    "context_exhausted",
+]
 RUN_STATUSES: tuple[str, ...] = get_args(RunStatus)
 
 # A run ended by SIGTERM exits as shells report a process killed by it: 128 + 15.
@@ -59,7 +74,7 @@ def ending_of_task(
         # Nobody interrupted it (a stream the provider cut, a server gone silent): a failed
         # turn, so the status says what the exit status 1 says.
         known = "error"
-    return RunEnding(known, EXIT_UNFINISHED, error=detail or known, turns=turns)
+    return RunEnding(known, exit_status_of(known), error=detail or known, turns=turns)
 
 
 def interrupted(turns: int, signal_number: int = 0, detail: str = "") -> RunEnding:
@@ -89,6 +104,11 @@ class RunResult:
     at: float  # when it ended (epoch s)
     session: str | None = None
     run: str | None = None
+    # The session's goal as the run left it (text, command, status, checks), if it has one.
+    goal: Mapping[str, Any] | None = None
+    # What the run's compactions cost (count, the summarizer's tokens and cost, the tokens
+    # written to the provider's cache again); None when none ran.
+    compaction: Mapping[str, Any] | None = None
 
     def export(self) -> dict[str, Any]:
         usage = self.usage
@@ -116,4 +136,6 @@ class RunResult:
             "duration_ms": max(0, round(self.duration * 1000)),
             "answer": ending.answer,
             "error": ending.error or None,
+            "goal": None if self.goal is None else dict(self.goal),
+            "compactions": None if self.compaction is None else dict(self.compaction),
         }

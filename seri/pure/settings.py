@@ -42,6 +42,8 @@ DEFAULT_ELIDE_BYTES = 4_096
 DEFAULT_RETENTION_DAYS = 30
 # How long the first model call of a chat waits for MCP servers still starting, in seconds.
 DEFAULT_MCP_STARTUP_WAIT = 5.0
+# A goal's check command (--until, /goal) is stopped after this long (config goal.check_timeout).
+DEFAULT_GOAL_CHECK_TIMEOUT = 600.0
 # Above this many MCP tools, they go out by name and one line, with tool_search for the rest.
 DEFAULT_MCP_TOOL_SEARCH_THRESHOLD = 40
 EFFORTS = ("max", "xhigh", "high", "medium", "low", "minimal", "none")
@@ -75,6 +77,10 @@ class Settings:
     # An invalid window must not stop a chat; pruning reports it and deletes nothing.
     retention_error: str = ""
     check_command: str = ""
+    # A goal's check is stopped after this many seconds (config goal.check_timeout).
+    goal_check_timeout: float = DEFAULT_GOAL_CHECK_TIMEOUT
+    # compaction.auto: false never compacts without being asked (/compact, seri compact).
+    compaction_auto: bool = True
     permissions: Mapping[str, Any] = _EMPTY
     # config.json's ``mcpServers`` as written (seri.pure.mcp_config reads it, with the env).
     mcp_servers: Mapping[str, Any] = _EMPTY
@@ -245,6 +251,22 @@ def parse_settings(config: Mapping[str, Any], env: Mapping[str, str]) -> Setting
     trajectory = _mapping("trajectory", config.get("trajectory", {}))
     reasoning = _mapping("reasoning", config.get("reasoning", {}))
     check = _mapping("check", config.get("check", {}))
+    goal = _mapping("goal", config.get("goal", {}))
+    compaction_auto = compaction.get("auto", True)
+    if not isinstance(compaction_auto, bool):
+        raise ConfigError(
+            f"config.json: 'compaction.auto' must be true or false, not {compaction_auto!r}"
+        )
+    check_timeout = goal.get("check_timeout", DEFAULT_GOAL_CHECK_TIMEOUT)
+    if (
+        isinstance(check_timeout, bool)
+        or not isinstance(check_timeout, int | float)
+        or not 0 < check_timeout <= 86_400
+    ):
+        raise ConfigError(
+            "config.json: 'goal.check_timeout' must be seconds above 0 and at most 86400, "
+            f"not {check_timeout!r}"
+        )
     mcp = _mapping("mcp", config.get("mcp", {}))
     effort = _text("reasoning.effort", reasoning.get("effort", ""))
     if effort and effort not in EFFORTS:
@@ -299,6 +321,8 @@ def parse_settings(config: Mapping[str, Any], env: Mapping[str, str]) -> Setting
         retention_days=window_days,
         retention_error=window_error,
         check_command=_text("check.command", check.get("command", "")),
+        goal_check_timeout=float(check_timeout),
+        compaction_auto=compaction_auto,
         permissions=_mapping("permissions", config.get("permissions", {})),
         mcp_servers=_mapping("mcpServers", config.get("mcpServers", {})),
         mcp_startup_wait=_seconds(

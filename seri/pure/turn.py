@@ -18,6 +18,12 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from seri.pure import events
+from seri.pure.compaction_contract import (
+    LastCompaction,
+    auto_off_detail,
+    exhausted_detail,
+    loop_verdict,
+)
 from seri.pure.compaction_outcome import CHANGED, Compacted, NotCompacted, Why, does_not_fit
 from seri.pure.effects import (
     AskPerson,
@@ -61,7 +67,19 @@ if TYPE_CHECKING:
 
 # "refused": the prompt alone is too big for the window; nothing was stored.
 EndStatus = Literal[
-    "done", "max_turns", "budget", "error", "interrupted", "overflow", "length", "refused"
+    "done",
+    "max_turns",
+    "budget",
+    "error",
+    "interrupted",
+    "overflow",
+    "length",
+    "refused",
+    # A goal run's own ends (seri.pure.goals), and the compaction contract's no-loop rule.
+    "stalled",
+    "max_checks",
+    "wall",
+    "context_exhausted",
 ]
 
 INTERRUPTED_RESULT = "interrupted by user: the tool call did not finish"
@@ -93,6 +111,8 @@ class TaskSetup:
     # The run's cost budget in USD (--max-budget-usd; None: none): no call starts once the
     # run's reported cost has reached it (see seri.pure.cost_budget).
     max_budget_usd: float | None = None
+    # compaction.auto: false never compacts without being asked; an overflow fails the turn.
+    auto_compact: bool = True
 
     @property
     def tool_names(self) -> tuple[str, ...]:
@@ -128,6 +148,8 @@ class Conversation:
     pins: tuple[str, ...] = ()
     # The window a provider's overflow answer stated, when smaller than the configured one.
     learned_window: int = 0
+    # This run's last compaction, for the no-loop rule (seri.pure.compaction_contract).
+    last_compaction: LastCompaction | None = None
 
 
 @attrs.frozen
@@ -219,6 +241,8 @@ class _Loop:
         self.said_fixed_part = False
         # A compaction's record, held until make_fit knows whether the session fits.
         self.pending_record: events.Compaction | None = None
+        # The run's last compaction (carried from task to task): the no-loop rule's facts.
+        self.last = conversation.last_compaction
 
     def add(self, messages: Sequence[Message]) -> Persist:
         self.history.extend(messages)
@@ -226,6 +250,8 @@ class _Loop:
         self.chars += added
         if self.grown is not None:
             self.grown += estimate_tokens(added)
+        if self.last is not None:
+            self.last = attrs.evolve(self.last, grown=self.last.grown + estimate_tokens(added))
         return Persist(tuple(messages))
 
     def history_local(self) -> int:
@@ -266,6 +292,7 @@ class _Loop:
             scale,
             self.pins,
             self.learned_window(),
+            self.last,
         )
 
     def learned_window(self) -> int:
@@ -359,6 +386,9 @@ class _Loop:
         if not isinstance(outcome, Compacted):
             return outcome
         self.pending_record = outcome.event
+        if outcome.event is not None:
+            freed = outcome.event.estimate_before - outcome.event.estimate_after
+            self.last = LastCompaction(freed=max(0, freed))
         self.history = list(outcome.history)
         self.recap = outcome.recap
         self.chars = sum(message_chars(m) for m in self.history)
@@ -597,8 +627,17 @@ def _model_call(loop: _Loop) -> Flow[ModelReply | TaskEnd]:
     # A compaction is followed by another in the same task only once the history grew by the
     # keep budget: otherwise a recap and tail near half the window would compact every call.
     grown_enough = loop.grown is None or loop.grown >= loop.window.keep_local
+    if loop.last is not None:
+        # (Across the tasks of a run too: a goal run's next task must not compact at once.)
+        grown_enough = grown_enough and loop.last.grown >= loop.window.keep_local
     failed = False
-    if should_compact(estimate, loop.window.tokens) and grown_enough:
+    auto = loop.setup.auto_compact
+    if auto and should_compact(estimate, loop.window.tokens) and grown_enough:
+        looping = loop_verdict(
+            loop.last, _history_room(loop.window), _min_growth(loop.window), required=False
+        )
+        if looping:
+            return (yield from _exhausted(loop, looping))
         # The ladder only when the request could not be sent at all.
         why_not = yield from loop.make_fit("auto", room=loop.window.request_room_local)
         if why_not is not None and why_not.reason is not Why.NO_CUT:
@@ -609,7 +648,9 @@ def _model_call(loop: _Loop) -> Flow[ModelReply | TaskEnd]:
                 "did not make the session fit" if why_not.reason is Why.DOES_NOT_FIT else "skipped"
             )
             yield Say(f"warning: automatic compaction {what}: {why_not.detail}")
-    yield from _fit_before_sending(loop, failed=failed)
+    stopped = yield from _fit_before_sending(loop, failed=failed)
+    if stopped is not None:
+        return stopped
     reply = yield from _send(loop)
     reply = _bodiless_overflow(reply, loop)
     if isinstance(reply, ModelFailed) and reply.overflow:
@@ -626,6 +667,10 @@ def _model_call(loop: _Loop) -> Flow[ModelReply | TaskEnd]:
                 context_window=loop.window.tokens,
             )
         )
+        if not auto:
+            detail = auto_off_detail("")
+            yield Record(events.TurnEnd(status="overflow", turns=loop.turns, error=detail))
+            return loop.end("overflow", detail=detail)
         keep = overflow_keep_tokens(loop.window.keep_local, loop.request_local)
         why_not = yield from loop.make_fit("overflow", keep=keep)
         if why_not is not None:
@@ -666,7 +711,26 @@ def _model_call(loop: _Loop) -> Flow[ModelReply | TaskEnd]:
     return reply
 
 
-def _fit_before_sending(loop: _Loop, *, failed: bool) -> Flow[None]:
+def _history_room(window: Window) -> int:
+    """What the window holds besides the system prompt and the tools (local tokens)."""
+    return max(1, window.local(window.tokens) - window.overhead_local)
+
+
+def _min_growth(window: Window) -> int:
+    """The growth after which compacting again is no loop (local tokens): the keep budget, or
+    half of what a request holds beyond what a compaction leaves, where that is less."""
+    headroom = window.request_room_local - window.history_target_local
+    return max(1, min(window.keep_local, headroom // 2))
+
+
+def _exhausted(loop: _Loop, why: str) -> Flow[TaskEnd]:
+    """The no-loop rule stopped the run: the context is exhausted, hand the session off."""
+    detail = exhausted_detail(why, "")
+    yield Record(events.TurnEnd(status="context_exhausted", turns=loop.turns, error=detail))
+    return loop.end("context_exhausted", detail=detail)
+
+
+def _fit_before_sending(loop: _Loop, *, failed: bool) -> Flow[TaskEnd | None]:
     """A request that would not fit the window, by the provider's count as learned (the
     uncertainty of an unmeasured session priced in), is made to fit before it is sent, even
     right after a compaction (the guard against compacting twice is for the 50% trigger, not
@@ -685,10 +749,20 @@ def _fit_before_sending(loop: _Loop, *, failed: bool) -> Flow[None]:
     if failed or loop.window.request_fits(loop.request_size()):
         # (An automatic compaction that failed just now is not tried again for this call:
         # fail-soft, the request goes out and the overflow retry is the one more chance.)
-        return
+        return None
+    if not loop.setup.auto_compact:
+        detail = auto_off_detail("")
+        yield Record(events.TurnEnd(status="overflow", turns=loop.turns, error=detail))
+        return loop.end("overflow", detail=detail)
+    looping = loop_verdict(
+        loop.last, _history_room(loop.window), _min_growth(loop.window), required=True
+    )
+    if looping:
+        return (yield from _exhausted(loop, looping))
     why_not = yield from loop.make_fit("auto", room=loop.window.request_room_local)
     if why_not is not None and why_not.reason is not Why.NO_CUT:
         yield Say(f"warning: the request may be too long for the window: {why_not.detail}")
+    return None
 
 
 def _bodiless_overflow(reply: ModelReply | ModelFailed, loop: _Loop) -> ModelReply | ModelFailed:

@@ -161,6 +161,7 @@ def build_agent(role: Role, brief: AgentBrief, ports: AgentPorts) -> Agent:
         max_tokens=configured_max_tokens(settings),
         budget=OutputBudget.of(settings.sampling) if brief.budget is None else brief.budget,
         max_budget_usd=None if ports.spending is None else settings.max_budget_usd,
+        auto_compact=settings.compaction_auto,
     )
     if role is not Role.COMPACTION and isinstance(ports.model, ModelCaller):
         # (A test may lend a fake ModelPort, which builds no request.)

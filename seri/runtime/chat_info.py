@@ -131,7 +131,13 @@ def show_status(chat: ChatSession) -> int | None:
 
 
 def show_cost(chat: ChatSession) -> int | None:
-    chat.view.screen.say("\n".join(cost_lines(chat.view.run_usage, chat.session.session_usage())))
+    lines = cost_lines(chat.view.run_usage, chat.session.session_usage())
+    spent = chat.session.compaction_costs()
+    if spent is not None:
+        from seri.pure.chat_status import compaction_cost_line
+
+        lines.append(compaction_cost_line(spent))
+    chat.view.screen.say("\n".join(lines))
     return None
 
 

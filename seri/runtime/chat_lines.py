@@ -25,7 +25,9 @@ def handle_line(chat: ChatSession, line: str) -> LineOutcome:
         from seri.runtime.mentions import attach_mentioned
 
         line = attach_mentioned(chat, line)
-    end = chat.run_task(line)
+    from seri.runtime.goal_session import chat_task
+
+    end = chat_task(chat, line)
     return chat.report(end, print_answer=not chat.interactive)
 
 

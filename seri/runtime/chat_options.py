@@ -32,6 +32,10 @@ class ChatOptions:
     max_budget_usd: float | None = None
     # The run's tags (seri.pure.run_tags), sorted by key.
     tags: tuple[tuple[str, str], ...] = ()
+    # A goal (seri.pure.goals): --until CMD, and what the goal run may use (None: no limit).
+    until: str | None = None
+    max_checks: int | None = None
+    max_wall: float | None = None
 
 
 def tags_asked(env: Mapping[str, str], flags: list[str]) -> tuple[tuple[str, str], ...]:

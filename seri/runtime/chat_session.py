@@ -13,7 +13,8 @@ from collections.abc import Sequence
 import attrs
 
 from seri.io.terminal import Screen
-from seri.pure.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNFINISHED, EXIT_USAGE
+from seri.pure.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from seri.pure.goals import exit_status_of
 from seri.pure.settings import Settings
 from seri.pure.terminal_text import neutralise
 from seri.pure.turn import TaskEnd
@@ -99,10 +100,6 @@ class ChatSession:
         finally:
             self.view.close()
 
-    def one_shot(self, text: str) -> int:
-        end = self.run_task(text)
-        return self.report(end, print_answer=True)
-
     def report(self, end: TaskEnd, *, print_answer: bool) -> int:
         """A task's end for the person (the answer, or why it did not finish): its status."""
         streamed = self.view.answer_was_streamed()
@@ -122,7 +119,7 @@ class ChatSession:
                 print(message, file=sys.stderr)
             if end.status == "refused":
                 return EXIT_USAGE
-        return EXIT_INTERRUPTED if end.by_user else EXIT_UNFINISHED
+        return EXIT_INTERRUPTED if end.by_user else exit_status_of(end.status)
 
     def close(self) -> None:
         self.session.close()

@@ -202,6 +202,8 @@ class ChatView:
                 self._calls[call_id] = (name, parsed_arguments(text))
             case events.ModelCall(usage=usage) | events.SummaryCall(usage=usage):
                 self.run_usage = self.run_usage.plus(UsageTotals.of_call(usage))
+            case events.CompactionStart():
+                self._compacting(event)
             case events.Compaction():
                 self._compacted(event)
             case events.Denial() if not self.interactive:
@@ -245,6 +247,17 @@ class ChatView:
             allow = _allow_hint(name, subject)
             line = f"{denial.reason or call + ' needs approval'}; --allow {allow} allows it"
         self.screen.say(neutralise(f"seri: {line}"))
+
+    def _compacting(self, start: events.CompactionStart) -> None:
+        """The contract: a compaction is said before the summarizer is called."""
+        self.spinner.stop()
+        self.screen.fresh_line()
+        line = (
+            f"seri: compacting ({start.trigger}): about {start.estimate_before:,} tokens of "
+            f"the {start.context_window:,}-token window; {start.evicting} older messages go "
+            "into a recap…"
+        )
+        self.screen.say(line, "notice" if self.interactive else "")
 
     def _compacted(self, compaction: events.Compaction) -> None:
         if compaction.still_too_big is not events.ABSENT:

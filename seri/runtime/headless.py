@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from seri.pure.errors import SeriError
 from seri.pure.redaction import Redactor
@@ -73,7 +73,9 @@ def run_headless(output_format: str, open_session: OpenSession, prompt: Callable
     with signals.as_interrupts():
         try:
             session = open_session(observers)
-            end = session.run_task(_task_text(prompt))
+            from seri.runtime.goal_session import run_toward_goal
+
+            end = run_toward_goal(session, _task_text(prompt), _say)
             if end.status != "done":
                 print(unfinished_line(end, session.redact), file=sys.stderr)
             ending = ending_of_task(
@@ -97,10 +99,27 @@ def run_headless(output_format: str, open_session: OpenSession, prompt: Callable
         at=time.time(),
         session=(session.session_id or None) if session is not None else None,
         run=session.run_id if session is not None else None,
+        **_goal_and_compaction(session),
     )
     lines.put(result.export())
     lines.close()
     return ending.exit_status
+
+
+def _say(line: str) -> None:
+    print(neutralise(f"seri: {line}"), file=sys.stderr)
+
+
+def _goal_and_compaction(session: SessionController | None) -> dict[str, Any]:
+    """The result record's ``goal`` and ``compactions`` (see ``goal_session``)."""
+    if session is None or not session.session_id:
+        return {}
+    from seri.runtime.goal_session import result_fields
+
+    try:
+        return result_fields(session)
+    except Exception:  # noqa: BLE001 - a store that failed has said so; the record goes out
+        return {}
 
 
 def _task_text(prompt: Callable[[], str]) -> str:

@@ -80,6 +80,9 @@ class Interpreter:
         self.spill_dir = spill_dir
         # The run's usage so far, for a cost budget (None: this agent has no budget).
         self.spending = spending
+        # The summarizer's calls since the current compaction was announced: what it cost,
+        # for its ledger entry.
+        self.summarizing = UsageTotals()
 
     def run(self, loop: Flow[T]) -> T:
         try:
@@ -144,6 +147,7 @@ class Interpreter:
         if isinstance(reply, ModelReply) and effect.purpose == "summary":
             summary = events.SummaryCall(usage=reply.usage, finish_reason=reply.finish_reason)
             self._record(Record(summary))
+            self.summarizing = self.summarizing.add(reply.usage)
         return reply
 
     def _run_tool(self, effect: RunTool) -> ToolRun:
@@ -171,6 +175,8 @@ class Interpreter:
         self.session.append([self._redacted(m) for m in effect.messages])
 
     def _record(self, effect: Record) -> None:
+        if isinstance(effect.event, events.CompactionStart):
+            self.summarizing = UsageTotals()
         self.recorder.record(effect.event)
         self.person.recorded(effect.event)
 
@@ -193,8 +199,13 @@ class Interpreter:
 
         recap_message = self._redacted(effect.recap_message)
         # The summarizer quotes literals: a secret in the history may be in the recap too.
+        spent = self.summarizing
         effect = attrs.evolve(
-            effect, recap=recap_from_dict(self.redactor.value(recap_to_dict(effect.recap)))
+            effect,
+            recap=recap_from_dict(self.redactor.value(recap_to_dict(effect.recap))),
+            summary_input_tokens=spent.input_tokens,
+            summary_output_tokens=spent.output_tokens,
+            summary_cost=spent.total_cost,
         )
         return self.session.swap_compaction(effect, recap_message)
 

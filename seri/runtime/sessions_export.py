@@ -70,6 +70,10 @@ def session_head(store: Any, session_id: str) -> tuple[Any, dict[str, Any]]:
     if state.forked_from:
         head["forked_from"] = state.forked_from
     head["tags"] = session_tags(store, session_id)
+    from seri.io.goals import load_goal
+
+    goal = load_goal(store, session_id)
+    head["goal"] = None if goal is None else goal.export()
     return state, head
 
 

@@ -113,14 +113,14 @@ class ShellCompaction:
         """The session's state and conversation, from one point in time (the revision is what
         the swap checks)."""
         from seri.io import conversations
-        from seri.io.pins import list_pins
+        from seri.io.goals import carried_pins
         from seri.pure.recap import recap_from_dict
         from seri.pure.turn import conversation_of
 
         with self.store.snapshot():
             state = conversations.load_state(self.store, self.session_id)
             history = conversations.load_messages(self.store, self.session_id)
-            pins = list_pins(self.store, self.session_id)
+            pins = carried_pins(self.store, self.session_id)
         recap = recap_from_dict(state.recap) if state.recap else None
         conversation = conversation_of(
             history,

@@ -171,6 +171,19 @@ def _memory(chat: ChatSession, rest: str) -> LineOutcome:
     return EXIT_USAGE
 
 
+def _goal(chat: ChatSession, rest: str) -> LineOutcome:
+    from seri.runtime.goal_session import goal_command
+
+    def say(line: str) -> None:
+        text = neutralise(chat.session.redact(line))
+        if chat.interactive:
+            chat.view.screen.say(text)
+        else:
+            print(text, file=sys.stderr)
+
+    return goal_command(chat.session, rest, say)
+
+
 def _pin(chat: ChatSession, text: str) -> LineOutcome:
     if not text:
         pins = chat.session.pins()
@@ -316,6 +329,14 @@ COMMANDS: tuple[SlashCommand, ...] = (
         "/status",
         (("/status", "model, how full the window is, turn budget, cost so far"),),
         _status,
+    ),
+    SlashCommand(
+        "/goal",
+        (
+            ("/goal CMD", "check each task that follows with CMD until it exits 0"),
+            ("/goal [clear]", "show the goal; clear ends it"),
+        ),
+        _goal,
     ),
     SlashCommand(
         "/cost", (("/cost", "tokens and cost of this run and of the whole session"),), _cost

@@ -403,7 +403,11 @@ def test_the_recap_quotes_paths_from_the_calls_and_the_summarizer_never_sees_fil
     paths = text[text.index("Read:") : text.index("## Notes")]
     assert paths.split() == ["Read:", "-", "notes.txt", "Modified:", "-", "a.py"]
     # Prose around the JSON is kept as a note, not lost and not mistaken for a field.
-    assert text.endswith("## Notes\n- Here is the recap you asked for.")
+    # The prompt was evicted: the recap carries it verbatim as the task in hand.
+    assert text.endswith(
+        "## Notes\n- Here is the recap you asked for.\n\n"
+        "## The task in hand (the newest message, kept verbatim)\nmake a.py"
+    )
 
     # The kept messages go out exactly as before; the evicted ones are gone from the store.
     full = [*before["messages"], *after["messages"][-2:]]
@@ -469,7 +473,9 @@ def test_a_second_compaction_updates_the_first_recap(
     assert "## Blockers\n- B2: y.txt unread\n" in text  # B1 was resolved, so it is dropped
     assert "## Next steps\n- N2: check y.txt\n" in text
     # x.txt was read before the first compaction and edited before the second: modified only.
-    assert text[text.index("Read:") :].split() == ["Read:", "-", "y.txt", "Modified:", "-", "x.txt"]
+    paths, task = text[text.index("Read:") :].split("\n\n## The task in hand", 1)
+    assert paths.split() == ["Read:", "-", "y.txt", "Modified:", "-", "x.txt"]
+    assert task == " (the newest message, kept verbatim)\ntidy up"  # evicted, carried verbatim
     head, stored = session_json(run_seri)
     assert [c["trigger"] for c in head["compactions"]] == ["auto", "auto"]
     assert [m.get("kind") for m in stored].count("recap") == 1 and stored[0]["kind"] == "recap"

@@ -138,6 +138,7 @@ def command_views(kept: str, dropped: str) -> dict[str, list[list[str]]]:
 # /last and /cost have something to show).
 SLASH_LINES = {
     "/status": ["/status"],
+    "/goal": ["/goal"],
     "/cost": ["/cost"],
     "/permissions": ["/permissions"],
     "/mcp": ["/mcp"],

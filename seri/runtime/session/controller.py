@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from seri.io import conversations
+from seri.io.goals import carried_pins
 from seri.io.leases import Lease
 from seri.io.pins import add_pin
 from seri.io.prompt_files import load_startup_files
@@ -33,6 +34,7 @@ from seri.runtime.chat_options import ChatOptions, api_key_from
 from seri.runtime.ports import EventObserver
 from seri.runtime.profile import Profile
 from seri.runtime.session import opening
+from seri.runtime.session.goals import SessionGoals
 from seri.runtime.session.hold import SessionHold
 from seri.runtime.session.policy import SessionPolicy
 from seri.runtime.session.ports import FrontEnd, Tell, ToolHooks, to_stderr
@@ -46,7 +48,7 @@ if TYPE_CHECKING:
     from seri.runtime.rewind import Confirm
 
 
-class SessionController(SessionReads):
+class SessionController(SessionGoals, SessionReads):
     """A run's hold on one session (none yet until its first task or pin)."""
 
     def __init__(
@@ -179,7 +181,7 @@ class SessionController(SessionReads):
 
     # -- what a front-end does -----------------------------------------------------------------
 
-    def run_task(self, text: str) -> TaskEnd:
+    def run_task(self, text: str, turns_used: int = 0) -> TaskEnd:
         """Work on ``text`` until the model answers without a tool call, or a budget ends.
 
         Interrupted or failed between effects (Ctrl-C, a full disk), part of the turn may be
@@ -195,7 +197,7 @@ class SessionController(SessionReads):
         agent = self._agent()
         try:
             self._task_running = True
-            end = agent.run_task(self._conversation, text)
+            end = agent.run_task(self._conversation, text, turns_used)
         except BaseException:
             self._reload_quietly()
             raise
@@ -235,7 +237,9 @@ class SessionController(SessionReads):
         its number among the session's pins."""
         self._ensure_session(for_task=False)
         n = add_pin(self._store, self.session_id, text, time.time())
-        self._conversation = attrs.evolve(self._conversation, pins=self.pins())
+        self._conversation = attrs.evolve(
+            self._conversation, pins=carried_pins(self._store, self.session_id)
+        )
         return n
 
     def rewind(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 
 from seri.io import conversations
-from seri.io.pins import list_pins
+from seri.io.goals import carried_pins
 from seri.io.session_rules import SessionRule, list_session_rules
 from seri.io.store import Store
 from seri.pure.records import Message
@@ -56,7 +56,7 @@ def load_session(store: Store, session_id: str, model: str) -> LoadedSession:
         total_chars=state.total_chars + messages_chars(repairs),
         fired_rules=fired_rule_names(history, state.recap),
         token_scale=state.token_scale,
-        pins=list_pins(store, session_id),
+        pins=carried_pins(store, session_id),
         learned_window=state.learned_window if state.session.model == model else 0,
     )
     return LoadedSession(

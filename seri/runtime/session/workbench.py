@@ -34,6 +34,7 @@ from seri.runtime.session.servers import SessionServers
 from seri.runtime.session.window import ModelWindow
 
 if TYPE_CHECKING:
+    from seri.pure.tool_outcome import ToolOutcome
     from seri.runtime.model_caller import ModelCaller
     from seri.runtime.tool_host import ToolHost
 
@@ -181,6 +182,20 @@ class Workbench:
             on_output=on_output,
         )
         return self._redactor.text(result.text)
+
+    def check_command(self, command: str, timeout: float) -> ToolOutcome:
+        """A goal's check, run as ``shell_command`` runs a command, stopped after
+        ``timeout`` seconds: its outcome (exit status, time-out), its text redacted."""
+        from seri.io.shell import run_bash
+
+        result = run_bash(
+            command,
+            cwd=Path(self._project),
+            timeout=timeout,
+            sandbox=self.sandbox,
+            env=self._child_env,
+        )
+        return attrs.evolve(result, text=self._redactor.text(result.text))
 
     def _model(self, settings: Settings, events: RunEvents) -> ModelCaller:
         if self._caller is None:
