@@ -15,6 +15,7 @@ Commands:
   trajectory  export run recordings (JSON Lines, OTLP, ATIF), toggle recording, prune
   memory      list, approve or reject staged memory writes
   mcp         list MCP servers and their tools; approve a project's servers
+  skills      list, validate and approve Agent Skills (SKILL.md)
   completion  print a completion script for bash, zsh or fish
 
 Run `seri COMMAND --help` for a command's options. `seri` alone starts `seri chat`, and so
@@ -51,6 +52,7 @@ COMMANDS = {
     "trajectory": "seri.commands.trajectory",
     "memory": "seri.commands.memory",
     "mcp": "seri.commands.mcp",
+    "skills": "seri.commands.skills",
     "completion": "seri.commands.completion",
 }
 

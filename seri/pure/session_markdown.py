@@ -51,6 +51,7 @@ _HEADINGS = {
     ("user", ""): "User",
     ("user", "recap"): "Recap (earlier history, compacted)",
     ("user", "rule"): "Project rule",
+    ("user", "skill"): "Skill (started by the user)",
     ("assistant", ""): "Assistant",
     ("assistant", "partial"): "Assistant (cut off: not finished)",
     ("system", ""): "System",

@@ -19,7 +19,7 @@ from seri.pure.cuts import keep_budget
 from seri.pure.effects import Flow
 from seri.pure.output_budget import OutputBudget
 from seri.pure.permission_policy import Policy
-from seri.pure.records import Message
+from seri.pure.records import Message, MessageKind
 from seri.pure.redaction import Redactor
 from seri.pure.rules import GlobRule
 from seri.pure.settings import Settings, configured_max_tokens
@@ -70,9 +70,12 @@ class Agent(ValueRecord):
     def run(self, flow: Flow[T]) -> T:
         return self.interpreter.run(flow)
 
-    def run_task(self, conversation: Conversation, prompt: str, turns_used: int = 0) -> TaskEnd:
-        """Work on ``prompt`` until the model answers without a tool call, or the budget ends."""
-        message = Message(role="user", text=prompt)
+    def run_task(
+        self, conversation: Conversation, prompt: str, turns_used: int = 0, kind: MessageKind = ""
+    ) -> TaskEnd:
+        """Work on ``prompt`` until the model answers without a tool call, or the budget ends
+        (``kind``: "skill" for a skill the person started with /name)."""
+        message = Message(role="user", text=prompt, kind=kind)
         return self.run(run_task(self.setup, conversation, message, turns_used))
 
     def compact(self, conversation: Conversation, focus: str, trigger: str) -> CompactEnd:

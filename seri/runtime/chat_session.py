@@ -36,7 +36,7 @@ from seri.pure.events import ContextWindow, Header, ModelSwitch, RunUsage
 from seri.pure.output_budget import OutputBudget
 from seri.pure.permission_policy import Policy, parse_policy, with_allowed
 from seri.pure.protected_paths import protected_paths
-from seri.pure.records import Message
+from seri.pure.records import Message, MessageKind
 from seri.pure.redaction import Redactor, child_environment, secrets_from_environment
 from seri.pure.rules import fired_rule_names
 from seri.pure.settings import DEFAULT_CONTEXT_WINDOW, Settings
@@ -52,6 +52,7 @@ from seri.runtime.ports import EventObserver
 from seri.runtime.profile import Profile
 from seri.runtime.run_events import RunEvents
 from seri.runtime.run_output import RunTally
+from seri.runtime.skill_catalogue import load_skills
 from seri.runtime.subagent import run_subagent
 from seri.runtime.telemetry import live_observers
 from seri.runtime.tool_host import ToolHost
@@ -112,11 +113,15 @@ class ChatSession:
         # config.json and --allow; the session's stored "always" rules are added to it.
         self.base_policy = build_policy(settings, profile.root, options.allow, project)
         self.policy = self.base_policy
-        self.startup: StartupFiles = load_startup_files(profile.root, Path(project))
+        self.skills = load_skills(self.store, Path(project), profile.root, settings.context_window)
+        self.startup: StartupFiles = load_startup_files(
+            profile.root, Path(project), (self.skills.prompt_source(),)
+        )
         self.sandbox = open_sandbox(project, self.policy.protected)
         # What opening found wrong (prompt files skipped, no OS sandbox): shown by
         # show_notes, at once or, when the session opens behind the prompt, above it.
         self.notes = tuple(f"seri: warning: {w}" for w in self.startup.warnings)
+        self.notes += self.skills.notes()
         if self.sandbox.kind == "none":
             self.notes += (no_sandbox_note(self.sandbox.detected.detail),)
         elif self.interactive:  # headless runs name it in the header and the result record
@@ -288,10 +293,11 @@ class ChatSession:
         """The tools a task offers now (built-in, then those of MCP servers up), and whether
         MCP tools go out by name only (then with tool_search)."""
         if self.mcp is None:
-            return PARENT_TOOLS, False
+            return (*PARENT_TOOLS, *self.skills.tool()), False
         found = self.mcp.specs()
         deferred = should_defer(found, self.settings.mcp_tool_search_threshold)
-        return (*PARENT_TOOLS, *found, *((TOOL_SEARCH,) if deferred else ())), deferred
+        searched = (TOOL_SEARCH,) if deferred else ()
+        return (*PARENT_TOOLS, *self.skills.tool(), *found, *searched), deferred
 
     def show_notes(self) -> None:
         """The warnings of opening, once."""
@@ -541,6 +547,7 @@ class ChatSession:
         if self.interactive:
             # A command's output shown live under its spinner (the view redacts it).
             tools.context = attrs.evolve(tools.context, on_output=self.view.command_output)
+        tools.skills = self.skills
         self._tool_host = tools
         return build_agent(
             Role.CHAT,
@@ -608,7 +615,7 @@ class ChatSession:
         self.session_rules = tuple(usable)
         self.policy = with_allowed(self.base_policy, (rule.rule for rule in usable))
 
-    def run_task(self, text: str) -> TaskEnd:
+    def run_task(self, text: str, kind: MessageKind = "") -> TaskEnd:
         self._ask_about_servers()
         new_session = not self.session_id
         self._ensure_session()
@@ -616,7 +623,7 @@ class ChatSession:
         self._store_repairs()
         agent = self._agent()
         try:
-            end = agent.run_task(self.conversation, text)
+            end = agent.run_task(self.conversation, text, kind=kind)
         except BaseException:
             # Interrupted or failed between effects (Ctrl-C, a full disk): part of the turn
             # may be stored. The store is the truth; read it back whole before going on

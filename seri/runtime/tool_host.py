@@ -39,6 +39,7 @@ from seri.pure.permission_policy import PROTECTED_RULE, Policy
 from seri.pure.records import ToolCall
 from seri.pure.redaction import Redactor
 from seri.pure.settings import Settings
+from seri.pure.skills import ACTIVATE_SKILL
 from seri.pure.tool_outcome import ToolOutcome
 from seri.pure.tool_specs import (
     FILE_CAP_BYTES,
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
     from seri.runtime.ports import SpendingPort
     from seri.runtime.profile import Profile
     from seri.runtime.run_events import RunEvents
+    from seri.runtime.skill_catalogue import SkillSet
 
 # The `task` tool's child agent: (the parent's host, description, prompt) -> its result.
 SubagentRunner = Callable[["ToolHost", str, str], ToolRun]
@@ -70,6 +72,9 @@ SHOW_MAX_BYTES = 4 * 1024 * 1024
 
 
 class ToolHost:
+    # The session's skills, whose activate_skill calls run here (None: the session has none).
+    skills: SkillSet | None = None
+
     def __init__(
         self,
         *,
@@ -191,6 +196,8 @@ class ToolHost:
     def run(
         self, call: ToolCall, arguments: Mapping[str, Any], max_chars: int | None = None
     ) -> ToolRun:
+        if self.skills is not None and call.name == ACTIVATE_SKILL:
+            return self.skills.run(arguments)
         spec = self.spec(call.name)
         runner = spec.runner if spec is not None else ""
         if spec is None and self.mcp is not None and call.name.startswith(MCP_PREFIX):
