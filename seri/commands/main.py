@@ -16,6 +16,7 @@ Commands:
   memory      list, approve or reject staged memory writes
   mcp         list MCP servers and their tools; approve a project's servers
   skills      list, validate and approve Agent Skills (SKILL.md)
+  hooks       list hooks (Claude Code's format) and approve a project's
   completion  print a completion script for bash, zsh or fish
 
 Run `seri COMMAND --help` for a command's options. `seri` alone starts `seri chat`, and so
@@ -53,6 +54,7 @@ COMMANDS = {
     "memory": "seri.commands.memory",
     "mcp": "seri.commands.mcp",
     "skills": "seri.commands.skills",
+    "hooks": "seri.commands.hooks",
     "completion": "seri.commands.completion",
 }
 

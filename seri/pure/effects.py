@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, cast
 import attrs
 
 from seri.pure.events import Event
+from seri.pure.hook_decisions import HookDecision
 from seri.pure.records import Message, ToolCall, Usage
 from seri.pure.usage_totals import UsageTotals
 from seri.pure.value_record import ValueRecord
@@ -271,6 +272,18 @@ class ApplyCompaction(Request[bool]):
     token_scale: float = 0.0
 
 
+@attrs.frozen(repr=False, eq=False)
+class RunHooks(Request[HookDecision]):
+    """Run the hooks configured for ``event`` whose matcher takes ``subject`` (a tool's name;
+    empty for events without one), with ``fields`` as the event's own part of their input.
+    Answered with what they decided together (``seri.pure.hook_decisions``)."""
+
+    event: str
+    fields: tuple[tuple[str, Any], ...] = ()
+    subject: str = ""
+    tool_call: str = ""
+
+
 Effect = (
     CallModel
     | AskPerson
@@ -284,10 +297,22 @@ Effect = (
     | ApplyCompaction
     | SpillText
     | ShrinkPayloads
+    | RunHooks
 )
 
 # Every answer an effect can get: what a flow's generator is sent.
-Reply = ModelReply | ModelFailed | Answer | ResolvedPath | ToolRun | UsageTotals | str | bool | None
+Reply = (
+    ModelReply
+    | ModelFailed
+    | Answer
+    | ResolvedPath
+    | ToolRun
+    | UsageTotals
+    | HookDecision
+    | str
+    | bool
+    | None
+)
 # A flow of effects that ends with a ``T``.
 Flow = Generator[Effect, Reply, T]
 EFFECT_TYPES: tuple[type, ...] = typing.get_args(Effect)

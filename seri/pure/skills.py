@@ -21,6 +21,7 @@ import attrs
 
 from seri.pure.skill_frontmatter import FrontMatterError, parse_front_matter, problems
 from seri.pure.tool_specs import Param, ToolSpec
+from seri.pure.value_record import ValueRecord
 
 Origin = Literal["project", "user"]
 
@@ -35,8 +36,8 @@ CHARS_PER_TOKEN = 4
 MAX_LISTED_FILES = 50
 
 
-@attrs.frozen
-class Skill:
+@attrs.frozen(repr=False, eq=False)
+class Skill(ValueRecord):
     """One usable skill: where it is (``directory``, absolute) and what it says."""
 
     name: str
@@ -50,8 +51,8 @@ class Skill:
     source: str = ""
 
 
-@attrs.frozen
-class SkillRead:
+@attrs.frozen(repr=False, eq=False)
+class SkillRead(ValueRecord):
     """What one SKILL.md gave: the skill (None when it cannot be used) and the warnings."""
 
     skill: Skill | None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import attrs
 
@@ -37,6 +37,9 @@ from seri.runtime.interpreter import Interpreter
 from seri.runtime.model_caller import ModelCaller
 from seri.runtime.ports import Nobody, NoTools, Person, SessionPort, SpendingPort, ToolPort
 from seri.runtime.run_events import RunEvents
+
+if TYPE_CHECKING:
+    from seri.runtime.hook_host import HookHost
 
 T = TypeVar("T")
 
@@ -106,6 +109,7 @@ def build_agent(
     caller: ModelCaller | None = None,
     budget: OutputBudget | None = None,
     spending: SpendingPort | None = None,
+    hooks: HookHost | None = None,
 ) -> Agent:
     """An agent for ``role``.
 
@@ -142,6 +146,7 @@ def build_agent(
         max_tokens=configured_max_tokens(settings),
         budget=OutputBudget.of(settings.sampling) if budget is None else budget,
         max_budget_usd=None if spending is None else settings.max_budget_usd,
+        hook_events=frozenset() if hooks is None else hooks.configured(child=role is not Role.CHAT),
     )
     own_caller = None
     if caller is None:
@@ -158,5 +163,6 @@ def build_agent(
         redactor=redactor,
         spill_dir=spill_dir,
         spending=spending,
+        hooks=hooks,
     )
     return Agent(role, setup, interpreter, own_caller)

@@ -32,7 +32,7 @@ from seri.pure.errors import (
     EXIT_USAGE,
     SeriError,
 )
-from seri.pure.events import ContextWindow, Header, ModelSwitch, RunUsage
+from seri.pure.events import ContextWindow, Header, HookRun, ModelSwitch, RunUsage
 from seri.pure.output_budget import OutputBudget
 from seri.pure.permission_policy import Policy, parse_policy, with_allowed
 from seri.pure.protected_paths import protected_paths
@@ -47,6 +47,7 @@ from seri.pure.turn import Conversation, TaskEnd, conversation_of
 from seri.runtime.agent import PARENT_TOOLS, Agent, Role, build_agent
 from seri.runtime.chat_options import KEY_VARIABLES, ChatOptions, api_key_from
 from seri.runtime.chat_view import ChatView
+from seri.runtime.hook_start import open_hooks, session_ended, session_started
 from seri.runtime.model_caller import ModelCaller
 from seri.runtime.ports import EventObserver
 from seri.runtime.profile import Profile
@@ -130,6 +131,11 @@ class ChatSession:
             )
         # What bash and the check command get: no API key, no secret-looking variables.
         self.child_env = child_environment(os.environ, KEY_VARIABLES)
+        # Hooks (README: Hooks and skills): None when none is configured anywhere.
+        self.hooks, hook_notes = open_hooks(
+            self.store, settings.hooks, Path(project), self.sandbox, self.child_env, self._hook_ran
+        )
+        self.notes += hook_notes
         self.max_turns = options.max_turns or settings.max_turns
         # The session's writer, which alone knows the revision this run last saw.
         self.log: SessionLog | None = None
@@ -418,6 +424,10 @@ class ChatSession:
                 with self.store.write() as conn:
                     self._store_tags(conn)
             self._start_recording()
+            session_started(self.hooks, self.session_id, self.events, resumed=not created)
+
+    def _hook_ran(self, run: HookRun) -> None:
+        self.view.recorded(run)
 
     def _store_tags(self, conn: Any) -> None:
         """This run's tags onto the session (the tag store is loaded only when there are)."""
@@ -547,7 +557,7 @@ class ChatSession:
         if self.interactive:
             # A command's output shown live under its spinner (the view redacts it).
             tools.context = attrs.evolve(tools.context, on_output=self.view.command_output)
-        tools.skills = self.skills
+        tools.skills, tools.hooks = self.skills, self.hooks
         self._tool_host = tools
         return build_agent(
             Role.CHAT,
@@ -571,6 +581,7 @@ class ChatSession:
             caller=self._model(),
             budget=self.budget,
             spending=self.tally,
+            hooks=self.hooks,
         )
 
     def _person(self, tools: ToolHost) -> ChatView:
@@ -760,6 +771,7 @@ class ChatSession:
 
     def close(self) -> None:
         try:
+            session_ended(self.hooks, self.interactive)
             self._report_usage()
             self._close_client()
             # The last recorded events and the lease's release: one transaction.

@@ -11,7 +11,7 @@ the session changed meanwhile, and a file's text before and after a write for th
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TypeVar, assert_never
+from typing import TYPE_CHECKING, TypeVar, assert_never
 
 import attrs
 
@@ -31,6 +31,7 @@ from seri.pure.effects import (
     Reply,
     Request,
     ResolvePath,
+    RunHooks,
     RunTool,
     Say,
     ShrinkPayloads,
@@ -38,6 +39,7 @@ from seri.pure.effects import (
     ToolRun,
     UpdateCounters,
 )
+from seri.pure.hook_decisions import NOTHING, HookDecision
 from seri.pure.records import Message
 from seri.pure.redaction import Redactor
 from seri.pure.tool_specs import spec_of
@@ -50,6 +52,9 @@ from seri.runtime.ports import (
     SpendingPort,
     ToolPort,
 )
+
+if TYPE_CHECKING:
+    from seri.runtime.hook_host import HookHost
 
 A = TypeVar("A")
 T = TypeVar("T")
@@ -69,6 +74,7 @@ class Interpreter:
         redactor: Redactor,
         spill_dir: Path | None = None,
         spending: SpendingPort | None = None,
+        hooks: HookHost | None = None,
     ) -> None:
         self.model = model
         self.tools = tools
@@ -80,6 +86,8 @@ class Interpreter:
         self.spill_dir = spill_dir
         # The run's usage so far, for a cost budget (None: this agent has no budget).
         self.spending = spending
+        # The session's hooks (None: it has none, and the loop never asks).
+        self.hooks = hooks
 
     def run(self, loop: Flow[T]) -> T:
         try:
@@ -126,6 +134,8 @@ class Interpreter:
                 return _answer(effect, self._shrink(effect))
             case ApplyCompaction():
                 return _answer(effect, self._compact(effect))
+            case RunHooks():
+                return _answer(effect, self._hooks(effect))
             case _:
                 assert_never(effect)
 
@@ -166,6 +176,14 @@ class Interpreter:
     def _tool_result(self, effect: RunTool) -> ToolRun:
         run = self.tools.run(effect.call, effect.arguments, effect.max_chars)
         return attrs.evolve(run, text=self.redactor.text(run.text))
+
+    def _hooks(self, effect: RunHooks) -> HookDecision:
+        if self.hooks is None:
+            return NOTHING
+        said, runs = self.hooks.answer(effect)
+        for run in runs:
+            self._record(Record(run))
+        return said
 
     def _persist(self, effect: Persist) -> None:
         self.session.append([self._redacted(m) for m in effect.messages])

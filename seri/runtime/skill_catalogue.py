@@ -32,14 +32,15 @@ from seri.pure.skills import (
 )
 from seri.pure.tool_specs import ToolSpec
 from seri.pure.trust import APPROVED, SKILL, entry_digest, standing, why_waiting
+from seri.pure.value_record import ValueRecord
 
 # A skill's file read through activate_skill: as much as read_file shows in one call.
 SKILL_FILE_CHARS = 100_000
 PROMPT_LABEL = "skills"
 
 
-@attrs.frozen
-class Waiting:
+@attrs.frozen(repr=False, eq=False)
+class Waiting(ValueRecord):
     """A project skill not loaded because it is not approved (or changed since)."""
 
     skill: Skill
@@ -47,8 +48,8 @@ class Waiting:
     state: str
 
 
-@attrs.frozen
-class SkillSet:
+@attrs.frozen(repr=False, eq=False)
+class SkillSet(ValueRecord):
     """The skills this session offers, what was wrong on the way and what waits approval."""
 
     skills: tuple[Skill, ...] = ()

@@ -50,12 +50,12 @@ def list_lines(profile: Profile, project: Path, *, as_json: bool) -> list[str]:
     if as_json:
         return [json.dumps(row, ensure_ascii=False) for row in rows]
     lines = [
-        f"{row['name']}  {row['origin']}  {row['state']}  {row['directory']}\n"
-        f"  {one_line(str(row['description']))}"
-        + (f"\n  {row['message']}" if "message" in row else "")
+        f"{one_line(str(row['name']))}  {row['origin']}  {row['state']}  "
+        f"{one_line(str(row['directory']))}\n  {one_line(str(row['description']))}"
+        + (f"\n  {one_line(str(row['message']))}" if "message" in row else "")
         for row in rows
     ]
-    lines += [f"warning: {w}" for w in found.warnings]
+    lines += [f"warning: {one_line(w)}" for w in found.warnings]
     return lines or ["No skills here (README: Hooks and skills)."]
 
 
@@ -73,9 +73,9 @@ def validate(directories: list[Path]) -> tuple[list[str], bool]:
             found = (str(exc),)
         if found:
             ok = False
-            lines.extend(f"seri: {directory}: {problem}" for problem in found)
+            lines.extend(f"seri: {one_line(f'{directory}: {problem}')}" for problem in found)
         else:
-            lines.append(f"{directory}: valid")
+            lines.append(f"{one_line(str(directory))}: valid")
     return lines, ok
 
 
@@ -95,8 +95,8 @@ def approve(profile: Profile, project: Path, names: list[str]) -> list[str]:
     if not chosen:
         return ["No project skill waits for approval here."]
     return [
-        f"Approved project skill {one_line(repr(w.skill.name))} for {project} "
-        f"({short_digest(w.digest)}): {w.skill.directory}"
+        f"Approved project skill {one_line(repr(w.skill.name))} for {one_line(str(project))} "
+        f"({short_digest(w.digest)}): {one_line(w.skill.directory)}"
         for w in chosen
     ]
 

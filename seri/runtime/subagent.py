@@ -71,6 +71,7 @@ def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
         policy=host.policy,
         glob_rules=glob_rules,
         spending=host.spending,
+        hooks=host.hooks,
     )
     try:
         end = agent.run_task(Conversation(()), prompt)

@@ -57,6 +57,7 @@ from seri.pure.value_record import ValueRecord
 if TYPE_CHECKING:
     from seri.io.prompt_files import StartupFiles
     from seri.io.sandbox import Sandbox
+    from seri.runtime.hook_host import HookHost
     from seri.runtime.mcp_tools import McpTools
     from seri.runtime.ports import SpendingPort
     from seri.runtime.profile import Profile
@@ -74,6 +75,8 @@ SHOW_MAX_BYTES = 4 * 1024 * 1024
 class ToolHost:
     # The session's skills, whose activate_skill calls run here (None: the session has none).
     skills: SkillSet | None = None
+    # The session's hooks: a subagent's tool calls run them too (None: none configured).
+    hooks: HookHost | None = None
 
     def __init__(
         self,
