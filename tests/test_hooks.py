@@ -10,12 +10,12 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from seri.pure.hook_decisions import HookDecision, HookResult, combined, decide
+from seri.pure.effects import HookDecision
+from seri.pure.hook_decisions import HookResult, combined, decide
+from seri.pure.hook_events import EVENTS, PERSON_SOURCE
 from seri.pure.hook_points import with_hook
 from seri.pure.hooks import (
     CLAUDE_TOOL_NAMES,
-    EVENTS,
-    PERSON_SOURCE,
     HookCommand,
     matches,
     parse_hooks,

@@ -174,3 +174,14 @@ def test_validate_exits_2_naming_what_is_wrong(run_seri: RunSeri, project: Path)
     assert done.returncode == 2
     assert "valid" in done.stdout and "'name' 'Bad' must be lowercase" in done.stderr
     assert reference_validate(bad) != []
+
+
+def test_the_light_modules_name_what_the_heavy_ones_define() -> None:
+    """A start without skills or hooks loads only the names; they must be the same."""
+    from seri.io import skill_scan
+    from seri.pure import hook_events, hooks, skills
+    from seri.runtime import skill_catalogue
+
+    assert skill_catalogue.ACTIVATE_SKILL == skills.ACTIVATE_SKILL
+    assert skill_scan.Origin == skills.Origin
+    assert hooks.EVENTS == hook_events.EVENTS

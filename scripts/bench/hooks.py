@@ -17,6 +17,7 @@ Writes bench-results/hooks.md.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import statistics
 import subprocess
@@ -34,12 +35,18 @@ from scripts.fake_model import FakeModel
 
 CALLS = 10
 HOOKS_PER_CALL = 5
-# Modules that only a session with hooks or skills needs.
+# Modules that only a session with hooks or skills needs (what every start loads to find
+# out whether there are any is seri.pure.hook_events, seri.pure.hook_points,
+# seri.runtime.hook_start, seri.runtime.skill_catalogue and seri.io.skill_scan).
 HOOK_MODULES = (
+    "seri.pure.hooks",
+    "seri.pure.hook_decisions",
     "seri.runtime.hook_host",
     "seri.io.hook_runner",
-    "seri.runtime.skill_review",
-    "seri.runtime.hook_review",
+    "seri.pure.skills",
+    "seri.pure.skill_frontmatter",
+    "seri.pure.trust",
+    "seri.io.mcp_approvals",
 )
 
 
@@ -93,13 +100,15 @@ def with_hooks(runs: int) -> dict[str, float]:
         f"{HOOKS_PER_CALL} hooks a call, outside it": _hooks(sandbox=False),
     }
     walls: dict[str, list[float]] = {}
+    homes = itertools.count()
     with tempfile.TemporaryDirectory() as tmp_text, FakeModel() as fake:
         tmp = Path(tmp_text)
         project = tmp / "project"
         project.mkdir()
         for round_ in range(runs + 1):
             for name, hooks in configurations.items():
-                home = tmp / f"home-{len(walls.get(name, []))}-{abs(hash(name))}"
+                # A profile per run: each starts as a first run in a directory would.
+                home = tmp / f"home-{next(homes)}"
                 home.mkdir()
                 if hooks is not None:
                     (home / "config.json").write_text(json.dumps({"hooks": hooks}))

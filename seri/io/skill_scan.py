@@ -11,9 +11,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from seri.io.prompt_files import read_prompt_file
-from seri.pure.skills import MAX_LISTED_FILES, Origin, SkillRead, read_skill
+
+if TYPE_CHECKING:
+    from seri.pure.skills import SkillRead
+
+Origin = Literal["project", "user"]
 
 SKILL_FILE = "SKILL.md"
 PROJECT_SKILL_DIRS = (".seri/skills", ".agents/skills", ".claude/skills")
@@ -40,6 +45,8 @@ def scan_root(root: Path, origin: Origin) -> list[SkillRead]:
         names = sorted(os.listdir(root))
     except OSError:
         return []
+    from seri.pure.skills import read_skill  # only where there are skills
+
     found = []
     for name in names:
         directory = root / name
@@ -60,6 +67,8 @@ def scan_root(root: Path, origin: Origin) -> list[SkillRead]:
 
 def _files(directory: Path) -> list[str]:
     """The skill's files other than SKILL.md, relative, sorted, at most MAX_LISTED_FILES."""
+    from seri.pure.skills import MAX_LISTED_FILES
+
     found: list[str] = []
     base = len(str(directory)) + 1
     for top, dirs, files in os.walk(directory):

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, cast
 import attrs
 
 from seri.pure.events import Event
-from seri.pure.hook_decisions import HookDecision
 from seri.pure.records import Message, ToolCall, Usage
 from seri.pure.usage_totals import UsageTotals
 from seri.pure.value_record import ValueRecord
@@ -270,6 +269,38 @@ class ApplyCompaction(Request[bool]):
     summary_calls: int = 1
     # The scale the fold learned (0: none measured), kept with the session.
     token_scale: float = 0.0
+
+
+# What hooks decide (``seri.pure.hook_decisions``): nothing, or one of these.
+HookVerdict = Literal["", "allow", "deny", "ask", "block"]
+
+
+@attrs.frozen(repr=False, eq=False)
+class HookDecision(ValueRecord):
+    """What the hooks of one event decided; the empty decision is "go on as if none ran"."""
+
+    decision: HookVerdict = ""
+    # Why (for deny, ask, block): what the model or the person reads.
+    reason: str = ""
+    # Added for the model (additionalContext, a prompt hook's stdout).
+    context: tuple[str, ...] = ()
+    # For the person (systemMessage, a non-blocking error).
+    notices: tuple[str, ...] = ()
+    # ``continue: false``: the session stops what it is doing.
+    stop: bool = False
+    stop_reason: str = ""
+
+    @property
+    def label(self) -> str:
+        """One word for the trajectory and the chat line."""
+        if self.decision:
+            return self.decision
+        if self.stop:
+            return "stop"
+        return "context" if self.context else "none"
+
+
+NOTHING = HookDecision()
 
 
 @attrs.frozen(repr=False, eq=False)

@@ -19,15 +19,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Any
 
 import attrs
 
 from seri.pure import events
-from seri.pure.hooks import POST_TOOL_USE, PRE_TOOL_USE, SESSION_START, STOP, USER_PROMPT_SUBMIT
+from seri.pure.effects import NOTHING, HookDecision, HookVerdict
+from seri.pure.hook_events import (
+    POST_TOOL_USE,
+    PRE_TOOL_USE,
+    SESSION_START,
+    STOP,
+    USER_PROMPT_SUBMIT,
+)
 from seri.pure.value_record import ValueRecord
 
-Decision = Literal["", "allow", "deny", "ask", "block"]
 BLOCKING_EXIT = 2
 # How much of a hook's output is taken as a reason or context (a hook is not a document).
 MAX_TEXT = 10_000
@@ -47,34 +53,6 @@ class HookResult(ValueRecord):
     timed_out: bool = False
     # Why it did not run at all ('' when it ran): a sandbox that could not be set up, say.
     failed: str = ""
-
-
-@attrs.frozen(repr=False, eq=False)
-class HookDecision(ValueRecord):
-    """What the hooks of one event decided; the empty decision is "go on as if none ran"."""
-
-    decision: Decision = ""
-    # Why (for deny, ask, block): what the model or the person reads.
-    reason: str = ""
-    # Added for the model (additionalContext, a prompt hook's stdout).
-    context: tuple[str, ...] = ()
-    # For the person (systemMessage, a non-blocking error).
-    notices: tuple[str, ...] = ()
-    # ``continue: false``: the session stops what it is doing.
-    stop: bool = False
-    stop_reason: str = ""
-
-    @property
-    def label(self) -> str:
-        """One word for the trajectory and the chat line."""
-        if self.decision:
-            return self.decision
-        if self.stop:
-            return "stop"
-        return "context" if self.context else "none"
-
-
-NOTHING = HookDecision()
 
 
 def decide(event: str, result: HookResult) -> HookDecision:
@@ -106,7 +84,7 @@ def _from_output(event: str, stdout: str) -> HookDecision:
         return NOTHING
     specific = data.get("hookSpecificOutput")
     specific = specific if isinstance(specific, Mapping) else {}
-    decision: Decision = ""
+    decision: HookVerdict = ""
     reason = _text(data.get("reason"))
     permission = specific.get("permissionDecision")
     if event == PRE_TOOL_USE and permission in ("allow", "deny", "ask"):
@@ -167,11 +145,6 @@ def combined(decisions: Iterable[HookDecision]) -> HookDecision:
             stop_reason=together.stop_reason or one.stop_reason,
         )
     return together
-
-
-def stop_sends_back(decision: HookDecision) -> bool:
-    """Whether Stop hooks send the model back to work (with ``decision.reason``)."""
-    return decision.decision == "block" and not decision.stop
 
 
 def hook_line(run: events.HookRun, interactive: bool) -> str:

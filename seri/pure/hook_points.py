@@ -22,9 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from seri.pure.effects import Flow, RunHooks, Say, ToolRun, perform
-from seri.pure.hook_decisions import NOTHING, HookDecision, stop_sends_back
-from seri.pure.hooks import (
+from seri.pure.effects import NOTHING, Flow, HookDecision, RunHooks, Say, ToolRun, perform
+from seri.pure.hook_events import (
     POST_COMPACT,
     POST_TOOL_USE,
     PRE_COMPACT,
@@ -32,8 +31,6 @@ from seri.pure.hooks import (
     STOP,
     STOP_LOOP_LIMIT,
     USER_PROMPT_SUBMIT,
-    claude_tool_name,
-    tool_input,
 )
 from seri.pure.permission_policy import Decision
 from seri.pure.records import Message, ToolCall
@@ -41,15 +38,15 @@ from seri.pure.records import Message, ToolCall
 if TYPE_CHECKING:
     from seri.pure import events
 
+    class TaskSetup(Protocol):
+        """What of a task's setup the hook points read (``seri.pure.turn.TaskSetup``; a
+        protocol, so that this module does not import the loop that imports it)."""
 
-class TaskSetup(Protocol):
-    """What of a task's setup the hook points read (``seri.pure.turn.TaskSetup``)."""
+        @property
+        def hook_events(self) -> frozenset[str]: ...
 
-    @property
-    def hook_events(self) -> frozenset[str]: ...
-
-    @property
-    def project(self) -> str: ...
+        @property
+        def project(self) -> str: ...
 
 
 HOOK_MESSAGE_PREFIX = "[hook "
@@ -82,6 +79,8 @@ def before_tool(
 ) -> Flow[HookDecision]:
     if not _asks(setup, PRE_TOOL_USE):
         return NOTHING
+    from seri.pure.hooks import claude_tool_name, tool_input  # with hooks only
+
     fields = (
         ("tool_name", claude_tool_name(call.name)),
         ("tool_input", tool_input(call.name, arguments, setup.project)),
@@ -111,6 +110,8 @@ def after_tool(
     """The run, with what PostToolUse hooks told the model after its result."""
     if not _asks(setup, POST_TOOL_USE) or run.interrupted:
         return run
+    from seri.pure.hooks import claude_tool_name, tool_input  # with hooks only
+
     fields = (
         ("tool_name", claude_tool_name(call.name)),
         ("tool_input", tool_input(call.name, arguments, setup.project)),
@@ -142,7 +143,7 @@ def stop_sent_back(setup: TaskSetup, sent_back: int, answer: str) -> Flow[Messag
         return None
     fields = (("stop_hook_active", sent_back > 0), ("last_assistant_message", answer))
     said = yield from perform(RunHooks(STOP, fields))
-    if not stop_sends_back(said):
+    if said.decision != "block" or said.stop:
         return None
     if sent_back >= STOP_LOOP_LIMIT:
         yield Say(

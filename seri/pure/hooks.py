@@ -22,34 +22,12 @@ from typing import Any
 
 import attrs
 
+from seri.pure.hook_events import EVENTS, PERSON_SOURCE
 from seri.pure.value_record import ValueRecord
 
-SESSION_START = "SessionStart"
-USER_PROMPT_SUBMIT = "UserPromptSubmit"
-PRE_TOOL_USE = "PreToolUse"
-POST_TOOL_USE = "PostToolUse"
-PRE_COMPACT = "PreCompact"
-POST_COMPACT = "PostCompact"
-STOP = "Stop"
-SESSION_END = "SessionEnd"
-EVENTS = (
-    SESSION_START,
-    USER_PROMPT_SUBMIT,
-    PRE_TOOL_USE,
-    POST_TOOL_USE,
-    PRE_COMPACT,
-    POST_COMPACT,
-    STOP,
-    SESSION_END,
-)
 # Claude Code's default time limit for a command hook, in seconds.
 DEFAULT_TIMEOUT = 60.0
 MAX_TIMEOUT = 600.0
-# How many times in one task Stop hooks may send the model back to work.
-STOP_LOOP_LIMIT = 3
-
-PERSON_SOURCE = "config.json"
-PROJECT_SOURCES = (".seri/hooks.json", ".claude/settings.json")
 
 # Claude Code's names of seri's tools (a matcher may use either).
 CLAUDE_TOOL_NAMES: Mapping[str, str] = {

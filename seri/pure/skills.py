@@ -59,6 +59,15 @@ class SkillRead(ValueRecord):
     warnings: tuple[str, ...] = ()
 
 
+@attrs.frozen(repr=False, eq=False)
+class Waiting(ValueRecord):
+    """A project skill not loaded because it is not approved (or changed since)."""
+
+    skill: Skill
+    digest: str
+    state: str
+
+
 def read_skill(
     directory_name: str,
     directory: str,

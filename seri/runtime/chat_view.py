@@ -18,7 +18,6 @@ import attrs
 from seri.io.terminal import Screen, Spinner
 from seri.pure import events
 from seri.pure.effects import Answer, AskPerson, ToolRun
-from seri.pure.hook_decisions import hook_line
 from seri.pure.hook_points import HOOK_DENIAL
 from seri.pure.records import ToolCall
 from seri.pure.terminal_style import Span
@@ -212,6 +211,8 @@ class ChatView:
             case events.Compaction():
                 self._compacted(event)
             case events.HookRun():
+                from seri.pure.hook_decisions import hook_line  # a session with hooks only
+
                 line = self.redact(hook_line(event, self.interactive))
                 self.screen.say(neutralise(line), "notice")
             case events.Denial() if not self.interactive:

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from seri.pure import events
-from seri.pure.hook_decisions import NOTHING, HookDecision, combined, decide
-from seri.pure.hooks import (
+from seri.pure.effects import NOTHING, HookDecision
+from seri.pure.hook_decisions import combined, decide
+from seri.pure.hook_events import (
     PERSON_SOURCE,
     POST_TOOL_USE,
     PRE_TOOL_USE,
@@ -26,6 +27,8 @@ from seri.pure.hooks import (
     SESSION_END,
     SESSION_START,
     USER_PROMPT_SUBMIT,
+)
+from seri.pure.hooks import (
     HookCommand,
     configured_events,
     hook_input,

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from seri.pure.hooks import PROJECT_SOURCES
+from seri.pure.hook_events import PROJECT_SOURCES
 
 if TYPE_CHECKING:
     from seri.io.sandbox import Sandbox

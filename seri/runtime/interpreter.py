@@ -18,12 +18,14 @@ import attrs
 from seri.pure import events
 from seri.pure.compaction_outcome import SESSION_CHANGED
 from seri.pure.effects import (
+    NOTHING,
     ApplyCompaction,
     AskPerson,
     CallModel,
     CountSpending,
     Effect,
     Flow,
+    HookDecision,
     ModelFailed,
     ModelReply,
     Persist,
@@ -39,7 +41,6 @@ from seri.pure.effects import (
     ToolRun,
     UpdateCounters,
 )
-from seri.pure.hook_decisions import NOTHING, HookDecision
 from seri.pure.records import Message
 from seri.pure.redaction import Redactor
 from seri.pure.tool_specs import spec_of

@@ -39,7 +39,6 @@ from seri.pure.permission_policy import PROTECTED_RULE, Policy
 from seri.pure.records import ToolCall
 from seri.pure.redaction import Redactor
 from seri.pure.settings import Settings
-from seri.pure.skills import ACTIVATE_SKILL
 from seri.pure.tool_outcome import ToolOutcome
 from seri.pure.tool_specs import (
     FILE_CAP_BYTES,
@@ -199,7 +198,7 @@ class ToolHost:
     def run(
         self, call: ToolCall, arguments: Mapping[str, Any], max_chars: int | None = None
     ) -> ToolRun:
-        if self.skills is not None and call.name == ACTIVATE_SKILL:
+        if self.skills is not None and self.skills.runs(call.name):
             return self.skills.run(arguments)
         spec = self.spec(call.name)
         runner = spec.runner if spec is not None else ""
