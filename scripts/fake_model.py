@@ -77,10 +77,11 @@ By default a prompt counts ``len(json.dumps(messages)) // 4`` tokens. With ``tok
 (``--token-ratio``) the fake counts like a tokenizer R times denser than four characters a
 token, the way a real server counts the whole prompt: ``ceil(R * ceil(chars / 4))`` over the
 message texts, reasoning, tool-call names and arguments and the JSON of the tool definitions,
-plus 3 tokens a message and 3 for the reply (the chat template's framing). That count is what
-``usage.prompt_tokens`` reports, and with ``enforce_context`` a request whose count plus its
-``max_tokens`` is over ``context_length`` is refused, whatever the step, in the words of
-``overflow_style``:
+plus 3 tokens a message and 3 for the reply (the chat template's framing). A ``Utf8Ratio``
+counts UTF-8 bytes instead of characters (Cyrillic twice, CJK three times as dense). That
+count is what ``usage.prompt_tokens`` reports, and with ``enforce_context`` a request whose
+count plus its ``max_tokens`` is over ``context_length`` is refused, whatever the step, in
+the words of ``overflow_style``:
 
 ``openrouter`` (default)
     OpenRouter's 400: "This endpoint's maximum context length is L tokens. However, you
@@ -112,7 +113,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import FrameType, TracebackType
@@ -205,30 +206,42 @@ def _content_text(content: object) -> str:
     return ""
 
 
-def prompt_chars(body: Mapping[str, Any]) -> int:
-    """The characters a tokenizer reads in a request: texts, calls and the tool definitions."""
+class Utf8Ratio(float):
+    """A ``token_ratio`` that counts UTF-8 bytes instead of characters: ``ceil(R *
+    ceil(bytes / 4))``, a tokenizer for which Cyrillic is twice and CJK three times as dense
+    as English (as real ones roughly are)."""
+
+
+def prompt_chars(body: Mapping[str, Any], size: Callable[[str], int] = len) -> int:
+    """The characters a tokenizer reads in a request: texts, calls and the tool definitions
+    (``size`` measures a text: ``len``, or its UTF-8 bytes)."""
     chars = 0
     messages = body.get("messages") or []
     for message in messages:
         if not isinstance(message, Mapping):
             continue
-        chars += len(_content_text(message.get("content")))
-        chars += len(str(message.get("reasoning") or message.get("reasoning_content") or ""))
+        chars += size(_content_text(message.get("content")))
+        chars += size(str(message.get("reasoning") or message.get("reasoning_content") or ""))
         for call in message.get("tool_calls") or []:
             function = (call.get("function") or {}) if isinstance(call, Mapping) else {}
             name, arguments = function.get("name") or "", function.get("arguments") or ""
-            chars += len(str(name)) + len(str(arguments))
+            chars += size(str(name)) + size(str(arguments))
     tools = body.get("tools")
     if tools:
-        chars += len(json.dumps(tools, ensure_ascii=False))
+        chars += size(json.dumps(tools, ensure_ascii=False))
     return chars
+
+
+def _utf8_bytes(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def count_prompt_tokens(body: Mapping[str, Any], ratio: float | None) -> int:
     """The prompt's tokens as this fake's tokenizer counts them (see "Counting tokens")."""
     if ratio is None:
         return estimate_tokens(body.get("messages"))
-    base = -(-prompt_chars(body) // 4)
+    size = _utf8_bytes if isinstance(ratio, Utf8Ratio) else len
+    base = -(-prompt_chars(body, size) // 4)
     messages = body.get("messages") or []
     framing = TOKENS_PER_MESSAGE * len(messages) + TOKENS_FOR_REPLY
     return int(-(-(ratio * base) // 1)) + framing
@@ -787,6 +800,14 @@ class FakeModel:
     def requests(self) -> list[dict[str, Any]]:
         """The JSON bodies of the chat requests received, in order."""
         return self._state.requests
+
+    def wait_for_requests(self, count: int, timeout: float) -> int:
+        """Wait until ``count`` chat requests have come (a seri under test is then in its
+        ``count``-th model call), or ``timeout`` seconds; how many have come."""
+        deadline = time.monotonic() + timeout
+        while len(self.requests) < count and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return len(self.requests)
 
     @property
     def request_headers(self) -> list[dict[str, str]]:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 REPO = Path(__file__).resolve().parent.parent
 # The older release's example sessions, vendored from shared/fixtures.
@@ -20,15 +20,23 @@ RunSeri = Callable[..., subprocess.CompletedProcess[str]]
 
 # Hypothesis profiles. "dev", the default, is quick for the edit-and-test loop; "ci"
 # (HYPOTHESIS_PROFILE=ci, which `make test` sets) explores more and drops the per-example
-# deadline, which a loaded 2-core machine turns into noise. A test that sets max_examples
-# itself keeps its own count under both.
+# deadline and the too-slow health check, which a loaded 2-core machine turns into noise (a
+# strategy slow to generate under load says nothing about seri). A test that sets
+# max_examples itself keeps its own count under both.
 settings.register_profile("dev", max_examples=30)
-settings.register_profile("ci", max_examples=500, deadline=None, print_blob=True)
+settings.register_profile(
+    "ci",
+    max_examples=500,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 # The fault suite's ledger prints its summary from the xdist controller, which loads only
-# this conftest (it never collects, so tests/faults/conftest.py is not loaded there).
-pytest_plugins = ("tests.faults.ledger",)
+# this conftest (it never collects, so tests/faults/conftest.py is not loaded there). The
+# users seri runs as in the security tests (root, a throwaway normal user) serve tests/mcp too.
+pytest_plugins = ("tests.faults.ledger", "tests.faults.users")
 
 
 @pytest.fixture

@@ -33,7 +33,8 @@ def _env(seri_home: Path) -> dict[str, str]:
 
 
 def _bash_complete(line: str, script: str, env: dict[str, str], cwd: Path) -> list[str]:
-    """What bash's completion would offer for ``line`` (the cursor at its end)."""
+    """What bash's completion would offer for ``line`` (the cursor at its end), one offer a
+    line as printed (an offered id may hold a quoted space)."""
     words = line.split(" ")
     program = f"""{script}
 COMP_WORDS=({" ".join(repr(w) for w in words)})
@@ -51,7 +52,40 @@ printf '%s\\n' "${{COMPREPLY[@]}}"
         check=True,
         timeout=30,
     )
-    return done.stdout.split()
+    return done.stdout.splitlines()
+
+
+def _fish_complete(line: str, script: Path, seri_home: Path, cwd: Path) -> list[str]:
+    """What fish's completion would offer for ``line``, with the script at ``script``."""
+    fish = require_program("fish")
+    env = {**_env(seri_home), "HOME": str(seri_home), "XDG_CONFIG_HOME": str(seri_home)}
+    done = subprocess.run(
+        [fish, "--no-config", "-c", f"source {script}; complete -C '{line}'"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        check=True,
+        timeout=30,
+    )
+    return [row.split("\t")[0] for row in done.stdout.splitlines()]
+
+
+def _zsh_with_compinit(program: str, seri_home: Path, cwd: Path | None = None) -> str:
+    """What zsh prints running ``program`` after compinit (its dump kept in ``seri_home``)."""
+    zsh = require_program("zsh")
+    seri_home.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(
+        [zsh, "-f", "-c", f"autoload -U compinit; compinit -u -d {seri_home}/zcompdump\n{program}"],
+        capture_output=True,
+        text=True,
+        env={**_env(seri_home), "HOME": str(seri_home)},
+        cwd=cwd,
+        check=False,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
 def test_bash_completes_commands_words_options_and_session_ids(
@@ -79,23 +113,13 @@ def test_bash_completes_commands_words_options_and_session_ids(
 def test_fish_completes_commands_words_options_and_session_ids(
     run_seri: RunSeri, seri_home: Path, project: Path
 ) -> None:
-    fish = require_program("fish")
+    require_program("fish")
     session = _session(run_seri, seri_home, project, "a1b2c3d4-fish")
     script = seri_home / "seri.fish"
     script.write_text(run_seri("completion", "fish").stdout)
-    env = {**_env(seri_home), "HOME": str(seri_home), "XDG_CONFIG_HOME": str(seri_home)}
 
     def complete(line: str) -> list[str]:
-        done = subprocess.run(
-            [fish, "--no-config", "-c", f"source {script}; complete -C '{line}'"],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=project,
-            check=True,
-            timeout=30,
-        )
-        return [row.split("\t")[0] for row in done.stdout.splitlines()]
+        return _fish_complete(line, script, seri_home, project)
 
     assert "chat" in complete("seri ")
     assert "show" in complete("seri sessions ")
@@ -109,19 +133,10 @@ def test_zsh_loads_the_script_and_registers_it(run_seri: RunSeri, seri_home: Pat
     script = run_seri("completion", "zsh").stdout
     check = subprocess.run([zsh, "-n", "-c", script], capture_output=True, text=True, check=False)
     assert check.returncode == 0, check.stderr
-    program = f"autoload -U compinit; compinit -u -d {seri_home}/zcompdump; {script}\n"
-    program += "print -r -- ${_comps[seri]}; whence -w _seri"
-    seri_home.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(
-        [zsh, "-f", "-c", program],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**_env(seri_home), "HOME": str(seri_home)},
-        timeout=30,
+    shown = _zsh_with_compinit(
+        f"{script}\nprint -r -- ${{_comps[seri]}}; whence -w _seri", seri_home
     )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split("\n")[:2] == ["_seri", "_seri: function"]
+    assert shown.split("\n")[:2] == ["_seri", "_seri: function"]
 
 
 def test_completion_needs_a_shell_it_knows(run_seri: RunSeri) -> None:
@@ -184,22 +199,7 @@ def test_no_shell_evaluates_a_stored_id(
     bash = require_program("bash")
     script = run_seri("completion", "bash").stdout
     for line in ("seri chat --resume ", "seri sessions show ", "seri pin --session x"):
-        words = line.split(" ")
-        program = (
-            f"{script}\nCOMP_WORDS=({' '.join(repr(w) for w in words)})\n"
-            f"COMP_CWORD={len(words) - 1}\n_seri_complete\n"
-            'printf "%s\\n" "${COMPREPLY[@]}"\n'
-        )
-        done = subprocess.run(
-            [bash, "--norc", "-c", program],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=project,
-            check=True,
-            timeout=30,
-        )
-        offered = done.stdout.splitlines()
+        offered = _bash_complete(line, script, env, project)
         assert not [m.name for m in markers if m.exists()], f"bash ran a stored id ({line})"
         # What bash inserts is each id quoted: the shell reads it back as the id itself.
         for quoted in offered:
@@ -213,41 +213,19 @@ def test_no_shell_evaluates_a_stored_id(
             assert back.stdout in listed, (quoted, back.stdout)
     assert f"x\\$\\(touch\\ {markers[0]}\\)" in offered
 
-    zsh = require_program("zsh")
-    seri_home.mkdir(parents=True, exist_ok=True)
     program = (
-        f"autoload -U compinit; compinit -u -d {seri_home}/zcompdump\n"
         f"{run_seri('completion', 'zsh').stdout}\n"
         'compadd() { print -rl -- "$@" }\n'
         "words=(seri chat --resume ''); CURRENT=4; _seri\n"
         "words=(seri sessions show ''); CURRENT=4; _seri\n"
     )
-    done = subprocess.run(
-        [zsh, "-f", "-c", program],
-        capture_output=True,
-        text=True,
-        cwd=project,
-        env={**env, "HOME": str(seri_home)},
-        check=False,
-        timeout=30,
-    )
-    assert done.returncode == 0, done.stderr
-    assert set(ids[:4]) <= set(done.stdout.splitlines())
+    assert set(ids[:4]) <= set(_zsh_with_compinit(program, seri_home, project).splitlines())
 
-    fish = require_program("fish")
+    require_program("fish")
     fish_script = seri_home / "seri.fish"
     fish_script.write_text(run_seri("completion", "fish").stdout)
     for line in ("seri chat --resume ", "seri sessions show "):
-        done = subprocess.run(
-            [fish, "--no-config", "-c", f"source {fish_script}; complete -C '{line}'"],
-            capture_output=True,
-            text=True,
-            cwd=project,
-            check=True,
-            timeout=30,
-            env={**env, "HOME": str(seri_home), "XDG_CONFIG_HOME": str(seri_home)},
-        )
-        assert set(ids[:4]) <= {row.split("\t")[0] for row in done.stdout.splitlines()}
+        assert set(ids[:4]) <= set(_fish_complete(line, fish_script, seri_home, project))
 
     ran = [marker.name for marker in markers if marker.exists()]
     assert not ran, f"a shell ran a stored id: {ran}"

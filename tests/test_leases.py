@@ -13,6 +13,13 @@ import pytest
 from seri.io import conversations, leases
 from seri.io.store import open_store
 from seri.pure.leases import Holder
+from tests.conftest import SERI, RunSeri, seri_env
+
+
+def _model_env(base_url: str) -> dict[str, str]:
+    """What a `seri chat` of these tests needs to reach the loopback fake model: its address
+    and an OpenRouter-shaped key."""
+    return {"OPENROUTER_API_KEY": "sk-or-v1-" + "ab" * 32, "SERI_BASE_URL": base_url}
 
 
 def _session(home: Path) -> str:
@@ -100,7 +107,7 @@ def test_an_append_from_a_stale_view_is_refused_whole(tmp_path: Path) -> None:
 
 
 def test_clear_gives_the_old_session_back_and_fork_says_where_it_came_from(
-    tmp_path: Path,
+    run_seri: RunSeri, seri_home: Path, project: Path
 ) -> None:
     """A running chat holds its session: another resume is refused. After /clear the old
     session is free (another process resumes it) while the chat goes on in a new one; a
@@ -109,42 +116,30 @@ def test_clear_gives_the_old_session_back_and_fork_says_where_it_came_from(
     import time
 
     from scripts.fake_model import FakeModel
-    from tests.conftest import SERI, seri_env
 
-    home, project = tmp_path / "profile", tmp_path / "project"
-    project.mkdir()
-    env_extra = {"OPENROUTER_API_KEY": "sk-or-v1-" + "ab" * 32}
     with FakeModel(
         [{"text": "first answer"}, {"text": "other"}, {"text": "forked"}, {"text": "second answer"}]
     ) as fake:
-        env = seri_env(home, {**env_extra, "SERI_BASE_URL": fake.base_url})
+        model = _model_env(fake.base_url)
         live = subprocess.Popen(
             [SERI, "chat"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=env,
+            env=seri_env(seri_home, model),
             cwd=project,
         )
         assert live.stdin is not None and live.stdout is not None
         live.stdin.write("first\n")
         live.stdin.flush()
         assert live.stdout.readline() == "first answer\n"
-        store = open_store(home)
+        store = open_store(seri_home)
         old = conversations.list_sessions(store, None)[0].id
         store.close()
 
         def resume(*extra: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run(
-                [SERI, "chat", "--resume", old, *extra, "-p", "hi"],
-                capture_output=True,
-                text=True,
-                env=env,
-                cwd=project,
-                timeout=60,
-                check=False,
-            )
+            return run_seri("chat", "--resume", old, *extra, "-p", "hi", env=model)
 
         busy = resume()
         assert busy.returncode == 1 and f"pid {live.pid}" in busy.stderr, busy.stderr
@@ -164,23 +159,15 @@ def test_clear_gives_the_old_session_back_and_fork_says_where_it_came_from(
         live.stdin.close()
         assert live.stdout.read() == "second answer\n"
         assert live.wait(timeout=30) == 0
-    store = open_store(home)
+    store = open_store(seri_home)
     copies = [s for s in conversations.list_sessions(store, None) if s.id != old]
     shown = [conversations.load_state(store, s.id).forked_from for s in copies]
     store.close()
     assert sorted(shown) == ["", old]  # the chat's new session, and the fork
     copy = next(s.id for s, src in zip(copies, shown, strict=True) if src)
-    head = json.loads(
-        subprocess.run(
-            [SERI, "sessions", "show", copy, "--json"],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=project,
-            check=True,
-        ).stdout.splitlines()[0]
-    )
-    assert head["forked_from"] == old
+    show = run_seri("sessions", "show", copy, "--json")
+    assert show.returncode == 0, show.stderr
+    assert json.loads(show.stdout.splitlines()[0])["forked_from"] == old
 
 
 def _proc_state(pid: int) -> str:
@@ -188,7 +175,9 @@ def _proc_state(pid: int) -> str:
     return raw[raw.rfind(b")") + 2 :].split()[0].decode()
 
 
-def test_a_killed_holder_not_yet_reaped_is_dead(tmp_path: Path) -> None:
+def test_a_killed_holder_not_yet_reaped_is_dead(
+    run_seri: RunSeri, seri_home: Path, project: Path
+) -> None:
     """A real `seri chat` holds its session's lease, mid-call, and is killed; its parent (this
     test) does not reap it, so it stays a zombie: its pid exists, its start time is its own.
     The next `seri chat --continue` takes the session over all the same."""
@@ -196,47 +185,29 @@ def test_a_killed_holder_not_yet_reaped_is_dead(tmp_path: Path) -> None:
     import time
 
     from scripts.fake_model import FakeModel
-    from tests.conftest import SERI, seri_env
 
     if not Path("/proc/self/stat").exists():
         pytest.skip("no /proc on this system")
-    home, project = tmp_path / "profile", tmp_path / "project"
-    project.mkdir()
     steps = [{"text": "first"}, {"stall_seconds": 30}, {"text": "taken over"}]
     with FakeModel(steps) as fake:
-        env = seri_env(
-            home, {"OPENROUTER_API_KEY": "sk-or-v1-" + "cd" * 32, "SERI_BASE_URL": fake.base_url}
-        )
-
-        def chat(*args: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run(
-                [SERI, "chat", *args],
-                capture_output=True,
-                text=True,
-                env=env,
-                cwd=project,
-                timeout=60,
-                check=False,
-            )
-
-        assert chat("-p", "one").returncode == 0
+        model = _model_env(fake.base_url)
+        assert run_seri("chat", "-p", "one", env=model).returncode == 0
         holder = subprocess.Popen(
             [SERI, "chat", "--continue", "-p", "two"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            env=env,
+            env=seri_env(seri_home, model),
             cwd=project,
         )
-        deadline = time.monotonic() + 30
-        while len(fake.requests) < 2 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert len(fake.requests) == 2, "the holder is in its model call, holding the lease"
+        in_call = fake.wait_for_requests(2, timeout=30)
+        assert in_call == 2, "the holder is in its model call, holding the lease"
         os.kill(holder.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 30
         while _proc_state(holder.pid) != "Z" and time.monotonic() < deadline:
             time.sleep(0.01)
         try:
             assert _proc_state(holder.pid) == "Z"
-            took = chat("--continue", "-p", "three")
+            took = run_seri("chat", "--continue", "-p", "three", env=model)
         finally:
             holder.wait()  # reaped only now
     assert took.returncode == 0, took.stderr
@@ -245,33 +216,18 @@ def test_a_killed_holder_not_yet_reaped_is_dead(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("pid", [-1, 0, (1 << 22) + 1, 1 << 40])
-def test_a_lease_row_with_an_impossible_pid_never_holds_a_session(tmp_path: Path, pid: int) -> None:
+def test_a_lease_row_with_an_impossible_pid_never_holds_a_session(
+    run_seri: RunSeri, seri_home: Path, pid: int
+) -> None:
     """A lease row with pid -1 (``kill(-1, 0)`` succeeds: it signals every process), 0 (this
     process group) or past the kernel's limit, on this very host: `seri chat --resume` takes
     the session over."""
     from scripts.fake_model import FakeModel
-    from tests.conftest import SERI, seri_env
 
-    home, project = tmp_path / "profile", tmp_path / "project"
-    project.mkdir()
     with FakeModel([{"text": "first"}, {"text": "second"}]) as fake:
-        env = seri_env(
-            home, {"OPENROUTER_API_KEY": "sk-or-v1-" + "ef" * 32, "SERI_BASE_URL": fake.base_url}
-        )
-
-        def chat(*args: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run(
-                [SERI, "chat", *args],
-                capture_output=True,
-                text=True,
-                env=env,
-                cwd=project,
-                timeout=60,
-                check=False,
-            )
-
-        assert chat("-p", "one").returncode == 0
-        store = open_store(home)
+        model = _model_env(fake.base_url)
+        assert run_seri("chat", "-p", "one", env=model).returncode == 0
+        store = open_store(seri_home)
         session_id = conversations.list_sessions(store, None)[0].id
         with store.write() as conn:
             conn.execute(
@@ -280,7 +236,7 @@ def test_a_lease_row_with_an_impossible_pid_never_holds_a_session(tmp_path: Path
                 (session_id, pid, socket.gethostname()),
             )
         store.close()
-        took = chat("--resume", session_id, "-p", "two")
+        took = run_seri("chat", "--resume", session_id, "-p", "two", env=model)
     assert took.returncode == 0, took.stderr
     assert took.stdout == "second\n"
     assert f"(pid {pid}), which is no longer running" in took.stderr

@@ -2,6 +2,7 @@
 
 seri starts inside a project it may not trust; with an empty or relative PATH entry (which
 means the current directory) a `bwrap` the project ships must not become the sandbox.
+Single: the lookup reads PATH, whoever runs seri.
 """
 
 from __future__ import annotations

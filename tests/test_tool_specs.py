@@ -8,7 +8,9 @@ import jsonschema  # type: ignore[import-untyped]  # no stubs are published
 import pytest
 
 from seri.pure.records import ToolCall
-from seri.pure.tool_specs import ALL_TOOLS, READ_ONLY, TOOL_NAMES, parse_arguments, select_tools
+from seri.pure.tool_arguments import parse_arguments
+from seri.pure.tool_definitions import ALL_TOOLS, select_tools
+from seri.pure.tool_specs import READ_ONLY, TOOL_NAMES
 
 
 def call(name: str, arguments: object) -> ToolCall:

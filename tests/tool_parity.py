@@ -16,7 +16,8 @@ from seri.pure.permission_policy import parse_policy
 from seri.pure.permissions import decide
 from seri.pure.recap_paths import paths_touched
 from seri.pure.records import Message, ToolCall
-from seri.pure.tool_specs import READ_ONLY, TOOL_NAMES, select_tools
+from seri.pure.tool_definitions import select_tools
+from seri.pure.tool_specs import READ_ONLY, TOOL_NAMES
 
 POLICIES: dict[str, dict[str, list[str]]] = {
     "default": {},

@@ -280,13 +280,12 @@ def _import_time(python: str, statement: str, env: dict[str, str] | None = None)
 
 def imports() -> dict[str, float]:
     found = {
-        "seri's exporter (otlp_live, otlp_sender, seri's HTTP client)": _import_time(
-            PYTHON, "import seri.runtime.otlp_live, seri.io.http_connection"
+        "seri's exporter (otlp_live, otlp_sender, httpx)": _import_time(
+            PYTHON, "import seri.runtime.otlp_live, httpx"
         ),
-        "seri's exporter, the HTTP client already loaded (as in seri chat)": _import_time(
+        "seri's exporter, httpx already loaded (as in seri chat)": _import_time(
             PYTHON,
-            "import seri.io.http_connection; t = time.perf_counter(); "
-            "import seri.runtime.otlp_live",
+            "import httpx; t = time.perf_counter(); import seri.runtime.otlp_live",
         ),
     }
     sdk_python = SDK_VENV / "bin" / "python"

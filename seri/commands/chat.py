@@ -11,13 +11,13 @@ from seri.pure.errors import SeriError
 from seri.pure.number_ranges import TURNS
 from seri.runtime.chat_options import OUTPUT_FORMATS
 from seri.runtime.profile import current_project, open_profile
-from seri.runtime.running import parse_usage, plain_reading, positive_number
+from seri.runtime.running import parse_usage, positive_number
 from seri.runtime.slash import command_lines
 
 if TYPE_CHECKING:
     from seri.runtime.chat_options import ChatOptions
-    from seri.runtime.chat_session import ChatSession
     from seri.runtime.ports import EventObserver
+    from seri.runtime.session.controller import SessionController
 
 _USAGE = """Work on a task with a model.
 
@@ -106,8 +106,11 @@ def run(argv: list[str]) -> int:
         from seri.runtime.resume_picker import with_chosen_session
 
         argv = with_chosen_session(argv, missing_id, open_profile())
-    plain = plain_options(argv[1:])
-    options = parse_usage(__doc__ or "", argv) if plain is None else plain
+    options = parse_usage(__doc__ or "", argv)
+    if options["--prompt"] is not None:
+        from seri.io.http_client import load_in_background
+
+        load_in_background()  # httpx (~55 ms of imports) loads while the session opens
     output_format = options["--output-format"] or "text"
     if output_format not in OUTPUT_FORMATS:
         raise SeriError(f"--output-format must be text, json or stream-json, not {output_format!r}")
@@ -118,7 +121,7 @@ def run(argv: list[str]) -> int:
 
         return run_headless(
             output_format,
-            lambda observers: _open_chat(options, observers),
+            lambda observers: _open_session(options, observers),
             lambda: _prompt_text(options["--prompt"]),
         )
     chat_options = _chat_options(options)
@@ -140,34 +143,6 @@ def run(argv: list[str]) -> int:
         return scripted(chat)
     finally:
         chat.close()
-
-
-# How the plain reading below spells the options: those that take the next word as their
-# value (under docopt's key), those that may be given again, and the flags.
-_VALUED = {
-    "-p": "--prompt",
-    "--prompt": "--prompt",
-    "--output-format": "--output-format",
-    "--resume": "--resume",
-    "--model": "--model",
-    "--max-turns": "--max-turns",
-    "--max-budget-usd": "--max-budget-usd",
-}
-_REPEATED = ("--allow", "--tag")
-_FLAGS = ("--continue", "--fork")
-
-
-def plain_options(words: list[str]) -> dict[str, Any] | None:
-    """What docopt reads from the words after `seri chat` when they are written out plainly
-    (see ``plain_reading``; and not both --continue and --resume), else None: docopt then
-    reads them. A scripted `seri chat -p` starts without importing docopt (~7 ms of a start
-    whose target is 120 ms)."""
-    read = plain_reading(words, flags=_FLAGS, valued=_VALUED, repeated=_REPEATED)
-    if read is None or (read["--continue"] and read["--resume"] is not None):
-        return None
-    if read["--output-format"] is None:
-        read["--output-format"] = "text"  # the usage's [default: text]
-    return {"chat": True, "--help": False, **read}
 
 
 def _chat_options(options: dict[str, Any]) -> ChatOptions:
@@ -193,13 +168,16 @@ def _chat_options(options: dict[str, Any]) -> ChatOptions:
     return chat_options
 
 
-def _open_chat(options: dict[str, Any], observers: tuple[EventObserver, ...]) -> ChatSession:
-    """The chat of a -p run whose output is JSON (see seri.runtime.headless)."""
+def _open_session(
+    options: dict[str, Any], observers: tuple[EventObserver, ...]
+) -> SessionController:
+    """The session of a -p run whose output is JSON (see seri.runtime.headless): opened as
+    the chat opens it (its notes said on stderr), driven by the headless run."""
     from seri.runtime.chat_session import ChatSession
 
     chat_options = _chat_options(options)
     profile = open_profile()
-    return ChatSession.open(profile, current_project(), chat_options, observers=observers)
+    return ChatSession.open(profile, current_project(), chat_options, observers=observers).session
 
 
 def _prompt_text(prompt: str) -> str:

@@ -113,14 +113,8 @@ def _dispatch(args: list[str]) -> int:
 
 
 def command_words(args: list[str]) -> tuple[str, list[str]]:
-    """The command's name and the words after it.
-
-    A known command name first is what docopt (options first) would read there too, and
-    skipping it keeps docopt (and the re and typing it imports) out of `seri sessions`;
-    anything else (--help, an option, a typo) goes through docopt.
-    """
-    if args[0] in COMMANDS:
-        return args[0], args[1:]
+    """The command's name and the words after it, as docopt (options first) reads them;
+    --help, --version among other words, or a bad line are docopt's to answer."""
     from docopt import DocoptExit, docopt
 
     from seri.runtime.running import usage_error

@@ -43,17 +43,17 @@ from __future__ import annotations
 
 import io
 import sys
+from typing import TYPE_CHECKING
 
 from seri.io.session_index import listing_rows
 from seri.pure.number_ranges import LISTED_ROWS
 from seri.pure.terminal_text import neutralise
 from seri.pure.text_table import render_table
 from seri.runtime.profile import Profile, current_project, open_profile
-from seri.runtime.running import parse_usage, plain_reading, positive_number
+from seri.runtime.running import parse_usage, positive_number
 
-# Listing is what people and scripts run most (target: 50 ms with 1,000 sessions): json,
-# datetime, typing and docopt load only for the forms that use them.
-TYPE_CHECKING = False
+# Listing is what people and scripts run most (target: 50 ms with 1,000 sessions): json
+# loads only for the forms that use it.
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
@@ -62,8 +62,7 @@ if TYPE_CHECKING:
 
 
 def run(argv: list[str]) -> int:
-    listing = listing_options(argv[1:])
-    options = parse_usage(__doc__ or "", argv) if listing is None else listing
+    options = parse_usage(__doc__ or "", argv)
     if isinstance(sys.stdout, io.TextIOWrapper):
         # A lone surrogate in stored text is written as a \udXXX escape (valid in
         # JSON) instead of failing the whole listing.
@@ -99,18 +98,6 @@ def run(argv: list[str]) -> int:
 
         return remove(profile, options["<id>"], assume_yes=options["--yes"])
     return _list(profile, all_projects=options["--all"], as_json=options["--json"], limit=limit)
-
-
-# What docopt gives for the listing form, less the keys it does not read.
-_LISTING = dict.fromkeys(("show", "import", "search", "export", "rename", "rm"), False)
-
-
-def listing_options(words: Sequence[str]) -> dict[str, Any] | None:
-    """The options of `seri sessions [list] [--json] [--all] [--limit N]` when the words are
-    plainly that form (see ``plain_reading``), else None: docopt then reads them."""
-    rest = words[1:] if words[:1] == ["list"] else words
-    read = plain_reading(rest, flags=("--json", "--all"), valued={"--limit": "--limit"})
-    return None if read is None else {**_LISTING, **read}
 
 
 def _limit(text: str | None) -> int | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from seri.io.conversations import decode_message
+from seri.io.conversations import decode_message, live_rows
 from seri.io.store import Store
 from seri.pure.atif import (
     RecordedEvent,
@@ -40,10 +40,8 @@ def export_sessions(store: Store, session_id: str, since: float | None) -> list[
 
 def _messages(store: Store, session_id: str, start: float, end: float) -> tuple[StoredMessage, ...]:
     rows: list[Any] = store.connection.execute(
-        "SELECT seq, created, body FROM messages WHERE session_id = ? AND created >= ?"
-        " AND created < ? AND seq >= (SELECT compacted_before FROM sessions WHERE id = ?)"
-        " ORDER BY seq",
-        (session_id, start, end, session_id),
+        live_rows("seq, created, body", " AND created >= ? AND created < ? ORDER BY seq"),
+        (session_id, start, end),
     ).fetchall()
     # A row that cannot be read is reported as damage, naming it, as every reader does.
     return tuple(

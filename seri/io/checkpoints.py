@@ -12,16 +12,16 @@ from typing import Any
 
 import attrs
 
+from seri.io.conversations import live_rows
 from seri.io.store import Store
-from seri.pure.value_record import ValueRecord
 
 SESSIONS_KEPT_PER_PROJECT = 20
 # ``after_sha256`` of a file seri left absent (a rewind deleted it); '' means not known.
 ABSENT = "absent"
 
 
-@attrs.frozen(repr=False, eq=False)
-class Checkpoint(ValueRecord):
+@attrs.frozen
+class Checkpoint:
     user_seq: int
     path: str
     existed: bool
@@ -31,9 +31,8 @@ class Checkpoint(ValueRecord):
 
 def _latest_user_seq(conn: Any, session_id: str) -> int:
     rows = conn.execute(
-        "SELECT max(seq) FROM messages WHERE session_id = ? AND role = 'user' AND kind = ''"
-        " AND seq >= (SELECT compacted_before FROM sessions WHERE id = ?)",
-        (session_id, session_id),
+        live_rows("max(seq)", " AND role = 'user' AND kind = ''"),
+        (session_id,),
     ).fetchall()
     return int(rows[0][0] or 0)
 

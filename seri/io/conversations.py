@@ -22,13 +22,24 @@ from seri.pure.lone_surrogates import replace_lone_surrogates
 from seri.pure.records import Message, Session
 from seri.pure.session_titles import title_from_prompt
 from seri.pure.tokens import message_chars
-from seri.pure.value_record import ValueRecord
 
 _SESSION_COLUMNS = SESSION_COLUMNS
 
+# A row of the live conversation: the session's messages from its wall up (the latest recap's
+# seq, ``sessions.compacted_before``). Below the wall lie what compactions evicted and the
+# purge (``seri.io.eviction_purge``) has not deleted yet: every reader of a session's messages
+# filters with this, the session's id bound as ?1 (a plain ? after it is ?2, and so on).
+LIVE = "session_id = ?1 AND seq >= (SELECT compacted_before FROM sessions WHERE id = ?1)"
 
-@attrs.frozen(repr=False, eq=False)
-class SessionState(ValueRecord):
+
+def live_rows(columns: str, more: str = "") -> str:
+    """The query of ``columns`` of a session's live messages, then ``more`` (conditions after
+    AND, ORDER BY, LIMIT): the session's id is bound as ?1, the placeholders in ``more`` next."""
+    return f"SELECT {columns} FROM messages WHERE {LIVE}{more}"  # noqa: S608 (constants only)
+
+
+@attrs.frozen
+class SessionState:
     """What a running chat needs back from the session row on resume."""
 
     session: Session
@@ -192,9 +203,8 @@ def fork_session(conn: apsw.Connection, source_id: str, fork_id: str, now: float
     )
     conn.execute(
         "INSERT INTO messages(session_id, seq, role, kind, body, chars, created)"
-        " SELECT ?, seq, role, kind, body, chars, created FROM messages WHERE session_id = ?"
-        " AND seq >= (SELECT compacted_before FROM sessions WHERE id = ?)",
-        (fork_id, source_id, source_id),
+        f" {live_rows('?2, seq, role, kind, body, chars, created')}",
+        (source_id, fork_id),
     )
     conn.execute(
         "INSERT INTO checkpoints(session_id, user_seq, path, existed, content, sha256,"
@@ -302,32 +312,20 @@ def decode_message(session_id: str, seq: int, body: object) -> Message:
 
 
 def load_messages(store: Store, session_id: str) -> tuple[Message, ...]:
-    rows = store.connection.execute(
-        "SELECT seq, body FROM messages WHERE session_id = ?"
-        " AND seq >= (SELECT compacted_before FROM sessions WHERE id = ?) ORDER BY seq",
-        (session_id, session_id),
-    )
+    rows = store.connection.execute(live_rows("seq, body", " ORDER BY seq"), (session_id,))
     return tuple(decode_message(session_id, seq, body) for seq, body in rows)
 
 
 def iter_message_rows(store: Store, session_id: str) -> Iterator[tuple[int, float, Message]]:
     """(seq, created, message) in order, for display and export."""
-    rows = store.connection.execute(
-        "SELECT seq, created, body FROM messages WHERE session_id = ?"
-        " AND seq >= (SELECT compacted_before FROM sessions WHERE id = ?) ORDER BY seq",
-        (session_id, session_id),
-    )
+    rows = store.connection.execute(live_rows("seq, created, body", " ORDER BY seq"), (session_id,))
     for seq, created, body in rows:
         yield seq, created, decode_message(session_id, seq, body)
 
 
 def iter_message_bodies(store: Store, session_id: str) -> Iterator[tuple[int, str]]:
     """(seq, stored JSON body) in order, for output that needs no records."""
-    yield from store.connection.execute(
-        "SELECT seq, body FROM messages WHERE session_id = ?"
-        " AND seq >= (SELECT compacted_before FROM sessions WHERE id = ?) ORDER BY seq",
-        (session_id, session_id),
-    )
+    yield from store.connection.execute(live_rows("seq, body", " ORDER BY seq"), (session_id,))
 
 
 def message_body(store: Store, session_id: str, seq: int) -> object:
@@ -357,14 +355,11 @@ def message_line_chunks(store: Store, session_id: str) -> Iterator[str]:
         f"SELECT seq, {_MESSAGE_LINE} AS line,"
         " CASE WHEN json_valid(body) AND substr(body, 1, 2) = '{\"' THEN NULL ELSE seq END"
         " AS damaged FROM messages"
-        " WHERE session_id = ? AND seq > ?"
-        " AND seq >= (SELECT compacted_before FROM sessions WHERE id = ?)"
-        f" ORDER BY seq LIMIT {LINE_CHUNK})"
+        f" WHERE {LIVE} AND seq > ? ORDER BY seq LIMIT {LINE_CHUNK})"
     )
     after = 0
     while True:
-        params = (session_id, after, session_id)
-        last, lines, damaged = store.connection.execute(sql, params).fetchall()[0]
+        last, lines, damaged = store.connection.execute(sql, (session_id, after)).fetchall()[0]
         if last is None:
             return
         if damaged is not None:

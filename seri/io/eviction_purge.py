@@ -2,7 +2,7 @@
 
 A compaction's swap does not delete what it evicts: it moves the session's wall
 (``sessions.compacted_before``, the recap's seq), and every reader of a conversation reads
-from the wall up (``seq >= (SELECT compacted_before ...)``), so the evicted rows leave the
+from the wall up (``seri.io.conversations.live_rows``), so the evicted rows leave the
 conversation in one cheap write. They are deleted here afterwards, on a thread, in
 transactions of about ``STEP_SECONDS`` with pauses between, so any other writer waits at most
 about that long. (One ``DELETE`` of 100,000 evicted messages held the write lock for minutes.)

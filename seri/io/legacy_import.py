@@ -30,13 +30,12 @@ from seri.pure.legacy import (
     parse_legacy_file,
 )
 from seri.pure.session_titles import title_from_prompt
-from seri.pure.value_record import ValueRecord
 
 LEGACY_DIR = "sessions"
 
 
-@attrs.frozen(repr=False, eq=False)
-class ImportReport(ValueRecord):
+@attrs.frozen
+class ImportReport:
     imported: tuple[str, ...] = ()
     rejected: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()

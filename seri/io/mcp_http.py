@@ -21,9 +21,8 @@ A body or stream longer than the message limit, a line of it longer, or a messag
 deeper than seri's limit (``seri.pure.bounded_input``) is cut off with an error; headers
 given in the configuration (tokens) are sent and never written anywhere.
 
-This stays on httpx (redirects, its proxy and TLS handling), unlike the provider's client
-(``seri.io.http_connection``): an MCP server connects beside a chat's start, never before its
-first request, so httpx's import cost is not on that path.
+httpx with the rules of seri's other HTTP (``seri.io.http_client``: proxies and CAs from the
+environment, a loopback server never through a proxy), except that redirects are followed.
 """
 
 from __future__ import annotations
@@ -97,8 +96,10 @@ class HttpTransport:
         self._closed = False
 
     def start(self) -> Failure | None:
+        from seri.io.http_client import new_client
+
         # Redirects are followed; httpx drops Authorization when one leaves the origin.
-        self._client = httpx.Client(follow_redirects=True, trust_env=True)
+        self._client = new_client(self._url, follow_redirects=True)
         return None
 
     def alive(self) -> bool:

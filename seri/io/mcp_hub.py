@@ -45,7 +45,6 @@ from seri.pure.mcp_protocol import LEGACY, ServerInfo
 from seri.pure.mcp_results import McpCallOutcome
 from seri.pure.mcp_tools import McpTool
 from seri.pure.redaction import Redactor, secrets_from_environment
-from seri.pure.value_record import ValueRecord
 
 STARTING = "starting"
 READY = "ready"
@@ -58,8 +57,8 @@ DEFAULT_CALL_SECONDS = 120.0
 MAX_RESTARTS = 1
 
 
-@attrs.frozen(repr=False, eq=False)
-class McpToolEntry(ValueRecord):
+@attrs.frozen
+class McpToolEntry:
     """A tool as the model sees it (``name``) and where it lives."""
 
     name: str
@@ -67,8 +66,8 @@ class McpToolEntry(ValueRecord):
     tool: McpTool
 
 
-@attrs.frozen(repr=False, eq=False)
-class McpServerStatus(ValueRecord):
+@attrs.frozen
+class McpServerStatus:
     """One server for ``seri mcp list`` and start-up notices."""
 
     name: str
@@ -87,8 +86,8 @@ class McpServerStatus(ValueRecord):
     restarts: int = 0
 
 
-@attrs.frozen(repr=False, eq=False)
-class McpEvent(ValueRecord):
+@attrs.frozen
+class McpEvent:
     """Something about a server a person should hear of: ``ready`` (late), ``failed``,
     ``restarting``, ``restarted``, ``gone``, ``tools_changed``; with the tools it offers
     after it."""

@@ -50,15 +50,14 @@ from seri.pure.mcp_protocol import (
 )
 from seri.pure.mcp_results import McpCallOutcome
 from seri.pure.mcp_tools import MAX_PAGES, McpTool, header_values, read_tools_page
-from seri.pure.value_record import ValueRecord
 
 # How long the server/discover probe may go unanswered before the server counts as a
 # handshake server (some of those ignore any request that comes before initialize).
 PROBE_TIMEOUT_SECONDS = 5.0
 
 
-@attrs.frozen(repr=False, eq=False)
-class ToolList(ValueRecord):
+@attrs.frozen
+class ToolList:
     tools: tuple[McpTool, ...]
     skipped: tuple[str, ...] = ()
 

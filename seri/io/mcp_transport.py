@@ -20,7 +20,6 @@ from typing import Any, Protocol
 import attrs
 
 from seri.pure.jsonrpc import ErrorResponse, Notification, RequestId, Response
-from seri.pure.value_record import ValueRecord
 
 TIMEOUT = "timeout"
 CANCELLED = "cancelled"
@@ -39,8 +38,8 @@ CANCEL_POLL_SECONDS = 0.05
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
 
-@attrs.frozen(repr=False, eq=False)
-class Call(ValueRecord):
+@attrs.frozen
+class Call:
     """One request to send: its method and params, how long to wait for the answer, the
     caller's cancel flag, and extra HTTP headers (stateless era; stdio ignores them)."""
 
@@ -51,8 +50,8 @@ class Call(ValueRecord):
     headers: tuple[tuple[str, str], ...] = ()
 
 
-@attrs.frozen(repr=False, eq=False)
-class Failure(ValueRecord):
+@attrs.frozen
+class Failure:
     """No response came. ``kind`` is one of the constants above; ``message`` is for people."""
 
     kind: str
@@ -81,8 +80,8 @@ class Transport(Protocol):
     def close(self) -> None: ...
 
 
-@attrs.define(repr=False)
-class _Slot(ValueRecord):
+@attrs.define
+class _Slot:
     event: threading.Event = attrs.field(factory=threading.Event)
     answer: Answer | None = None
 

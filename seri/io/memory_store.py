@@ -14,13 +14,12 @@ import attrs
 from seri.io.prompt_files import MEMORY_CAP_BYTES, global_memory_file, project_memory_file
 from seri.io.store import Store
 from seri.pure.errors import SeriError
-from seri.pure.value_record import ValueRecord
 
 SCOPES = ("project", "global")
 
 
-@attrs.frozen(repr=False, eq=False)
-class PendingMemory(ValueRecord):
+@attrs.frozen
+class PendingMemory:
     n: int
     scope: str
     project: str

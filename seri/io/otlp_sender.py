@@ -8,10 +8,11 @@ waits a short, fixed time for the last batch; a collector that does not answer b
 loses it. Whatever goes wrong is said once, in one line, never with a header's value
 (headers often carry an API key) and never with the URL's user, password or query.
 
-The posts go through seri's own HTTP client (``seri.io.http_connection``, the provider's):
-proxies from the environment, TLS with SSL_CERT_FILE or certifi's CAs, no redirects, and a
-``user:password@`` in the endpoint's URL sent as Basic authorization, as httpx did before.
-It loads when a poster is made, so nothing pays for it unless export is on.
+The posts go through httpx, the process's client for the collector (``seri.io.http_client``,
+the provider's rules): proxies and CAs from the environment, no redirects, a kept connection.
+A ``user:password@`` in the endpoint's URL is sent as Basic authorization, and the URL goes to
+httpx without it, so no log or message of httpx's can show it. httpx loads when a poster is
+made, so nothing pays for it unless export is on.
 """
 
 from __future__ import annotations
@@ -30,10 +31,10 @@ from seri.pure.genai_metrics import MetricKey, MetricSum, Observation, accumulat
 from seri.pure.otlp_model import Producer, Span
 from seri.pure.otlp_request import CONTENT_TYPES, metrics_body, refused, traces_body
 from seri.pure.redaction import Redactor
-from seri.pure.value_record import ValueRecord
 
 if TYPE_CHECKING:
-    from seri.io.http_connection import Response
+    import httpx
+
     from seri.pure.otlp_settings import OtlpSettings, Target
 
 # A connection that is not made in this time will not be made: a collector that drops
@@ -54,8 +55,8 @@ CLOSE_SECONDS = 2.0
 ANSWER_BYTES = 1024 * 1024
 
 
-@attrs.frozen(repr=False, eq=False)
-class Delivery(ValueRecord):
+@attrs.frozen
+class Delivery:
     """How one post went."""
 
     ok: bool
@@ -70,46 +71,73 @@ class OtlpPoster:
     """Posts request bodies to one signal's endpoint."""
 
     def __init__(self, target: Target, redactor: Redactor) -> None:
-        from seri.io.http_connection import HttpClient, basic_credentials
+        import httpx
 
         self.target = target
         self.redactor = redactor
-        defaults = [
-            ("Content-Type", CONTENT_TYPES[target.protocol]),
-            ("User-Agent", f"seri/{__version__} (OTLP/HTTP)"),
-        ]
-        if credentials := basic_credentials(target.url):
-            defaults.append(("Authorization", credentials))
+        try:
+            url = httpx.URL(target.url)
+        except httpx.InvalidURL as exc:
+            # Said by every post (as before httpx): export goes on failing, the run does not.
+            self._unusable: str | None = self.redactor.text(f"the endpoint's URL: {exc}")
+            url = httpx.URL()
+        else:
+            self._unusable = None
+        self._url = url.copy_with(username=None, password=None)
+        defaults = {
+            "Content-Type": CONTENT_TYPES[target.protocol],
+            "User-Agent": f"seri/{__version__} (OTLP/HTTP)",
+        }
         if target.gzip:
-            defaults.append(("Content-Encoding", "gzip"))
-        # The settings' headers win over seri's own of the same name.
+            defaults["Content-Encoding"] = "gzip"
+        # The settings' headers win over seri's own of the same name, the URL's credentials
+        # included.
         own = {name.lower() for name, _ in target.headers}
-        kept = tuple(header for header in defaults if header[0].lower() not in own)
-        self._headers = (*kept, *target.headers)
-        self._client = HttpClient(
-            connect_timeout=min(target.timeout, CONNECT_SECONDS),
-            read_timeout=target.timeout,
-            write_timeout=target.timeout,
+        self._headers = [
+            *((name, value) for name, value in defaults.items() if name.lower() not in own),
+            *target.headers,
+        ]
+        credentials = url.username or url.password
+        self._auth = (
+            httpx.BasicAuth(url.username, url.password)
+            if credentials and "authorization" not in own
+            else None
         )
+        self._timeout = httpx.Timeout(target.timeout, connect=min(target.timeout, CONNECT_SECONDS))
 
     def post(self, body: bytes) -> Delivery:
-        from seri.io.http_connection import TransportError, TransportTimeout
+        import httpx
 
+        from seri.io.http_client import shared_client
+
+        if self._unusable is not None:
+            return Delivery(False, retry=True, why=self._unusable)
         if self.target.gzip:
             body = gzip.compress(body, compresslevel=5)
         try:
-            with self._client.request("POST", self.target.url, body, self._headers) as answer:
-                return self._judged(answer, answer.read(ANSWER_BYTES))
-        except TransportTimeout:
+            client = shared_client(str(self._url))
+            with client.stream(
+                "POST",
+                self._url,
+                content=body,
+                headers=self._headers,
+                auth=self._auth,
+                timeout=self._timeout,
+            ) as answer:
+                return self._judged(answer, _read_at_most(answer, ANSWER_BYTES))
+        except httpx.TimeoutException:
             return Delivery(False, retry=True, why=f"no answer within {self.target.timeout:g} s")
-        except (TransportError, ValueError) as exc:
-            # ValueError: a header in the settings that cannot be sent (named, never its value).
+        except (httpx.TransportError, httpx.DecodingError, OSError, ImportError, ValueError) as exc:
+            # OSError: CAs that cannot be read; ImportError: a SOCKS proxy without httpx's
+            # extra; ValueError: a header in the settings that cannot be sent (named, never
+            # its value).
             return Delivery(False, retry=True, why=self._words(exc))
 
-    def _judged(self, answer: Response, content: bytes) -> Delivery:
+    def _judged(self, answer: httpx.Response, content: bytes) -> Delivery:
         status = answer.status_code
         if 200 <= status < 300:
-            count, message = refused(self.target.protocol, answer.head.get("content-type"), content)
+            kind = answer.headers.get("content-type", "")
+            count, message = refused(self.target.protocol, kind, content)
             return Delivery(True, refused=count, refused_why=self.redactor.text(message[:300]))
         text = content.decode("utf-8", errors="replace").strip().replace("\n", " ")[:200]
         why = f"HTTP {status}" + (f": {self.redactor.text(text)}" if text else "")
@@ -119,7 +147,7 @@ class OtlpPoster:
             False,
             retry=status in RETRYABLE,
             why=why,
-            retry_after=_seconds(answer.head.get("retry-after") or None),
+            retry_after=_seconds(answer.headers.get("retry-after") or None),
         )
 
     def _words(self, exc: Exception) -> str:
@@ -130,7 +158,17 @@ class OtlpPoster:
         return self.redactor.text(str(reason))
 
     def close(self) -> None:
-        self._client.close()
+        """Nothing to release: the connection stays with the process's client."""
+
+
+def _read_at_most(answer: httpx.Response, limit: int) -> bytes:
+    """The answer's first ``limit`` bytes and a little more: what arrives past them is not read."""
+    content = bytearray()
+    for piece in answer.iter_bytes():
+        content += piece
+        if len(content) >= limit:
+            break
+    return bytes(content)
 
 
 def _seconds(value: str | None) -> float | None:

@@ -23,7 +23,6 @@ import attrs
 from seri.io.files import PathRefusedError, open_confined, resolve_in_project
 from seri.pure.prompt import FrozenPrompt, PromptSource, assemble_prompt
 from seri.pure.rules import GlobRule, RuleFile, always_on, glob_rules, parse_rule
-from seri.pure.value_record import ValueRecord
 
 MEMORY_DIR = "memory"
 # A memory file larger than this must be consolidated before more is added.
@@ -34,16 +33,16 @@ MEMORY_CAP_BYTES = 16 * 1024
 PROMPT_FILE_CAP = 256 * 1024
 
 
-@attrs.frozen(repr=False, eq=False)
-class StartupFiles(ValueRecord):
+@attrs.frozen
+class StartupFiles:
     prompt: FrozenPrompt
     glob_rules: tuple[GlobRule, ...]
     # One line per file that was there but was skipped, for the person (stderr at start).
     warnings: tuple[str, ...] = ()
 
 
-@attrs.frozen(repr=False, eq=False)
-class _Read(ValueRecord):
+@attrs.frozen
+class _Read:
     text: str = ""
     # Why a file that is there was not taken ('' when taken, or simply absent).
     skipped: str = ""

@@ -1,35 +1,40 @@
 """The HTTP client for an OpenAI-compatible chat-completions API (OpenRouter by default).
 
-Thin on purpose: it sends the body ``seri.pure.wire`` built, feeds the bytes to the pure SSE
-parser (``seri.pure.sse``) and assembler (``seri.pure.stream_assembly``), asks
+Thin on purpose: it sends the body ``seri.pure.wire`` built over httpx (the process's client,
+``seri.io.http_client``: keep-alive, proxies and CAs from the environment), feeds the bytes to
+the pure SSE parser (``seri.pure.sse``) and assembler (``seri.pure.stream_assembly``), asks
 ``seri.pure.provider_errors`` what every failure means and ``seri.pure.retry_plan`` whether to
 retry. What it owns is the part only I/O can do:
 
-* the one retry loop (the connection underneath never retries, save a request on a kept
-  connection that the server closed as it was sent, which got nothing back), and only before
-  any of the answer has arrived: a request whose stream already started is never sent twice,
-  since the caller may have shown or acted on part of it;
+* the one retry loop (nothing retries underneath it), and only before any of the answer has
+  arrived: a request whose stream already started is never sent twice, since the caller may
+  have shown or acted on part of it;
 * a watchdog over the signs of life (``seri.pure.answer_wait``): an event or a keep-alive
   comment must come within the silence limit, and the attempt must end by its deadline (a
-  server dripping bytes resets the read timeout forever); a local server gets the time its
-  prompt may take to read, and llama.cpp is asked for its progress;
-* keeping the API key out of every message, exception and repr.
+  server dripping bytes resets httpx's read timeout forever); a local server gets the time its
+  prompt may take to read (the request's read timeout), and llama.cpp is asked for its
+  progress;
+* keeping the API key out of every message, exception, log and repr: it goes in one request
+  header, and whatever httpx says is scrubbed of it.
 
-The HTTP is seri's own (``seri.io.http_connection``): httpx cost a ``seri chat -p`` ~55 ms of
-imports before its first request. For the same reason what reads an answer (the SSE parser,
-the assembler, the failure classes, the retry plan: ~12 ms of imports) is imported once the
-request is sent, while the provider works on it (``_load_answer_readers``), and used from
-inside the methods.
+httpx costs ~55 ms to import, so nothing imports this module before it is needed, and
+``seri chat -p`` starts importing it in a thread while it opens the session
+(``seri.io.http_client.load_in_background``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
+import threading
 import time
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
-from seri.io.http_connection import HttpClient, Response, TransportError, TransportTimeout
+import httpx
+
+from seri.io.http_client import shared_client
 from seri.pure import json_text
 from seri.pure.answer_wait import (
     AnswerWait,
@@ -44,16 +49,37 @@ from seri.pure.bounded_input import (
     BoundedInputError,
     message_too_big,
 )
-
-if TYPE_CHECKING:
-    from seri.pure.provider_failure import ProviderFailure
-    from seri.pure.sse import SSEDone, SSEEvent
-    from seri.pure.stream_assembly import StreamAssembler, StreamResult
+from seri.pure.provider_errors import (
+    classify_http_error,
+    connection_failure,
+    malformed_response,
+    redact,
+    stream_interrupted,
+    stream_overdue,
+    stream_stalled,
+)
+from seri.pure.provider_failure import ProviderFailure
+from seri.pure.retry_plan import plan_retry
+from seri.pure.server_windows import (
+    window_from_listing,
+    window_from_ollama_show,
+    window_from_props,
+)
+from seri.pure.sse import SSEDone, SSEEvent, SSEParser
+from seri.pure.stream_assembly import StreamAssembler, StreamResult, assemble_completion
 
 # attempt number (from 1), HTTP status (None when there was no answer), delay in s, reason.
 RetryCallback = Callable[[int, int | None, float, str], None]
 
 _ERROR_BODY_LIMIT = 64 * 1024
+# What is read of a stream after its end ([DONE]) so that its connection can be kept, as
+# openai-python does; a server that sends more than this after the end loses the connection.
+_AFTER_END_LIMIT = 64 * 1024
+# ... and how long it is waited for: a server that holds the body open after [DONE] costs the
+# connection, not the turn (the request's read timeout would let it hold the answer for minutes).
+AFTER_END_SECONDS = 1.0
+WRITE_SECONDS = 60.0
+_JSON_HEADERS = {"Content-Type": "application/json"}
 
 
 def _check_key(api_key: str) -> None:
@@ -74,9 +100,6 @@ class _Secret:
         return "[redacted]"
 
     __str__ = __repr__
-
-
-_JSON_HEADERS = (("Content-Type", "application/json"),)
 
 
 class ProviderClient:
@@ -117,6 +140,7 @@ class ProviderClient:
         self.retry_cap_seconds = retry_cap_seconds
         self.idle_timeout = idle_timeout
         self.total_timeout = total_timeout
+        self.connect_timeout = connect_timeout
         self._local = is_local_server(base_url) if server_is_local is None else server_is_local
         # Set once a local server's answer shows it is llama.cpp: ask it for prompt progress.
         self._asks_progress = False
@@ -125,26 +149,15 @@ class ProviderClient:
         self._wall_clock = wall_clock
         self._jitter = jitter if jitter is not None else _random_fraction
         self._on_retry = on_retry
-        # No key (a local server that wants none): no Authorization header at all.
-        headers = [("Authorization", f"Bearer {api_key}")] if api_key else []
-        if referer:
-            headers.append(("HTTP-Referer", referer))
-        if title:
-            headers += [("X-Title", title), ("X-OpenRouter-Title", title)]
-        # Nothing retries underneath the retry loop, redirects are not followed, proxies come
-        # from the environment (never for a loopback server), and plain http never loads TLS.
-        self._http = HttpClient(
-            headers=tuple(headers),
-            connect_timeout=connect_timeout,
-            read_timeout=idle_timeout,
-            write_timeout=60.0,
-        )
+        self._referer = referer
+        self._title = title
 
     def __repr__(self) -> str:
         return f"ProviderClient(base_url={self._base_url!r}, api_key=[redacted])"
 
     def close(self) -> None:
-        self._http.close()
+        """Nothing to release: the connections belong to the process's client, which keeps
+        them alive for the next ProviderClient of the run (``seri.io.http_client``)."""
 
     def __enter__(self) -> ProviderClient:
         return self
@@ -155,10 +168,35 @@ class ProviderClient:
     def _url(self, path: str) -> str:
         return f"{self._base_url}/{path}"
 
-    def _scrub(self, text: str) -> str:
-        from seri.pure.provider_errors import redact
+    def _headers(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        # No key (a local server that wants none): no Authorization header at all.
+        headers = {"User-Agent": "seri"}
+        if self._api_key.value:
+            headers["Authorization"] = f"Bearer {self._api_key.value}"
+        if self._referer:
+            headers["HTTP-Referer"] = self._referer
+        if self._title:
+            headers["X-Title"] = headers["X-OpenRouter-Title"] = self._title
+        return {**headers, **(extra or {})}
 
+    def _timeout(self, read: float) -> httpx.Timeout:
+        return httpx.Timeout(
+            connect=self.connect_timeout,
+            read=read,
+            write=WRITE_SECONDS,
+            pool=self.connect_timeout,
+        )
+
+    def _scrub(self, text: str) -> str:
         return redact(text, (self._api_key.value,))
+
+    def _said(self, exc: Exception) -> str:
+        """What went wrong, in httpx's words (which name no header, URL or key; scrubbed of
+        the key all the same), with advice for a certificate that does not verify."""
+        said = self._scrub(str(exc)) or type(exc).__name__
+        if "CERTIFICATE_VERIFY_FAILED" in said:
+            said += "; if your network inspects TLS, point SSL_CERT_FILE at its CA bundle"
+        return said
 
     # --- chat ---------------------------------------------------------------------------------
 
@@ -183,10 +221,6 @@ class ProviderClient:
         while True:
             attempt += 1
             outcome = self._attempt(body, on_text, on_reasoning)
-            # Here, not above: loaded while the first request was on its way (see the top).
-            from seri.pure.retry_plan import plan_retry
-            from seri.pure.stream_assembly import StreamResult
-
             if isinstance(outcome, StreamResult):
                 return outcome
             plan = plan_retry(
@@ -219,16 +253,19 @@ class ProviderClient:
             self._clock(),
             prompt=prompt_seconds(len(content)) if self._local else 0.0,
         )
-        # Until the first byte, the socket's read timeout is the watchdog: a local server may
-        # answer its headers only once it has read the prompt.
-        self._http.set_read_timeout(wait.first_wait)
         try:
-            with self._http.request(
+            client = self._client()
+            # httpx's read timeout is per network read and set per request: the first wait,
+            # which for a local server includes the time its prompt may take (some answer
+            # their headers only once it is read). After the first sign of life the watchdog
+            # holds the shorter silence limit on every arrival; a local server that then goes
+            # silent altogether is caught by this read timeout.
+            with client.stream(
                 "POST",
                 self._url("chat/completions"),
-                content,
-                _JSON_HEADERS,
-                while_waiting=_load_answer_readers,
+                content=content,
+                headers=self._headers(_JSON_HEADERS),
+                timeout=self._timeout(wait.first_wait),
             ) as response:
                 if response.status_code != 200:
                     refusal = self._refusal(response)
@@ -238,37 +275,40 @@ class ProviderClient:
                         self._asks_progress = False
                         return self._attempt(body, on_text, on_reasoning)
                     return refusal
-                if "text/event-stream" not in response.head.get("content-type"):
+                if "text/event-stream" not in response.headers.get("content-type", ""):
                     return self._whole(response, on_text)
                 return self._read_stream(response, wait, on_text, on_reasoning)
-        except TransportError as exc:
-            from seri.pure.provider_errors import connection_failure
+        except httpx.TimeoutException as exc:
+            return connection_failure(f"no answer in time ({type(exc).__name__})")
+        except (httpx.TransportError, httpx.InvalidURL, _NoClient) as exc:
+            return connection_failure(self._said(exc))
 
-            if isinstance(exc, TransportTimeout):
-                return connection_failure(f"no answer in time ({type(exc).__name__})")
-            return connection_failure(self._scrub(str(exc)) or type(exc).__name__)
-        finally:
-            self._http.set_read_timeout(self.idle_timeout)
+    def _client(self) -> httpx.Client:
+        """The process's client for this server; a CA file that cannot be read or a proxy
+        httpx cannot use is said as a connection failure (``_NoClient``)."""
+        try:
+            return shared_client(self._base_url)
+        except OSError as exc:
+            raise _NoClient(_unreadable_cas(exc)) from None
+        except (ImportError, ValueError) as exc:
+            # A SOCKS proxy without httpx's extra, a proxy URL httpx cannot read (httpx
+            # shows a URL's password as [secure]).
+            raise _NoClient(f"the proxy in the environment cannot be used: {exc}") from None
 
-    def _refusal(self, response: Response) -> ProviderFailure:
-        from seri.pure.provider_errors import classify_http_error
-
-        raw = response.read(_ERROR_BODY_LIMIT)
+    def _refusal(self, response: httpx.Response) -> ProviderFailure:
+        raw = _read_at_most(response.iter_bytes(), _ERROR_BODY_LIMIT)
         return classify_http_error(
             response.status_code,
             raw.decode("utf-8", errors="replace"),
-            response.head.as_mapping(),
+            response.headers,
             now=self._wall_clock(),
             secrets=(self._api_key.value,),
         )
 
     def _whole(
-        self, response: Response, on_text: Callable[[str], None] | None
+        self, response: httpx.Response, on_text: Callable[[str], None] | None
     ) -> StreamResult | ProviderFailure:
         """A 200 with a JSON body: a non-streaming request, or a server that ignored ``stream``."""
-        from seri.pure.provider_errors import malformed_response
-        from seri.pure.stream_assembly import assemble_completion
-
         try:
             parsed = json_text.loads_lenient_numbers(_bounded_body(response))
         except BoundedInputError as exc:
@@ -288,55 +328,58 @@ class ProviderClient:
 
     def _read_stream(
         self,
-        response: Response,
+        response: httpx.Response,
         wait: AnswerWait,
         on_text: Callable[[str], None] | None,
         on_reasoning: Callable[[str], None] | None,
     ) -> StreamResult | ProviderFailure:
-        from seri.pure.provider_errors import (
-            connection_failure,
-            malformed_response,
-            stream_interrupted,
-            stream_overdue,
-            stream_stalled,
-        )
-        from seri.pure.sse import SSEParser
-        from seri.pure.stream_assembly import StreamAssembler
-
         parser = SSEParser(PROVIDER_STREAM)
         assembler = StreamAssembler()
         failure: ProviderFailure | None = None
         ended = False
+        after_end = 0
+        cut_off: threading.Timer | None = None
         try:
             for chunk in response.iter_bytes():
+                if cut_off is not None:  # the stream has finished
+                    # The rest of the body (the chunked end) is read so that the connection
+                    # is kept for the next call; it arrives with [DONE] or just after.
+                    after_end += len(chunk)
+                    if after_end > _AFTER_END_LIMIT:
+                        break
+                    continue
                 now = self._clock()
                 comments = parser.comments
                 events = parser.feed(chunk)
                 _take_events(assembler, events, on_text, on_reasoning)
+                if assembler.finished:
+                    cut_off = _hang_up_after(response, AFTER_END_SECONDS)
                 if events or parser.comments != comments:
                     wait.alive(now)
                     self._note_server(events, wait, now)
-                    self._http.set_read_timeout(wait.silence_limit())
-                if assembler.finished:
-                    break
                 # Checked on every arrival: bytes that never complete an event (a drip)
                 # keep the read timeout from ever firing.
-                if wait.silent_too_long(now):
+                if not assembler.finished and wait.silent_too_long(now):
                     failure = stream_stalled(wait.silence_limit())
                     break
-                if wait.overdue(now):
+                if not assembler.finished and wait.overdue(now):
                     failure = stream_overdue(wait.deadline)
                     break
             else:
-                ended = True
-        except TransportTimeout:
-            failure = stream_stalled(wait.silence_limit())
+                ended = not assembler.finished
+        except httpx.TimeoutException:
+            if not assembler.finished:
+                failure = stream_stalled(wait.silence_limit())
         except BoundedInputError as exc:
             # Over a limit: the rest of the stream is not read (a line that never ends would
             # grow for as long as the provider kept sending it), and it is not asked again.
             failure = malformed_response(f"a stream with {exc.reason}")
-        except TransportError as exc:
-            failure = stream_interrupted(self._scrub(str(exc)) or type(exc).__name__)
+        except (httpx.TransportError, httpx.DecodingError) as exc:
+            if not assembler.finished:
+                failure = stream_interrupted(self._said(exc))
+        finally:
+            if cut_off is not None:
+                cut_off.cancel()
         if ended:
             _take_events(assembler, parser.finish(), on_text, on_reasoning)
         nothing_arrived = assembler.data_events == 0 and not assembler.finished
@@ -352,8 +395,6 @@ class ProviderClient:
 
     def _note_server(self, events: list[SSEEvent | SSEDone], wait: AnswerWait, now: float) -> None:
         """Progress moves the deadline; llama.cpp's own chunk says it can send progress."""
-        from seri.pure.sse import SSEEvent
-
         for event in events:
             if not isinstance(event, SSEEvent):
                 continue
@@ -374,12 +415,6 @@ class ProviderClient:
         ``None``: the caller falls back to a configured or default window rather than refusing
         to start. (Config wins over all of this: the caller only asks when it has none.)
         """
-        from seri.pure.server_windows import (
-            window_from_listing,
-            window_from_ollama_show,
-            window_from_props,
-        )
-
         listing = self._get_json(self._url("models"))
         window = window_from_listing(listing, model)
         if window is None:
@@ -410,14 +445,36 @@ class ProviderClient:
 
     def _json_answer(self, method: str, url: str, body: Mapping[str, Any] | None) -> Any:
         """The JSON of a 200 answer; ``None`` for anything else, whatever went wrong."""
-        content, headers = (None, ()) if body is None else (_encoded(body), _JSON_HEADERS)
+        content, extra = (None, None) if body is None else (_encoded(body), _JSON_HEADERS)
         try:
-            with self._http.request(method, url, content, headers) as response:
+            with self._client().stream(
+                method,
+                url,
+                content=content,
+                headers=self._headers(extra),
+                timeout=self._timeout(self.idle_timeout),
+            ) as response:
                 if response.status_code != 200:
                     return None
                 return json_text.loads_lenient_numbers(_bounded_body(response))
-        except (TransportError, ValueError):
+        except (httpx.HTTPError, httpx.InvalidURL, _NoClient, ValueError):
             return None
+
+
+class _NoClient(Exception):
+    """No client could be made for the environment (its CAs, its proxy)."""
+
+
+def _unreadable_cas(exc: OSError) -> str:
+    import os
+
+    for variable in ("SSL_CERT_FILE", "SSL_CERT_DIR"):
+        if os.environ.get(variable):
+            return (
+                f"the CA certificates in {os.environ[variable]} ({variable}) cannot be loaded: "
+                f"{exc.strerror or exc}"
+            )
+    return f"the CA certificates cannot be loaded: {exc.strerror or exc}"
 
 
 def _random_fraction() -> float:
@@ -428,17 +485,37 @@ def _random_fraction() -> float:
     return random.random()  # noqa: S311 (retry jitter, not a secret)
 
 
-def _load_answer_readers() -> None:
-    """Import what reads an answer, while the provider works on the request just sent."""
-    import seri.pure.provider_errors
-    import seri.pure.retry_plan
-    import seri.pure.sse
-    import seri.pure.stream_assembly  # noqa: F401
+def _hang_up_after(response: httpx.Response, seconds: float) -> threading.Timer:
+    """Shut the answer's connection down in ``seconds`` unless cancelled first: a read blocked
+    on it then ends (the connection is dropped, not kept)."""
+
+    def hang_up() -> None:
+        stream = response.extensions.get("network_stream")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if isinstance(sock, socket.socket):
+            # Already closed: nothing is waiting on it.
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    timer = threading.Timer(seconds, hang_up)
+    timer.daemon = True
+    timer.start()
+    return timer
 
 
-def _bounded_body(response: Response) -> bytes:
+def _read_at_most(pieces: Iterator[bytes], limit: int) -> bytes:
+    """The body's first ``limit`` bytes and a little more: what arrives past them is not read."""
+    body = bytearray()
+    for piece in pieces:
+        body += piece
+        if len(body) >= limit:
+            break
+    return bytes(body)
+
+
+def _bounded_body(response: httpx.Response) -> bytes:
     """A whole JSON answer, read no further than its limit (``BoundedInputError`` past it)."""
-    body = response.read(PROVIDER_ANSWER.max_message_bytes + 1)
+    body = _read_at_most(response.iter_bytes(), PROVIDER_ANSWER.max_message_bytes + 1)
     if len(body) > PROVIDER_ANSWER.max_message_bytes:
         raise message_too_big(PROVIDER_ANSWER)
     return body

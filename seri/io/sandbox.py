@@ -50,7 +50,6 @@ from seri.pure.sandbox_plan import (
     bubblewrap_arguments,
     plan_sandbox,
 )
-from seri.pure.value_record import ValueRecord
 
 Kind = Literal["bubblewrap", "landlock", "none"]
 CHOICES = ("auto", "bubblewrap", "landlock", "none")
@@ -171,8 +170,8 @@ def _bwrap_works(bwrap: str) -> bool:
     return probe.returncode == 0
 
 
-@attrs.frozen(repr=False, eq=False)
-class Detected(ValueRecord):
+@attrs.frozen
+class Detected:
     kind: Kind
     # Why this one (or why none), for the start-up line and the trajectory header.
     detail: str
@@ -236,6 +235,7 @@ class Sandbox:
         self._verified = verified or detected.kind != "bubblewrap"
         self._tmp: str | None = None
         self._stand_ins = StandIns()
+        self._said_unmounted = False
 
     @property
     def kind(self) -> Kind:
@@ -298,8 +298,23 @@ class Sandbox:
             return argv, None, child_env
         child_env["TMPDIR"] = plan.private_tmp
         child_env.setdefault("XDG_CACHE_HOME", os.path.join(plan.private_tmp, ".cache"))
+        self._say_if_unmounted(plan)
         hook = _landlock_hook(plan, self.detected.abi)
         return _reaped(command, scope=self.detected.abi >= _SCOPE_ABI), hook, child_env
+
+    def _say_if_unmounted(self, plan: SandboxPlan) -> None:
+        """Once, where Landlock's read-only mounts cannot be made (a normal user without user
+        namespaces): a command the policy cannot read could write the protected paths in
+        the project, and the person is told so before it runs."""
+        if self._said_unmounted or not plan.read_only or _mount_namespace_possible():
+            return
+        self._said_unmounted = True
+        print(
+            "seri: warning: no mount namespace can be made here (a normal user without user "
+            "namespaces), so under Landlock only the permission policy keeps bash from .git "
+            "and the other protected paths in the project (README: Sandbox)",
+            file=sys.stderr,
+        )
 
     def _verify(self) -> None:
         """Before the first command: bubblewrap, taken on trust at start, is tried once."""

@@ -21,7 +21,6 @@ from seri.io.store import Store
 from seri.pure import json_text
 from seri.pure.records import Message
 from seri.pure.tokens import message_chars
-from seri.pure.value_record import ValueRecord
 
 if TYPE_CHECKING:
     import apsw
@@ -184,8 +183,8 @@ def _revision(conn: Any, session_id: str) -> int | None:
     return int(rows[0][0]) if rows else None
 
 
-@attrs.frozen(repr=False, eq=False)
-class CompactionPlan(ValueRecord):
+@attrs.frozen
+class CompactionPlan:
     """What a compaction swaps, read before its write: valid while the revision is."""
 
     revision: int
@@ -202,10 +201,8 @@ def plan_compaction(
     if _revision(conn, session_id) != expected_revision:
         return None
     kept = conn.execute(
-        "SELECT seq FROM messages WHERE session_id = ?"
-        " AND seq >= (SELECT compacted_before FROM sessions WHERE id = ?) ORDER BY seq"
-        " LIMIT 1 OFFSET ?",
-        (session_id, session_id, effect.evicted),
+        conversations.live_rows("seq", " ORDER BY seq LIMIT 1 OFFSET ?"),
+        (session_id, effect.evicted),
     ).fetchall()
     if not kept:
         return None
@@ -303,10 +300,8 @@ def apply_shrink(
     stored = []
     for index, message in replacements:
         found = conn.execute(
-            "SELECT seq, chars FROM messages WHERE session_id = ?"
-            " AND seq >= (SELECT compacted_before FROM sessions WHERE id = ?) ORDER BY seq"
-            " LIMIT 1 OFFSET ?",
-            (session_id, session_id, index),
+            conversations.live_rows("seq, chars", " ORDER BY seq LIMIT 1 OFFSET ?"),
+            (session_id, index),
         ).fetchall()
         if not found:
             return False  # not stored (yet): nothing is written
@@ -359,10 +354,8 @@ def _stored_recap(
         except ValueError:
             previous = None
     rule_rows = conn.execute(
-        "SELECT body FROM messages WHERE session_id = ?"
-        " AND seq >= (SELECT compacted_before FROM sessions WHERE id = ?) AND seq < ?"
-        " AND kind = 'rule'",
-        (session_id, session_id, first_kept),
+        conversations.live_rows("body", " AND seq < ? AND kind = 'rule'"),
+        (session_id, first_kept),
     ).fetchall()
     evicted_rules = [message_from_json(body) for (body,) in rule_rows]
     names = fired_rule_names(evicted_rules, previous if isinstance(previous, dict) else None)

@@ -12,11 +12,10 @@ from collections.abc import Iterable
 import attrs
 
 from seri.io.store import Store
-from seri.pure.value_record import ValueRecord
 
 
-@attrs.frozen(repr=False, eq=False)
-class SessionRule(ValueRecord):
+@attrs.frozen
+class SessionRule:
     """One stored "always": the allow rule, the tool call it was given for, and when."""
 
     rule: str

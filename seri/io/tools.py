@@ -1,6 +1,6 @@
 """Running the model's tool calls in the project directory.
 
-``run_tool`` takes arguments already checked by ``tool_specs.parse_arguments``
+``run_tool`` takes arguments already checked by ``tool_arguments.parse_arguments``
 and a decision already made by ``permissions.decide``; it never asks anyone.
 Every failure the model can do something about comes back as an error outcome
 with a plain sentence, never as an exception. Only KeyboardInterrupt escapes
@@ -43,7 +43,6 @@ from seri.pure.output_capture import HEAD_BYTES, TAIL_BYTES
 from seri.pure.result_cap import PIECE_CHARS
 from seri.pure.tool_outcome import ToolOutcome, failure, outcome
 from seri.pure.tool_specs import BASH_DEFAULT_TIMEOUT, BASH_MAX_TIMEOUT, FILE_CAP_BYTES, spec_of
-from seri.pure.value_record import ValueRecord
 
 if TYPE_CHECKING:
     from seri.io.sandbox import Sandbox
@@ -57,8 +56,8 @@ READ_MAX_LINE_CHARS = PIECE_CHARS
 _SNIFF_BYTES = 8_192
 
 
-@attrs.frozen(repr=False, eq=False)
-class ToolContext(ValueRecord):
+@attrs.frozen
+class ToolContext:
     """Where and under which limits tools run.
 
     ``protected`` are absolute paths never written (see ``files.default_protected``);

@@ -28,7 +28,6 @@ from seri.pure.retention import (
     expired_files,
     expired_sessions,
 )
-from seri.pure.value_record import ValueRecord
 
 # Where the older release kept its recordings, one .jsonl file per session.
 LEGACY_TRAJECTORY_DIR = "trajectories"
@@ -36,8 +35,8 @@ LEGACY_TRAJECTORY_DIR = "trajectories"
 CHECKPOINT_WAIT_MS = 2_000
 
 
-@attrs.frozen(repr=False, eq=False)
-class PruneResult(ValueRecord):
+@attrs.frozen
+class PruneResult:
     plan: PrunePlan
     # Files that were due but could not be deleted, with why.
     failed: tuple[tuple[str, str], ...] = ()

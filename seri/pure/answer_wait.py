@@ -25,8 +25,7 @@ from __future__ import annotations
 import attrs
 
 from seri.pure import json_text
-from seri.pure.proxy_route import is_loopback, normal_host
-from seri.pure.value_record import ValueRecord
+from seri.pure.local_hosts import is_loopback, normal_host
 
 # The slowest prompt reading seri plans for on a local server (tokens a second): under the
 # ~13 a second measured on a CPU above, so a prompt read at that pace is never cut short.
@@ -42,8 +41,8 @@ PACE_SLACK = 3.0
 _LOCAL_NAMES = frozenset({"host.docker.internal", "host.containers.internal"})
 
 
-@attrs.frozen(repr=False, eq=False)
-class PromptProgress(ValueRecord):
+@attrs.frozen
+class PromptProgress:
     """llama.cpp's ``prompt_progress``: of ``total`` prompt tokens, ``processed`` are read
     (``cache`` of them were already in its cache)."""
 
@@ -58,35 +57,33 @@ class PromptProgress(ValueRecord):
 
 def is_local_server(base_url: str) -> bool:
     """The server runs on this machine or a private network (llama.cpp, Ollama, vLLM at
-    home): loopback, RFC 1918 and link-local addresses, IPv6 unique-local, ``*.local``."""
-    host = normal_host(_host_of(base_url))
+    home): loopback, private (RFC 1918, IPv6 unique-local, 0.0.0.0) and link-local
+    addresses, ``*.local``. Such a server is given time to read a long prompt, and needs no
+    API key."""
+    import ipaddress
+
+    host = url_host(base_url)
     if not host:
         return False
     if is_loopback(host) or host in _LOCAL_NAMES or host.endswith(".local"):
         return True
-    if ":" in host:
-        return host.startswith(("fc", "fd", "fe80"))
-    parts = host.split(".")
-    if len(parts) != 4 or not all(p.isdigit() for p in parts):
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
         return False
-    first, second = int(parts[0]), int(parts[1])
-    return (
-        first == 10
-        or (first == 192 and second == 168)
-        or (first == 172 and 16 <= second <= 31)
-        or (first == 169 and second == 254)
-    )
+    return address.is_private or address.is_link_local
 
 
-def _host_of(url: str) -> str:
-    """The host of ``scheme://[user@]host[:port]/path`` (urllib is not pure here)."""
-    _scheme, found, rest = url.partition("://")
+def url_host(url: str) -> str:
+    """The host of ``scheme://[user@]host[:port]/path``, lower case, without brackets or a
+    final dot; "" when there is none (urllib is not pure here)."""
+    _scheme, found, rest = url.strip().partition("://")
     if not found:
         return ""
     authority = rest.split("/", 1)[0].split("?", 1)[0].rpartition("@")[2]
     if authority.startswith("["):
-        return authority[1:].partition("]")[0]
-    return authority.partition(":")[0]
+        return normal_host(authority[1:].partition("]")[0])
+    return normal_host(authority.partition(":")[0])
 
 
 def prompt_seconds(body_bytes: int) -> float:
@@ -118,8 +115,8 @@ def speaks_llama_cpp(data: str) -> bool:
     return '"timings"' in data and '"prompt_n"' in data
 
 
-@attrs.define(repr=False)
-class AnswerWait(ValueRecord):
+@attrs.define
+class AnswerWait:
     """The limits of one attempt, as what has arrived so far moves them.
 
     ``idle`` is the silence allowed between signs of life and ``total`` the attempt's whole

@@ -38,7 +38,6 @@ from seri.pure import events as event_records
 from seri.pure import json_text
 from seri.pure.records import Message
 from seri.pure.timestamps import iso_utc
-from seri.pure.value_record import ValueRecord
 
 SCHEMA_VERSION = "ATIF-v1.8"
 AGENT_NAME = "seri"
@@ -64,8 +63,8 @@ _FOLDED = frozenset(
 )
 
 
-@attrs.frozen(repr=False, eq=False)
-class RecordedEvent(ValueRecord):
+@attrs.frozen
+class RecordedEvent:
     """One stored event: its type, time and JSON body as the recorder wrote it."""
 
     type: str
@@ -73,23 +72,23 @@ class RecordedEvent(ValueRecord):
     body: str
 
 
-@attrs.frozen(repr=False, eq=False)
-class StoredMessage(ValueRecord):
+@attrs.frozen
+class StoredMessage:
     seq: int
     created: float
     message: Message
 
 
-@attrs.frozen(repr=False, eq=False)
-class SessionMessages(ValueRecord):
+@attrs.frozen
+class SessionMessages:
     """A subagent session's stored messages."""
 
     session_id: str
     messages: tuple[StoredMessage, ...]
 
 
-@attrs.frozen(repr=False, eq=False)
-class RunRecording(ValueRecord):
+@attrs.frozen
+class RunRecording:
     """One run: its header and events, the session's messages stored while it ran, and the
     messages of the subagent sessions it started."""
 
@@ -104,8 +103,8 @@ class RunRecording(ValueRecord):
     continued_by: str = ""
 
 
-@attrs.frozen(repr=False, eq=False)
-class UnrecordedMessages(ValueRecord):
+@attrs.frozen
+class UnrecordedMessages:
     """A session's messages from before its first recorded run (or of a session never
     recorded): an imported session, or one written with recording off."""
 
@@ -212,8 +211,8 @@ def _usage_metrics(usage: Any) -> tuple[dict[str, Any] | None, dict[str, Any]]:
     return metrics, {}
 
 
-@attrs.define(repr=False)
-class _Totals(ValueRecord):
+@attrs.define
+class _Totals:
     prompt: int = 0
     completion: int = 0
     cached: int = 0
@@ -248,8 +247,8 @@ class _Totals(ValueRecord):
             self.costed += extra.get("calls_with_cost", 0)
 
 
-@attrs.define(repr=False)
-class _Step(ValueRecord):
+@attrs.define
+class _Step:
     source: str
     timestamp: str | None
     message: str = ""
@@ -624,6 +623,11 @@ class _Builder:
             step.result(self.running_call).setdefault("extra", {})["subagent"] = ended
 
     def _embed(self, result: dict[str, Any], child_id: str) -> None:
+        # A result inside a subagent that names that subagent or a run enclosing it (a tool's
+        # text can say "[subagent child0]") is words, not a run to embed: embedding it again
+        # would never end.
+        if self.context.encloses(child_id):
+            return
         if child_id not in self.embedded:
             messages = self.subagents.get(child_id)
             document = _document(
@@ -725,8 +729,8 @@ class _Builder:
         return "; ".join(said) + "." if said else None
 
 
-@attrs.frozen(repr=False, eq=False)
-class _Context(ValueRecord):
+@attrs.frozen
+class _Context:
     """What every document of one export shares: who ran, as what."""
 
     session_id: str
@@ -735,6 +739,8 @@ class _Context(ValueRecord):
     reasoning_effort: Any
     extra: dict[str, Any]
     continued_by: str = ""
+    # The trajectories this document is embedded in, outermost first.
+    enclosing: tuple[str, ...] = ()
 
     def for_child(self, child_id: str) -> _Context:
         return _Context(
@@ -743,7 +749,12 @@ class _Context(ValueRecord):
             self.agent,
             self.reasoning_effort,
             {"seri_session": child_id, "subagent_of": self.extra.get("seri_session")},
+            enclosing=(*self.enclosing, self.trajectory_id),
         )
+
+    def encloses(self, trajectory_id: str) -> bool:
+        """Whether ``trajectory_id`` is this document or one it is embedded in."""
+        return trajectory_id == self.trajectory_id or trajectory_id in self.enclosing
 
 
 def _document(

@@ -11,16 +11,14 @@ import re
 
 import attrs
 
-from seri.pure.value_record import ValueRecord
-
 # A mention: @ at the start of a word, then a path (trailing punctuation is the sentence's).
 _MENTION = re.compile(r"(?<!\S)@([^\s@]+)")
 _TRAILING = ".,;:!?)]}'\""
 MAX_ATTACHMENT_BYTES = 256 * 1024
 
 
-@attrs.frozen(repr=False, eq=False)
-class Attachment(ValueRecord):
+@attrs.frozen
+class Attachment:
     path: str
     text: str
 

@@ -22,16 +22,14 @@ from itertools import accumulate
 
 import attrs
 
-from seri.pure.value_record import ValueRecord
-
 MIB = 1024 * 1024
 # Far deeper than any real schema, result or message (they rarely pass 20), and shallow enough
 # that code walking a value recursively stays far inside Python's stack of 1,000 frames.
 MAX_DEPTH = 100
 
 
-@attrs.frozen(repr=False, eq=False)
-class InputLimits(ValueRecord):
+@attrs.frozen
+class InputLimits:
     """The bounds of one source; ``name`` is how errors call it ("config.json")."""
 
     name: str
@@ -179,8 +177,8 @@ def check_json_size(text: str | bytes, limits: InputLimits) -> None:
 # --- lines ------------------------------------------------------------------------------------
 
 
-@attrs.frozen(repr=False, eq=False)
-class OverlongLine(ValueRecord):
+@attrs.frozen
+class OverlongLine:
     """In place of a line over the limit: reported as soon as the limit is passed, and the
     line's bytes up to its end are dropped, never held."""
 

@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import attrs
 
-from seri.pure.value_record import ValueRecord
-
 ESC = b"\x1b"
 PASTE_START = b"\x1b[200~"
 PASTE_END = b"\x1b[201~"
 
 
-@attrs.frozen(repr=False, eq=False)
-class KeysSoFar(ValueRecord):
+@attrs.frozen
+class KeysSoFar:
     """Where the scan stands between bursts."""
 
     in_paste: bool = False
@@ -32,8 +30,8 @@ class KeysSoFar(ValueRecord):
     tail: bytes = b""
 
 
-@attrs.frozen(repr=False, eq=False)
-class ScannedBurst(ValueRecord):
+@attrs.frozen
+class ScannedBurst:
     kept: bytes
     escapes: int
     state: KeysSoFar

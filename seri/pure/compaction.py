@@ -14,7 +14,9 @@ on over what that adds to the evicted part.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import copy
+import math
+from collections.abc import Iterator, Sequence
 
 import attrs
 
@@ -45,9 +47,17 @@ from seri.pure.recap_answer import parse_recap_answer
 from seri.pure.recap_paths import TouchedPaths, paths_touched
 from seri.pure.records import Message
 from seri.pure.shrink import Payload, elided_payload, plan_shrink, saving, with_elided
-from seri.pure.tokens import estimate_tokens, messages_chars, sized_tokens
-from seri.pure.value_record import ValueRecord
-from seri.pure.window import UNMEASURED_SCALE, Window
+from seri.pure.token_prior import MOST_DENSITY, prior_density
+from seri.pure.tokens import bytes_per_char, estimate_tokens, messages_chars, sized_tokens
+from seri.pure.window import (
+    DENSITY_STEPS,
+    FILL,
+    UNMEASURED_SCALE,
+    Window,
+    density_step,
+    refused_density,
+    stated_prompt_tokens,
+)
 
 # A scale learned during a fold cuts the kept tail again when it grew by more than this much
 # (a denser tokenizer than assumed); smaller changes are noise a recut would pay a call for.
@@ -116,10 +126,11 @@ def recap_chars(window: Window) -> int:
     return max(MIN_RECAP_CHARS, keep_local(window) * 2)
 
 
-def recap_reserve(window: Window) -> int:
-    """The local tokens a summarizer request keeps for the recap it carries: a recap of the
-    most a rendering may take, and its JSON indentation."""
-    return estimate_tokens(recap_chars(window)) + 60
+def recap_reserve(window: Window, per_char: float = 1.0) -> int:
+    """What a summarizer request keeps for the recap it carries (UTF-8 bytes / 4): a recap of
+    the most a rendering may take, in the conversation's ``per_char`` bytes a character, and
+    its JSON indentation."""
+    return estimate_tokens(int(recap_chars(window) * per_char)) + 60
 
 
 def keep_local(window: Window) -> int:
@@ -148,11 +159,6 @@ def find_cut(
 ) -> Cut | None:
     budget = keep_local(window) if keep is None else keep
     return cut_messages(history, tail_budget(window, previous, pins, budget))
-
-
-def summary_scale(window: Window) -> float:
-    """The scale summarizer requests are sized for (see ``Window.summary_room_local``)."""
-    return window.scale if window.measured else max(window.scale, UNMEASURED_SCALE)
 
 
 # --- compaction ------------------------------------------------------------------------------
@@ -282,15 +288,49 @@ class Fold:
         self.done = 0
         self.calls = 0
         self.budget = budget or OutputBudget()
-        # The scale the chunks are sized for: the one the fold starts with, raised (never
-        # lowered) by what the provider reports, so that the fold makes the chunks its dry
-        # run planned unless the provider turns out denser than assumed.
-        self.sizing_scale = summary_scale(window)
-        self.recap_reserve = recap_reserve(window)
+        per_char = bytes_per_char(history)
+        # The density chunks are sized by (provider tokens per UTF-8 bytes / 4). Never
+        # measured: the first request is sized by the prior its own text gives (``chunk``),
+        # and its reply sets the density (a step of DENSITY_STEPS) for the rest; the dry run
+        # plans each step.
+        self.first = not window.measured
+        self.density = MOST_DENSITY if self.first else density_step(window.scale / per_char)
+        self.recap_reserve = recap_reserve(window, per_char)
+
+    def showed(self, density: float) -> None:
+        """What a reply's usage showed: the first one sets the density; a later one raises it
+        only when denser than the room's margin covers (so that the fold makes the chunks its
+        dry run planned for that step, and never a request that would be refused)."""
+        if self.first or density * FILL > self.density:
+            self.density = density_step(density)
+        self.first = False
 
     def chunk(self, end: int, at_most: int | None = None) -> Chunk:
-        self.sizing_scale = max(self.sizing_scale, self.window.scale)
-        room = self.window.summary_room_local(self.sizing_scale)
+        if not self.first:
+            return self.sized_chunk(end, self.density, at_most)
+        # Never measured: sized by what its own text is priced at (``prior_density``), first
+        # that of the part to fold, then, when the chunk it gives is denser, that chunk's own
+        # (a chunk of JSON in a history of prose), until the chunk is no denser than it was
+        # sized for; the densest price ends it, whatever the text.
+        density = prior_density(self.texts(self.done, end))
+        for _ in range(3):
+            chunk = self.sized_chunk(end, density, at_most)
+            needed = prior_density(m.text for m in chunk.request)
+            if needed <= density:
+                break
+            density = needed
+        else:
+            density = MOST_DENSITY
+            chunk = self.sized_chunk(end, density, at_most)
+        self.density = density
+        return chunk
+
+    def texts(self, start: int, end: int) -> Iterator[str]:
+        for m in self.history[start:end]:
+            yield from (m.text, m.reasoning, *(call.arguments for call in m.tool_calls))
+
+    def sized_chunk(self, end: int, density: float, at_most: int | None) -> Chunk:
+        room = self.window.summary_room(density)
         return next_chunk(
             self.history,
             self.done,
@@ -309,9 +349,13 @@ class Fold:
         reply = yield from self.ask(chunk)
         if isinstance(reply, ModelFailed) and reply.overflow:
             # Shrunk by what the provider said, and tried once more.
+            sized_for = self.density * chunk.local_tokens / max(1, chunk.char_tokens)
             self.window = self.window.refused(
-                reply.overflow_numbers, chunk.local_tokens, sized_for=summary_scale(self.window)
+                reply.overflow_numbers, chunk.char_tokens, sized_for=sized_for
             )
+            stated = stated_prompt_tokens(reply.overflow_numbers) or 0
+            self.density = refused_density(self.density, stated, chunk.local_tokens)
+            self.first = False
             yield Record(
                 events.Overflow(
                     error=reply.error,
@@ -327,7 +371,8 @@ class Fold:
             if isinstance(reply, ModelFailed) and reply.overflow:
                 return _summarizer_failed(
                     "the summarizer's request is too long for the window even after shrinking "
-                    f"it to {chunk.local_tokens} tokens (counted as characters / 4): {reply.error}"
+                    f"it to {chunk.local_tokens} tokens (counted as UTF-8 bytes / 4): "
+                    f"{reply.error}"
                 )
         if not isinstance(reply, ModelReply):
             if reply.session_changed:
@@ -342,8 +387,9 @@ class Fold:
                 f"{summary_budget(self.budget, self.window).lowered:,} tokens (finish_reason "
                 "length): the recap would be a fragment"
             )
-        if reply.usage is not None:
-            self.window = self.window.learned(reply.usage.input_tokens, chunk.local_tokens)
+        if reply.usage is not None and reply.usage.input_tokens > 0:
+            self.window = self.window.learned(reply.usage.input_tokens, chunk.char_tokens)
+            self.showed(reply.usage.input_tokens / chunk.local_tokens)
         answer = parse_recap_answer(reply.message.text)
         self.recap = merge_recap(self.recap, answer, (), ())
         self.done = chunk.end
@@ -378,14 +424,20 @@ def _summarizer_failed(detail: str) -> NotCompacted:
 # --- a plan, for `seri compact --dry-run` ----------------------------------------------------
 
 
-@attrs.frozen(repr=False, eq=False)
-class CompactionPlan(ValueRecord):
+@attrs.frozen
+class CompactionPlan:
     """What a compaction would do, without calling the model or changing anything.
 
-    ``chunks`` are the fold's requests as planned now: the first is exact; each later one
-    will carry the recap the previous answer makes instead of the previous recap, so its size
-    may differ a little. ``estimate_after`` counts the previous recap (or an empty one) for
-    the recap to come. ``shrink`` is what the ladder would elide if the result did not fit.
+    ``chunks`` are the fold's requests as planned for ``density`` (each request's room is
+    reserved for the most a recap may take, so they do not depend on what the summarizer
+    answers). A session never measured is planned for every step of ``DENSITY_STEPS`` up to
+    the densest assumed (``by_density``: step, requests): its first request is sized for the
+    densest, and its reply shows which step the rest follows; ``chunks`` are then those of the
+    sparsest step. The cut and ``estimate_after`` (the recap to come counted at the most its
+    rendering may take) do not depend on the step; whether the result fits does (the fold's
+    last reply measures the scale it is judged at), so ``by_density`` gives it per step and
+    ``would_fail`` is the densest step's. ``shrink`` is what the ladder would elide if the
+    result did not fit.
     """
 
     window: Window
@@ -396,6 +448,9 @@ class CompactionPlan(ValueRecord):
     shrink: tuple[Payload, ...]
     # Why the compaction would fail (exit 1) even after the ladder, as it would say it; "".
     would_fail: str = ""
+    density: float = 1.0
+    # (step, requests, why it would fail at that step or "").
+    by_density: tuple[tuple[float, int, str], ...] = ()
 
 
 def plan_compaction(
@@ -413,13 +468,11 @@ def plan_compaction(
     """``history`` and ``stored`` as for ``compact``."""
     cut = find_cut(history, previous, pins, window, None)
     end = cut.index_of_first_kept if cut is not None else 0
-    chunks: list[Chunk] = []
     read = history if stored is None else stored
     fold = Fold(read, previous, window, elide_bytes, focus, project)
-    while fold.done < end:
-        chunk = fold.chunk(end)
-        chunks.append(chunk)
-        fold.done = chunk.end
+    steps = [s for s in DENSITY_STEPS if s <= UNMEASURED_SCALE] if fold.first else [fold.density]
+    planned = [(step, planned_chunks(fold, end, step)) for step in steps]
+    density, chunks = planned[0]
     kept = tuple(history[end:])
     recap: tuple[Message, ...] = ()
     if cut is not None:
@@ -434,15 +487,64 @@ def plan_compaction(
         recap_room = max(recap_room, recap_chars(window) + len(section))
     kept_chars = messages_chars(kept)
     after = estimate_tokens(window.overhead_chars + kept_chars + recap_room)
+    judged = [
+        (
+            step,
+            found,
+            fit_after(window_after(window, found, step), history_after, pins, elide_bytes),
+        )
+        for step, found in planned
+    ]
+    shrink, would_fail = judged[-1][2]
+    return CompactionPlan(
+        window,
+        cut,
+        estimate_before,
+        after,
+        chunks,
+        shrink,
+        would_fail,
+        density,
+        tuple((step, len(found), fails) for step, found, (_, fails) in judged),
+    )
+
+
+def window_after(window: Window, chunks: Sequence[Chunk], density: float) -> Window:
+    """The window a fold of ``chunks`` leaves when each reply shows ``density``: measured by
+    its last request (as ``Fold.step`` learns it), or ``window`` when there is none."""
+    if not chunks:
+        return window
+    last = chunks[-1]
+    return window.learned(math.ceil(density * last.local_tokens), last.char_tokens)
+
+
+def fit_after(
+    window: Window, history_after: Sequence[Message], pins: Sequence[str], elide_bytes: int
+) -> tuple[tuple[Payload, ...], str]:
+    """What the shrink ladder would elide of ``history_after`` judged by ``window``, and why
+    it would still not fit ("" when it would)."""
     limit = window.history_target_local
     excess = sized_tokens(history_after) - limit
     shrink = plan_shrink(history_after, excess, elide_bytes)
-    would_fail = ""
-    if excess > sum(saving(payload) for payload in shrink):
-        shrunk = list(history_after)
-        for payload in shrink:
-            marker = elided_payload(len(payload.text.encode("utf-8", "surrogatepass")))
-            shrunk[payload.index] = with_elided(shrunk[payload.index], payload, marker)
-        if sized_tokens(shrunk) > limit:
-            would_fail = does_not_fit(window, shrunk, pins, limit)
-    return CompactionPlan(window, cut, estimate_before, after, tuple(chunks), shrink, would_fail)
+    if excess <= sum(saving(payload) for payload in shrink):
+        return shrink, ""
+    shrunk = list(history_after)
+    for payload in shrink:
+        marker = elided_payload(len(payload.text.encode("utf-8", "surrogatepass")))
+        shrunk[payload.index] = with_elided(shrunk[payload.index], payload, marker)
+    if sized_tokens(shrunk) > limit:
+        return shrink, does_not_fit(window, shrunk, pins, limit)
+    return shrink, ""
+
+
+def planned_chunks(start: Fold, end: int, density: float) -> tuple[Chunk, ...]:
+    """The chunks a fold from ``start`` makes before ``end`` when each reply shows
+    ``density`` (``start`` itself is left as it is)."""
+    fold = copy.copy(start)
+    chunks: list[Chunk] = []
+    while fold.done < end:
+        chunk = fold.chunk(end)
+        chunks.append(chunk)
+        fold.done = chunk.end
+        fold.showed(density)
+    return tuple(chunks)

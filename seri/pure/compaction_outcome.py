@@ -19,7 +19,6 @@ from seri.pure import events
 from seri.pure.output_budget import OutputBudget
 from seri.pure.records import Message
 from seri.pure.tokens import estimate_tokens, message_chars, messages_chars
-from seri.pure.value_record import ValueRecord
 from seri.pure.window import Window
 
 if TYPE_CHECKING:
@@ -47,8 +46,8 @@ class Why(enum.Enum):
     DOES_NOT_FIT = "does_not_fit"
 
 
-@attrs.frozen(repr=False, eq=False)
-class NotCompacted(ValueRecord):
+@attrs.frozen
+class NotCompacted:
     """No compaction happened: why, as a value to decide on, and as a sentence to show."""
 
     reason: Why
@@ -61,8 +60,8 @@ NO_CUT = NotCompacted(Why.NO_CUT, NOT_ENOUGH_HISTORY)
 CHANGED = NotCompacted(Why.SESSION_CHANGED, SESSION_CHANGED)
 
 
-@attrs.frozen(repr=False, eq=False)
-class Compacted(ValueRecord):
+@attrs.frozen
+class Compacted:
     history: tuple[Message, ...]
     recap: Recap
     evicted: int

@@ -17,7 +17,6 @@ from collections.abc import Mapping
 import attrs
 
 from seri.pure.usage_errors import option_specs, usage_forms
-from seri.pure.value_record import ValueRecord
 
 SHELLS = ("bash", "zsh", "fish")
 ID_OPTIONS = ("--resume", "--session")
@@ -25,8 +24,8 @@ IDS_COMMAND = "seri completion session-ids 2>/dev/null"
 _HELP = frozenset({"-h", "--help"})
 
 
-@attrs.frozen(repr=False, eq=False)
-class CommandWords(ValueRecord):
+@attrs.frozen
+class CommandWords:
     """What one subcommand takes: its plain words, its flags, its options with a value."""
 
     words: tuple[str, ...]

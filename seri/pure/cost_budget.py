@@ -15,11 +15,10 @@ from typing import Literal
 import attrs
 
 from seri.pure.usage_totals import UsageTotals
-from seri.pure.value_record import ValueRecord
 
 
-@attrs.frozen(repr=False, eq=False)
-class BudgetStop(ValueRecord):
+@attrs.frozen
+class BudgetStop:
     """Why no call may start: ``budget`` (spent) or ``error`` (no cost reported)."""
 
     status: Literal["budget", "error"]

@@ -32,7 +32,6 @@ import attrs
 
 from seri.pure.records import Message, Role
 from seri.pure.tokens import FRAMING_TOKENS, estimate_tokens, message_chars
-from seri.pure.value_record import ValueRecord
 
 DEFAULT_KEEP_TOKENS = 20_000
 MIN_EVICTED = 4
@@ -42,8 +41,8 @@ MIN_EVICTED = 4
 _GROUP_STARTS: frozenset[str] = frozenset({"user", "assistant"})
 
 
-@attrs.frozen(repr=False, eq=False)
-class Cut(ValueRecord):
+@attrs.frozen
+class Cut:
     """A safe cut: messages ``[0, index_of_first_kept)`` go, the rest stay.
 
     ``evicted_count`` equals ``index_of_first_kept``; it is spelled out because that is the

@@ -10,13 +10,11 @@ from typing import Literal
 
 import attrs
 
-from seri.pure.value_record import ValueRecord
-
 EditOutcome = Literal["applied", "unchanged", "not_found", "ambiguous", "too_large"]
 
 
-@attrs.frozen(repr=False, eq=False)
-class EditPlan(ValueRecord):
+@attrs.frozen
+class EditPlan:
     outcome: EditOutcome
     # The file's text after the edit; "" unless the outcome is "applied".
     updated: str = ""

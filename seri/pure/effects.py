@@ -23,7 +23,6 @@ import attrs
 from seri.pure.events import Event
 from seri.pure.records import Message, ToolCall, Usage
 from seri.pure.usage_totals import UsageTotals
-from seri.pure.value_record import ValueRecord
 
 if TYPE_CHECKING:
     from seri.pure.provider_failure import OverflowNumbers, ProviderFailure
@@ -34,7 +33,7 @@ A = TypeVar("A")
 T = TypeVar("T")
 
 
-class Request(ValueRecord, Generic[A]):
+class Request(Generic[A]):
     """An effect answered with an ``A`` (the type argument is the declaration)."""
 
     __slots__ = ()
@@ -66,8 +65,8 @@ def _classes(declared: object) -> tuple[type, ...]:
     return (declared,)
 
 
-@attrs.frozen(repr=False, eq=False)
-class ModelReply(ValueRecord):
+@attrs.frozen
+class ModelReply:
     message: Message
     usage: Usage | None = None
     finish_reason: str = ""
@@ -81,8 +80,8 @@ class ModelReply(ValueRecord):
     refusal: str = ""
 
 
-@attrs.frozen(repr=False, eq=False)
-class ModelFailed(ValueRecord):
+@attrs.frozen
+class ModelFailed:
     """The call did not produce a complete answer. ``overflow``: the provider said too long.
 
     ``refused``: the provider refused the request before any of an answer arrived, and what
@@ -105,7 +104,7 @@ class ModelFailed(ValueRecord):
     session_changed: bool = False
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen
 class CallModel(Request[ModelReply | ModelFailed]):
     """Send ``messages`` (after the frozen system prompt, for a turn) to the model.
 
@@ -119,8 +118,8 @@ class CallModel(Request[ModelReply | ModelFailed]):
     max_tokens: int | None = None
 
 
-@attrs.frozen(repr=False, eq=False)
-class Answer(ValueRecord):
+@attrs.frozen
+class Answer:
     """A person's answer to ``AskPerson``: run it or not, the rules to add, why not."""
 
     approved: bool
@@ -128,7 +127,7 @@ class Answer(ValueRecord):
     reason: str = ""
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen
 class AskPerson(Request[Answer]):
     """Ask whether a tool call may run.
 
@@ -145,8 +144,8 @@ class AskPerson(Request[Answer]):
     offered: tuple[str, ...] = ()
 
 
-@attrs.frozen(repr=False, eq=False)
-class ToolRun(ValueRecord):
+@attrs.frozen
+class ToolRun:
     """What running a tool gave: the text the model sees, and what it touched."""
 
     text: str
@@ -155,7 +154,7 @@ class ToolRun(ValueRecord):
     touched_paths: tuple[str, ...] = ()
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen
 class RunTool(Request[ToolRun]):
     """Run one validated tool call. Answered with a ``ToolRun``.
 
@@ -168,15 +167,15 @@ class RunTool(Request[ToolRun]):
     max_chars: int | None = None
 
 
-@attrs.frozen(repr=False, eq=False)
-class ResolvedPath(ValueRecord):
+@attrs.frozen
+class ResolvedPath:
     relative: str | None
     absolute: str | None
     # Set when the path leads outside the project: why, naming where it resolved to.
     refused: str = ""
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen
 class ResolvePath(Request[ResolvedPath]):
     """Resolve a tool's path argument against the project (symlinks followed).
 
@@ -187,35 +186,35 @@ class ResolvePath(Request[ResolvedPath]):
     raw: str
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen
 class Persist(Request[None]):
     """Append messages to the session, durably, before going on. Answered with None."""
 
     messages: tuple[Message, ...]
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen
 class Record(Request[None]):
     """Add an event to the run's trajectory. Answered with None."""
 
     event: Event
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen
 class CountSpending(Request[UsageTotals]):
     """What the run's model calls have used so far: every call of this run of seri (its
     tasks', the summarizer's, its subagents'). Answered with ``UsageTotals``; asked only when
     the run has a cost budget."""
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen
 class Say(Request[None]):
     """Tell the person something (a warning, a notice) on stderr. Answered with None."""
 
     text: str
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen
 class UpdateCounters(Request[None]):
     """Store the turn count (None: keep the stored one; a compaction runs no turns), the last
     billed input tokens, the learned token scale (0: not measured) and the window a provider's
@@ -227,7 +226,7 @@ class UpdateCounters(Request[None]):
     learned_window: int = 0
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen
 class SpillText(Request[str]):
     """Keep ``text`` whole in a spill file the model can page through with read_file.
 
@@ -237,7 +236,7 @@ class SpillText(Request[str]):
     text: str
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen
 class ShrinkPayloads(Request[bool]):
     """Replace messages of the session, by position, with their elided forms, in one
     transaction that also records the shrink in the ledger.
@@ -251,7 +250,7 @@ class ShrinkPayloads(Request[bool]):
     estimate_after: int
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen
 class ApplyCompaction(Request[bool]):
     """Replace the first ``evicted`` messages by ``recap_message``, in one transaction.
 
@@ -275,8 +274,8 @@ class ApplyCompaction(Request[bool]):
 HookVerdict = Literal["", "allow", "deny", "ask", "block"]
 
 
-@attrs.frozen(repr=False, eq=False)
-class HookDecision(ValueRecord):
+@attrs.frozen
+class HookDecision:
     """What the hooks of one event decided; the empty decision is "go on as if none ran"."""
 
     decision: HookVerdict = ""
@@ -303,7 +302,7 @@ class HookDecision(ValueRecord):
 NOTHING = HookDecision()
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen
 class RunHooks(Request[HookDecision]):
     """Run the hooks configured for ``event`` whose matcher takes ``subject`` (a tool's name;
     empty for events without one), with ``fields`` as the event's own part of their input.

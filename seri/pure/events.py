@@ -35,7 +35,6 @@ import attrs
 from seri.pure.records import Usage
 from seri.pure.settings import Settings
 from seri.pure.usage_totals import UsageTotals
-from seri.pure.value_record import ValueRecord
 
 
 class _Absent(enum.Enum):
@@ -97,8 +96,8 @@ def usage_record(usage: Usage | None) -> dict[str, Any]:
     }
 
 
-@attrs.frozen(repr=False, eq=False)
-class Event(ValueRecord):
+@attrs.frozen
+class Event:
     """A trajectory record. Subclasses set ``type`` and declare their fields with ``field``."""
 
     type: ClassVar[str]
@@ -153,7 +152,7 @@ def _plain(value: object) -> object:
 # --- the run -----------------------------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
+@attrs.frozen(kw_only=True)
 class Header(Event):
     """How a run (one invocation of seri on a session) was set up: the first line of its
     recording. A chat's header names its project, budget and sandbox; a `seri compact`'s
@@ -215,7 +214,7 @@ class Header(Event):
         )
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
+@attrs.frozen(kw_only=True)
 class ContextWindow(Event):
     """The window used, when config.json sets none."""
 
@@ -225,7 +224,7 @@ class ContextWindow(Event):
     from_: str = field("`server` (asked of it) or `default`", export_name="from", telemetry="plain")
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
+@attrs.frozen(kw_only=True)
 class ModelSwitch(Event):
     """`/model NAME`: the rest of the run talks to another model."""
 
@@ -234,7 +233,7 @@ class ModelSwitch(Event):
     model: str = field("the model switched to", telemetry="plain")
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
+@attrs.frozen(kw_only=True)
 class RunUsage(Event):
     """At the end of a run: what its model calls used, and how much came from the cache."""
 
@@ -269,7 +268,7 @@ class RunUsage(Event):
 # --- model calls -------------------------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
+@attrs.frozen(kw_only=True)
 class ModelCall(Event):
     """One model call of a turn (also one that failed after part of its answer arrived:
     `finish_reason` `incomplete`, without `model` and `generation_id`)."""
@@ -288,7 +287,7 @@ class ModelCall(Event):
     refusal: str | Absent = field("the model's words when it declined", optional=True)
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
+@attrs.frozen(kw_only=True)
 class SummaryCall(Event):
     """One call of the compaction summarizer."""
 
@@ -298,7 +297,7 @@ class SummaryCall(Event):
     finish_reason: str = field("why the answer ended")
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
+@attrs.frozen(kw_only=True)
 class Retry(Event):
     """A failed request about to be sent again."""
 
@@ -310,7 +309,7 @@ class Retry(Event):
     reason: str = field("what went wrong", telemetry="plain")
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
+@attrs.frozen(kw_only=True)
 class Overflow(Event):
     """The provider refused a request as too long."""
 
@@ -325,7 +324,7 @@ class Overflow(Event):
     context_window: int = field("the window, as learned from the refusal", telemetry="plain")
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
+@attrs.frozen(kw_only=True)
 class OutputBudgetLowered(Event):
     """The input fit and only the answer budget did not (or a 402 named what the credit left
     can pay for): the budget was lowered instead of compacting, and the call sent again."""
@@ -340,7 +339,7 @@ class OutputBudgetLowered(Event):
 # --- tool calls --------------------------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
+@attrs.frozen(kw_only=True)
 class ToolCall(Event):
     """A tool call the model asked for."""
 
@@ -351,7 +350,7 @@ class ToolCall(Event):
     arguments: str = field("the arguments text as the model sent it")
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
+@attrs.frozen(kw_only=True)
 class ToolResult(Event):
     """What a tool call gave the model (a call refused before it ran: `id`, `ok`, `error`)."""
 
@@ -368,7 +367,7 @@ class ToolResult(Event):
     error: str | Absent = field("why it was refused before running", optional=True)
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
+@attrs.frozen(kw_only=True)
 class Denial(Event):
     """A tool call that was not allowed to run."""
 
@@ -387,7 +386,7 @@ class Denial(Event):
     by: str | Absent = field("`policy` or `user`", optional=True, telemetry="plain")
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
+@attrs.frozen(kw_only=True)
 class SessionRule(Event):
     """A person answered "always": allow rules stored with the session (its later runs
     allow them too)."""
@@ -398,7 +397,7 @@ class SessionRule(Event):
     rules: tuple[str, ...] = field("the allow rules added", telemetry="content")
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
+@attrs.frozen(kw_only=True)
 class Checkpoint(Event):
     """A file's content kept before a write (what /rewind puts back)."""
 
@@ -411,7 +410,7 @@ class Checkpoint(Event):
     sha256: str | None = field("its hash (null for a new file)", telemetry="content")
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
+@attrs.frozen(kw_only=True)
 class Edit(Event):
     """What a write did to a file: the tool and its outcome's details."""
 
@@ -433,7 +432,7 @@ class Edit(Event):
     )
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
+@attrs.frozen(kw_only=True)
 class Check(Event):
     """The project's check command, run after a successful write."""
 
@@ -446,7 +445,7 @@ class Check(Event):
     output: str = field("what it printed", telemetry="content")
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
+@attrs.frozen(kw_only=True)
 class MemoryStaged(Event):
     """The model asked to remember something (nothing is written until approved)."""
 
@@ -457,7 +456,7 @@ class MemoryStaged(Event):
     bytes: int = field("its size", telemetry="plain")
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
+@attrs.frozen(kw_only=True)
 class SubagentStart(Event):
     """The `task` tool started a subagent."""
 
@@ -467,7 +466,7 @@ class SubagentStart(Event):
     description: str = field("the task's few words", telemetry="content")
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
+@attrs.frozen(kw_only=True)
 class SubagentEnd(Event):
     """A subagent ended."""
 
@@ -478,7 +477,7 @@ class SubagentEnd(Event):
     turns: int | Absent = field("the turns it took", optional=True, telemetry="plain")
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
+@attrs.frozen(kw_only=True)
 class McpServer(Event):
     """An MCP server of the chat: up with its tools, not started, stopped and started again,
     gone, or offering other tools. What a person was told on stderr is `detail`."""
@@ -502,7 +501,7 @@ class McpServer(Event):
 # --- the history -------------------------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
+@attrs.frozen(kw_only=True)
 class Compaction(Event):
     """Older messages were replaced by a recap."""
 
@@ -521,7 +520,7 @@ class Compaction(Event):
     )
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
+@attrs.frozen(kw_only=True)
 class Shrink(Event):
     """Oversized tool payloads were replaced by `{"elided": true, "originalBytes": N,
     "fullText": FILE}`."""
@@ -535,7 +534,7 @@ class Shrink(Event):
     estimate_after: int = field("tokens after", telemetry="plain")
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
+@attrs.frozen(kw_only=True)
 class Rule(Event):
     """A glob rule fired: its text was added for the model."""
 
@@ -545,7 +544,7 @@ class Rule(Event):
     paths: tuple[str, ...] = field("the paths touched that matched", telemetry="content")
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
+@attrs.frozen(kw_only=True)
 class TurnEnd(Event):
     """A task ended."""
 
@@ -559,7 +558,7 @@ class TurnEnd(Event):
     error: str | Absent = field("what went wrong", optional=True)
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
+@attrs.frozen(kw_only=True)
 class HookRun(Event):
     """A hook ran (README: Hooks and skills): a command the person or an approved project
     configured for an event of the session."""
@@ -633,7 +632,7 @@ def _field_types(type_: str) -> Mapping[str, Any]:
     return typing.get_type_hints(EVENTS_BY_TYPE[type_])
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
+@attrs.frozen(kw_only=True)
 class Unknown(Event):
     """A stored event no record here reads: a type a newer seri wrote, or a body that is not
     the shape of its type (written by hand, or by an older seri). It keeps both as stored."""

@@ -10,23 +10,23 @@ tail, with a marker), never dropped.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import attrs
 
 from seri.pure.recap import Recap, elide_payloads, render_transcript, summarizer_messages
 from seri.pure.records import Message
-from seri.pure.tokens import estimate_tokens
-from seri.pure.value_record import ValueRecord
+from seri.pure.tokens import FRAMING_TOKENS, estimate_tokens, utf8_size
 
 # Separators between transcript entries.
 _ENTRY_FRAMING = 2
-# A message is shown with at least this much, however tight the room.
+# A message is shown with at least this much (UTF-8 bytes), however tight the room.
 MIN_ENTRY_CHARS = 400
 
 
-@attrs.frozen(repr=False, eq=False)
-class Chunk(ValueRecord):
+@attrs.frozen
+class Chunk:
     """Messages ``[start, end)`` of the history, and the request that summarizes them."""
 
     start: int
@@ -35,29 +35,39 @@ class Chunk(ValueRecord):
 
     @property
     def local_tokens(self) -> int:
+        """The request's size as it is sized: UTF-8 bytes / 4 and each message's framing."""
         return request_tokens(self.request)
+
+    @property
+    def char_tokens(self) -> int:
+        """The request's size as the window's scale counts: characters / 4."""
+        return estimate_tokens(sum(len(m.text) for m in self.request))
 
 
 def request_tokens(request: Sequence[Message]) -> int:
-    """A summarizer request's size in local units (what the provider's count is compared to)."""
-    return estimate_tokens(sum(len(m.text) for m in request))
+    """A summarizer request's size as it is sized (what the provider's count is compared to):
+    ``ceil(UTF-8 bytes / 4)`` and each message's framing."""
+    return estimate_tokens(sum(utf8_size(m.text) for m in request)) + FRAMING_TOKENS * len(request)
 
 
-def summarizer_copy(message: Message, elide_bytes: int, max_chars: int) -> Message:
+def summarizer_copy(message: Message, elide_bytes: int, max_bytes: int) -> Message:
     """What the summarizer reads of one message: payloads elided, and no more than about
-    ``max_chars`` characters of transcript."""
+    ``max_bytes`` UTF-8 bytes of transcript."""
     (copy,) = elide_payloads((message,), elide_bytes)
-    excess = entry_chars(copy) - max_chars
+    excess = entry_bytes(copy) - max_bytes
     if excess <= 0:
         return copy
     if copy.tool_calls:
         # Several calls, each under the elision threshold, can still be too much together.
         (copy,) = elide_payloads((copy,), 0)
-        excess = entry_chars(copy) - max_chars
+        excess = entry_bytes(copy) - max_bytes
         if excess <= 0:
             return copy
     text = copy.text
-    return attrs.evolve(copy, text=shortened(text, max(0, len(text) - excess)))
+    # Bytes to characters at the text's own rate (a character of Japanese is three bytes).
+    per_char = max(1.0, utf8_size(text) / len(text)) if text else 1.0
+    drop = math.ceil(excess / per_char)
+    return attrs.evolve(copy, text=shortened(text, max(0, len(text) - drop)))
 
 
 def shortened(text: str, max_chars: int) -> str:
@@ -65,15 +75,17 @@ def shortened(text: str, max_chars: int) -> str:
     if len(text) <= max_chars:
         return text
     marker = f"\n[… {len(text)} characters in all; the middle is left out for the recap …]\n"
-    room = max(0, max_chars - len(marker))
+    # The marker's bytes, not its characters: a shortened copy is sized in UTF-8 bytes, and
+    # its two ellipses take three bytes each.
+    room = max(0, max_chars - utf8_size(marker))
     head = room * 2 // 3
     tail = room - head
     return text[:head] + marker + (text[len(text) - tail :] if tail else "")
 
 
-def entry_chars(message: Message) -> int:
-    """Characters one message adds to a summarizer transcript."""
-    return len(render_transcript((message,))) + _ENTRY_FRAMING
+def entry_bytes(message: Message) -> int:
+    """UTF-8 bytes one message adds to a summarizer transcript."""
+    return utf8_size(render_transcript((message,))) + _ENTRY_FRAMING
 
 
 def next_chunk(
@@ -89,7 +101,8 @@ def next_chunk(
     recap_reserve: int = 0,
 ) -> Chunk:
     """The chunk that starts at ``start``: as many of ``history[start:end]`` as one request of
-    at most ``room_tokens`` local tokens holds (at least one message, shortened if need be).
+    at most ``room_tokens`` (UTF-8 bytes / 4, as ``request_tokens`` counts) holds (at least one
+    message, shortened if need be).
 
     Its work is proportional to the chunk, not to the history. ``recap_reserve`` (local
     tokens) is kept for the recap the request carries, whatever the recap so far is: the
@@ -108,7 +121,7 @@ def next_chunk(
     stop = start
     while stop < end:
         copy = summarizer_copy(history[stop], elide_bytes, max(free, MIN_ENTRY_CHARS))
-        size = entry_chars(copy)
+        size = entry_bytes(copy)
         if copies and used + size > free:
             break
         copies.append(copy)
@@ -131,6 +144,6 @@ def next_chunk(
             continue
         # One message: its copy gives way, until there is nothing left to give.
         smaller = summarizer_copy(history[start], elide_bytes, sizes[0] - over)
-        if entry_chars(smaller) >= sizes[0]:
+        if entry_bytes(smaller) >= sizes[0]:
             return Chunk(start, stop, request)
-        copies[0], sizes[0] = smaller, entry_chars(smaller)
+        copies[0], sizes[0] = smaller, entry_bytes(smaller)

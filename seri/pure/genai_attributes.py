@@ -19,7 +19,6 @@ from seri.pure import events
 from seri.pure.otlp_model import Attributes, AttrValue
 from seri.pure.redaction import Redactor, elide_large
 from seri.pure.usage_totals import UsageTotals
-from seri.pure.value_record import ValueRecord
 
 AGENT_NAME = "seri"
 # Strings over this many UTF-8 bytes are elided from exported content, as from recordings.
@@ -79,8 +78,8 @@ def scalar(value: Any) -> AttrValue | None:
     return None
 
 
-@attrs.frozen(repr=False, eq=False)
-class Content(ValueRecord):
+@attrs.frozen
+class Content:
     """The opt-in: content reaches an export only through here, redacted and elided."""
 
     captured: bool = False
@@ -112,8 +111,8 @@ def diagnostic(redactor: Redactor, value: Any) -> str:
 # -- the server ------------------------------------------------------------------------------
 
 
-@attrs.frozen(repr=False, eq=False)
-class Server(ValueRecord):
+@attrs.frozen
+class Server:
     address: str = ""
     port: int = 0
     provider: str = DEFAULT_PROVIDER

@@ -13,7 +13,6 @@ from collections.abc import Iterable, Mapping
 import attrs
 
 from seri.pure.otlp_model import Attributes, Histogram, HistogramPoint
-from seri.pure.value_record import ValueRecord
 
 TOKEN_USAGE = "gen_ai.client.token.usage"  # noqa: S105 (a metric, not a secret)
 OPERATION_DURATION = "gen_ai.client.operation.duration"
@@ -38,8 +37,8 @@ _DURATION_BOUNDS = (
 )
 
 
-@attrs.frozen(repr=False, eq=False)
-class MetricSpec(ValueRecord):
+@attrs.frozen
+class MetricSpec:
     unit: str
     description: str
     bounds: tuple[float, ...]
@@ -51,8 +50,8 @@ METRICS = {
 }
 
 
-@attrs.frozen(repr=False, eq=False)
-class Observation(ValueRecord):
+@attrs.frozen
+class Observation:
     """One measured value: a call's input tokens, its output tokens, or its duration."""
 
     metric: str
@@ -62,8 +61,8 @@ class Observation(ValueRecord):
     trace_id: bytes = b""
 
 
-@attrs.frozen(repr=False, eq=False)
-class MetricSum(ValueRecord):
+@attrs.frozen
+class MetricSum:
     count: int
     total: float
     minimum: float

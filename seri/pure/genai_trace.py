@@ -63,7 +63,6 @@ from seri.pure.otlp_model import (
 from seri.pure.redaction import Redactor
 from seri.pure.run_tags import tag_attributes, tags_from_header
 from seri.pure.usage_totals import UsageTotals
-from seri.pure.value_record import ValueRecord
 
 AgentRole = Literal["pending", "task", "standalone", "subagent"]
 
@@ -103,8 +102,8 @@ _ASKED_FOR = frozenset({"manual", "shell"})
 _TASK_FAILED = frozenset({"error", "interrupted"})
 
 
-@attrs.frozen(repr=False, eq=False)
-class TrajectoryRecord(ValueRecord):
+@attrs.frozen
+class TrajectoryRecord:
     """One line of ``seri trajectory export``: its type, session, run, time (epoch seconds),
     its own fields, and its position in its run (the header is 0)."""
 
@@ -116,8 +115,8 @@ class TrajectoryRecord(ValueRecord):
     ordinal: int
 
 
-@attrs.frozen(repr=False, eq=False)
-class RunContext(ValueRecord):
+@attrs.frozen
+class RunContext:
     """What a run's header says, as far as its spans need it."""
 
     session: str
@@ -132,8 +131,8 @@ class RunContext(ValueRecord):
     tags: Attributes = ()
 
 
-@attrs.frozen(repr=False, eq=False)
-class AgentScope(ValueRecord):
+@attrs.frozen
+class AgentScope:
     role: AgentRole
     trace_id: bytes
     span_id: bytes
@@ -155,8 +154,8 @@ class AgentScope(ValueRecord):
     chats: int = 0
 
 
-@attrs.frozen(repr=False, eq=False)
-class ToolScope(ValueRecord):
+@attrs.frozen
+class ToolScope:
     trace_id: bytes
     span_id: bytes
     parent_id: bytes
@@ -173,8 +172,8 @@ class ToolScope(ValueRecord):
 Scope = AgentScope | ToolScope
 
 
-@attrs.frozen(repr=False, eq=False)
-class TraceState(ValueRecord):
+@attrs.frozen
+class TraceState:
     content: Content = attrs.Factory(Content)
     run: RunContext | None = None
     stack: tuple[Scope, ...] = ()
@@ -183,8 +182,8 @@ class TraceState(ValueRecord):
     during_call: tuple[SpanEvent, ...] = ()
 
 
-@attrs.frozen(repr=False, eq=False)
-class TraceOutput(ValueRecord):
+@attrs.frozen
+class TraceOutput:
     spans: tuple[Span, ...] = ()
     observations: tuple[Observation, ...] = ()
 
@@ -882,8 +881,8 @@ def _run_context(header: TrajectoryRecord, redactor: Redactor) -> RunContext:
     )
 
 
-@attrs.frozen(repr=False, eq=False)
-class FinishedTrace(ValueRecord):
+@attrs.frozen
+class FinishedTrace:
     """One task's trace, complete: its spans (the root last) and its metric observations."""
 
     spans: tuple[Span, ...]

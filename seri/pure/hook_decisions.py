@@ -32,7 +32,6 @@ from seri.pure.hook_events import (
     STOP,
     USER_PROMPT_SUBMIT,
 )
-from seri.pure.value_record import ValueRecord
 
 BLOCKING_EXIT = 2
 # How much of a hook's output is taken as a reason or context (a hook is not a document).
@@ -42,8 +41,8 @@ _RANK: Mapping[str, int] = {"": 0, "allow": 1, "ask": 2, "block": 3, "deny": 4}
 _BLOCKS = frozenset((PRE_TOOL_USE, USER_PROMPT_SUBMIT, STOP, POST_TOOL_USE))
 
 
-@attrs.frozen(repr=False, eq=False)
-class HookResult(ValueRecord):
+@attrs.frozen
+class HookResult:
     """How one run of a hook ended: ``exit_code`` None when it did not exit in time."""
 
     exit_code: int | None

@@ -23,7 +23,6 @@ from typing import Any
 import attrs
 
 from seri.pure.hook_events import EVENTS, PERSON_SOURCE
-from seri.pure.value_record import ValueRecord
 
 # Claude Code's default time limit for a command hook, in seconds.
 DEFAULT_TIMEOUT = 60.0
@@ -43,8 +42,8 @@ CLAUDE_TOOL_NAMES: Mapping[str, str] = {
 _PATH_ARGUMENT = "path"
 
 
-@attrs.frozen(repr=False, eq=False)
-class HookCommand(ValueRecord):
+@attrs.frozen
+class HookCommand:
     """One configured command: its event, matcher, where it is configured, and the entry as
     written (what a project's approval covers, by its digest)."""
 

@@ -16,7 +16,6 @@ import attrs
 
 from seri.pure import json_text
 from seri.pure.bounded_input import MCP_STDIO, BoundedInputError, InputLimits
-from seri.pure.value_record import ValueRecord
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -27,16 +26,16 @@ INTERNAL_ERROR = -32603
 RequestId = int | str
 
 
-@attrs.frozen(repr=False, eq=False)
-class Response(ValueRecord):
+@attrs.frozen
+class Response:
     """A result for request ``id``."""
 
     id: RequestId
     result: Mapping[str, Any]
 
 
-@attrs.frozen(repr=False, eq=False)
-class ErrorResponse(ValueRecord):
+@attrs.frozen
+class ErrorResponse:
     """An error for request ``id`` (``None`` when the peer could not read the request)."""
 
     id: RequestId | None
@@ -45,14 +44,14 @@ class ErrorResponse(ValueRecord):
     data: Any = None
 
 
-@attrs.frozen(repr=False, eq=False)
-class Notification(ValueRecord):
+@attrs.frozen
+class Notification:
     method: str
     params: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(repr=False, eq=False)
-class ServerRequest(ValueRecord):
+@attrs.frozen
+class ServerRequest:
     """The peer asks something of us (``ping``, ``roots/list``, ``elicitation/create``)."""
 
     id: RequestId
@@ -60,8 +59,8 @@ class ServerRequest(ValueRecord):
     params: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(repr=False, eq=False)
-class Unreadable(ValueRecord):
+@attrs.frozen
+class Unreadable:
     """Something arrived that is not a JSON-RPC message; ``sample`` is its start, for errors.
     ``over_limit``: it may well have been one, but over seri's bounds (too big, too deep), so
     whichever request it answered will get no other answer."""

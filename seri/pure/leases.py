@@ -17,8 +17,6 @@ from typing import Literal
 
 import attrs
 
-from seri.pure.value_record import ValueRecord
-
 Verdict = Literal["mine", "free", "stale", "held"]
 
 # Linux's PID_MAX_LIMIT (on 64-bit; pid_max may be set lower, never higher): other systems'
@@ -32,8 +30,8 @@ def possible_pid(pid: int) -> bool:
     return 0 < pid <= PID_MAX_LIMIT
 
 
-@attrs.frozen(repr=False, eq=False)
-class Holder(ValueRecord):
+@attrs.frozen
+class Holder:
     """A process that holds (or asks for) a lease."""
 
     pid: int
@@ -47,8 +45,8 @@ class Holder(ValueRecord):
         return (self.pid, self.host, self.started) == (other.pid, other.host, other.started)
 
 
-@attrs.frozen(repr=False, eq=False)
-class Observation(ValueRecord):
+@attrs.frozen
+class Observation:
     """What this host can see of the holder's pid right now."""
 
     exists: bool

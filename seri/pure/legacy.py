@@ -47,7 +47,6 @@ from seri.pure.bounded_input import LEGACY_SESSION_FILE, BoundedInputError
 from seri.pure.legacy_media import content_output_text, is_image, placeholder
 from seri.pure.lone_surrogates import replace_lone_surrogates
 from seri.pure.records import Message, MessageKind, ToolCall
-from seri.pure.value_record import ValueRecord
 
 LOST_RESULT = "result lost before import"
 DENIED_RESULT = "denied: the older release did not run this tool call"
@@ -63,8 +62,8 @@ LEGACY_ID_TAG = "legacy_id"
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-@attrs.frozen(repr=False, eq=False)
-class LegacyHeader(ValueRecord):
+@attrs.frozen
+class LegacyHeader:
     id: str
     cwd: str
     system_prompt: str
@@ -72,8 +71,8 @@ class LegacyHeader(ValueRecord):
     permission_mode: str
 
 
-@attrs.frozen(repr=False, eq=False)
-class LegacySession(ValueRecord):
+@attrs.frozen
+class LegacySession:
     header: LegacyHeader
     messages: tuple[Message, ...]
     warnings: tuple[str, ...]

@@ -33,7 +33,6 @@ from typing import Any
 import attrs
 
 from seri.pure.trust import PERSON_POLICY, ExpansionPolicy, entry_digest, shown_entry
-from seri.pure.value_record import ValueRecord
 
 STDIO = "stdio"
 HTTP = "http"
@@ -48,8 +47,8 @@ _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 
 
-@attrs.frozen(repr=False, eq=False)
-class McpServerConfig(ValueRecord):
+@attrs.frozen
+class McpServerConfig:
     """One server seri may start or connect to, with every variable already expanded.
 
     ``source`` is the file the entry came from, shown to people (``seri mcp list``, errors);
@@ -75,8 +74,8 @@ class McpServerConfig(ValueRecord):
     shown: str = ""
 
 
-@attrs.frozen(repr=False, eq=False)
-class McpConfigProblem(ValueRecord):
+@attrs.frozen
+class McpConfigProblem:
     """An entry that cannot be used, and why, in words that say what to change."""
 
     name: str
@@ -93,8 +92,8 @@ class McpConfigProblem(ValueRecord):
         return f"MCP server {self.name!r}{where}: {self.message}"
 
 
-@attrs.frozen(repr=False, eq=False)
-class McpServerSet(ValueRecord):
+@attrs.frozen
+class McpServerSet:
     """The servers one file (or several, combined) declares."""
 
     servers: tuple[McpServerConfig, ...] = ()

@@ -20,7 +20,6 @@ from collections.abc import Iterable, Mapping
 import attrs
 
 from seri.pure.redaction import Redactor
-from seri.pure.value_record import ValueRecord
 
 # Name parts (split at _ - .) that mark a credential. A part ending in one counts too
 # (PGPASSWORD, APIKEY); AUTHOR (GIT_AUTHOR_NAME) is a name, not a credential.
@@ -48,8 +47,8 @@ _NAME_PARTS = re.compile(r"[_\-.]+")
 _URL_WITH_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]+:[^/\s@]+@")
 
 
-@attrs.frozen(repr=False, eq=False)
-class ServerEnvironment(ValueRecord):
+@attrs.frozen
+class ServerEnvironment:
     """The variables to start the server with, and the names held back (for diagnostics)."""
 
     variables: tuple[tuple[str, str], ...]

@@ -15,8 +15,6 @@ from collections.abc import Iterable
 
 import attrs
 
-from seri.pure.value_record import ValueRecord
-
 PREFIX = "mcp__"
 SEPARATOR = "__"
 MAX_NAME_LENGTH = 64
@@ -25,8 +23,8 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 VALID_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
-@attrs.frozen(repr=False, eq=False)
-class ExposedName(ValueRecord):
+@attrs.frozen
+class ExposedName:
     """The name the model calls, and the server and tool it stands for."""
 
     exposed: str

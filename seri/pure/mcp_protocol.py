@@ -27,7 +27,6 @@ from typing import Any
 import attrs
 
 from seri.pure.jsonrpc import ErrorResponse, Response
-from seri.pure.value_record import ValueRecord
 
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_VERSIONS = ("2026-07-28",)
@@ -51,8 +50,8 @@ CLIENT_NAME = "seri"
 _B64_OPEN, _B64_CLOSE = "=?base64?", "?="
 
 
-@attrs.frozen(repr=False, eq=False)
-class ServerInfo(ValueRecord):
+@attrs.frozen
+class ServerInfo:
     """What a server said about itself once the era was settled."""
 
     era: str
@@ -63,22 +62,22 @@ class ServerInfo(ValueRecord):
     capabilities: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(repr=False, eq=False)
-class FallBack(ValueRecord):
+@attrs.frozen
+class FallBack:
     """Not a modern server: open with ``initialize``."""
 
     reason: str
 
 
-@attrs.frozen(repr=False, eq=False)
-class Retry(ValueRecord):
+@attrs.frozen
+class Retry:
     """A modern server that wants another modern version: probe again with it."""
 
     version: str
 
 
-@attrs.frozen(repr=False, eq=False)
-class Incompatible(ValueRecord):
+@attrs.frozen
+class Incompatible:
     """The server and seri share no protocol version, or the server refused seri outright."""
 
     message: str

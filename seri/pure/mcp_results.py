@@ -23,7 +23,6 @@ from seri.pure import json_text
 from seri.pure.json_text import dump_json
 from seri.pure.mcp_protocol import result_type
 from seri.pure.result_cap import cap_result
-from seri.pure.value_record import ValueRecord
 
 OK = "ok"
 TOOL_ERROR = "tool_error"
@@ -36,8 +35,8 @@ UNAVAILABLE = "unavailable"
 PROTOCOL = "protocol"
 
 
-@attrs.frozen(repr=False, eq=False)
-class McpCallOutcome(ValueRecord):
+@attrs.frozen
+class McpCallOutcome:
     """One call's result: ``text`` for the model, ``is_error`` for the tool message, ``kind``
     for the record; the counts say what the placeholders stand for."""
 
@@ -110,8 +109,8 @@ def timeout_text(server: str, tool: str, seconds: float) -> str:
     )
 
 
-@attrs.define(repr=False)
-class _Counts(ValueRecord):
+@attrs.define
+class _Counts:
     images: int = 0
     audio: int = 0
     resources: int = 0

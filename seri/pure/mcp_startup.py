@@ -17,15 +17,14 @@ import attrs
 from seri.pure.mcp_config import McpServerConfig, McpServerSet, combine
 from seri.pure.terminal_text import one_line
 from seri.pure.trust import APPROVED, NEW, conflict_warning, standing, why_waiting
-from seri.pure.value_record import ValueRecord
 
 APPROVE_COMMAND = "seri mcp approve"
 # A project's servers, in Claude Code's file and shape.
 PROJECT_FILE = ".mcp.json"
 
 
-@attrs.frozen(repr=False, eq=False)
-class StartPlan(ValueRecord):
+@attrs.frozen
+class StartPlan:
     """The servers to start, the project servers waiting for approval (changed ones too) with
     each one's standing (``seri.pure.trust``: never approved, changed, approved in the old
     form), the project entries refused for taking the name of one of the person's servers,

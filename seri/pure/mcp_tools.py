@@ -27,7 +27,6 @@ import attrs
 from seri.pure import json_text
 from seri.pure.json_text import dump_json
 from seri.pure.mcp_protocol import encode_header_value
-from seri.pure.value_record import ValueRecord
 
 MAX_PAGES = 100
 _HEADER_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
@@ -35,16 +34,16 @@ _HEADER_TYPES = frozenset({"string", "integer", "boolean"})
 _JS_SAFE_INTEGER = 2**53 - 1
 
 
-@attrs.frozen(repr=False, eq=False)
-class HeaderParameter(ValueRecord):
+@attrs.frozen
+class HeaderParameter:
     """A tool parameter mirrored into the ``Mcp-Param-<header>`` header."""
 
     header: str
     path: tuple[str, ...]
 
 
-@attrs.frozen(repr=False, eq=False)
-class McpTool(ValueRecord):
+@attrs.frozen
+class McpTool:
     """One tool of one server. Schemas are kept as compact JSON text (records stay frozen)."""
 
     name: str
@@ -68,8 +67,8 @@ class McpTool(ValueRecord):
         return schema
 
 
-@attrs.frozen(repr=False, eq=False)
-class ToolsPage(ValueRecord):
+@attrs.frozen
+class ToolsPage:
     tools: tuple[McpTool, ...]
     next_cursor: str | None
     skipped: tuple[str, ...] = ()

@@ -8,8 +8,6 @@ from typing import Any
 
 import attrs
 
-from seri.pure.value_record import ValueRecord
-
 
 def listed_model_ids(listing: Any) -> tuple[str, ...] | None:
     """The ids of an OpenAI-style listing (``{"data": [{"id": …}, …]}``), sorted; None when
@@ -20,8 +18,8 @@ def listed_model_ids(listing: Any) -> tuple[str, ...] | None:
     return tuple(sorted(i for i in ids if isinstance(i, str) and i))
 
 
-@attrs.frozen(repr=False, eq=False)
-class ModelCheck(ValueRecord):
+@attrs.frozen
+class ModelCheck:
     known: bool
     closest: tuple[str, ...] = ()
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import attrs
 
-from seri.pure.value_record import ValueRecord
-
 # An attribute value as OTLP allows it: a primitive, or a homogeneous array of primitives.
 Scalar = str | bool | int | float
 AttrValue = Scalar | tuple[Scalar, ...]
@@ -34,15 +32,15 @@ def nanos(seconds: float) -> int:
     return round(seconds * 1000) * 1_000_000
 
 
-@attrs.frozen(repr=False, eq=False)
-class SpanEvent(ValueRecord):
+@attrs.frozen
+class SpanEvent:
     name: str
     time_ns: int
     attributes: Attributes = ()
 
 
-@attrs.frozen(repr=False, eq=False)
-class Span(ValueRecord):
+@attrs.frozen
+class Span:
     trace_id: bytes
     span_id: bytes
     parent_span_id: bytes  # b"" for a trace's root
@@ -59,8 +57,8 @@ class Span(ValueRecord):
         return next((value for name, value in self.attributes if name == key), None)
 
 
-@attrs.frozen(repr=False, eq=False)
-class HistogramPoint(ValueRecord):
+@attrs.frozen
+class HistogramPoint:
     attributes: Attributes
     start_ns: int
     time_ns: int
@@ -72,16 +70,16 @@ class HistogramPoint(ValueRecord):
     maximum: float
 
 
-@attrs.frozen(repr=False, eq=False)
-class Histogram(ValueRecord):
+@attrs.frozen
+class Histogram:
     name: str
     unit: str
     description: str
     points: tuple[HistogramPoint, ...]
 
 
-@attrs.frozen(repr=False, eq=False)
-class Producer(ValueRecord):
+@attrs.frozen
+class Producer:
     """Who sends: the resource (service.name and the rest) and the instrumentation scope."""
 
     resource: Attributes

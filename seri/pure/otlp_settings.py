@@ -22,7 +22,6 @@ import attrs
 
 from seri.pure.errors import SeriError
 from seri.pure.otlp_model import Attributes, AttrValue
-from seri.pure.value_record import ValueRecord
 
 Protocol = Literal["http/protobuf", "http/json"]
 Signal = Literal["traces", "metrics"]
@@ -41,8 +40,8 @@ class OtlpConfigError(SeriError):
     """The export settings cannot be used as they are."""
 
 
-@attrs.frozen(repr=False, eq=False)
-class Target(ValueRecord):
+@attrs.frozen
+class Target:
     """Where one signal goes."""
 
     url: str
@@ -60,8 +59,8 @@ class Target(ValueRecord):
         return shown_url(self.url)
 
 
-@attrs.frozen(repr=False, eq=False)
-class OtlpSettings(ValueRecord):
+@attrs.frozen
+class OtlpSettings:
     traces: Target | None
     metrics: Target | None
     resource: Attributes

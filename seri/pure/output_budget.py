@@ -14,7 +14,6 @@ import attrs
 
 from seri.pure import events
 from seri.pure.effects import CallModel, Flow, ModelFailed, ModelReply, Record, Say, perform
-from seri.pure.value_record import ValueRecord
 
 if TYPE_CHECKING:
     from seri.pure.provider_failure import ProviderFailure
@@ -58,8 +57,8 @@ def lowered_output_budget(
     return key, room, why
 
 
-@attrs.frozen(repr=False, eq=False)
-class OutputBudget(ValueRecord):
+@attrs.frozen
+class OutputBudget:
     """The answer budget of a run's requests: the sampling key it goes under, what config.json
     set (None: the provider's default), and what this run lowered it to for the rest of the
     run (a 402 that named what the credit left can pay for; None: not lowered)."""

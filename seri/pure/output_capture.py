@@ -23,8 +23,6 @@ import re
 
 import attrs
 
-from seri.pure.value_record import ValueRecord
-
 HEAD_BYTES = 25_000
 TAIL_BYTES = 25_000
 HEAD_LINES = 1_000
@@ -83,8 +81,8 @@ class OutputCapture:
         return not (self.dropped or self.lines > HEAD_LINES + TAIL_LINES)
 
 
-@attrs.frozen(repr=False, eq=False)
-class CappedOutput(ValueRecord):
+@attrs.frozen
+class CappedOutput:
     """The output as shown: ``text`` (with the marker where the middle was left out)."""
 
     text: str

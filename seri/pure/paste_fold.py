@@ -12,14 +12,12 @@ import re
 
 import attrs
 
-from seri.pure.value_record import ValueRecord
-
 FOLD_LINES = 10
 FOLD_CHARS = 2000
 
 
-@attrs.frozen(repr=False, eq=False)
-class Fold(ValueRecord):
+@attrs.frozen
+class Fold:
     label: str
     text: str
 

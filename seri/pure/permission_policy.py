@@ -18,7 +18,6 @@ from seri.pure.mcp_names import PREFIX as MCP_PREFIX
 from seri.pure.mcp_names import SEPARATOR as MCP_SEPARATOR
 from seri.pure.mcp_names import server_prefix
 from seri.pure.tool_specs import RULE_TOOL_NAMES, SPECS, spec_of
-from seri.pure.value_record import ValueRecord
 
 Action = Literal["allow", "ask", "deny"]
 
@@ -40,8 +39,8 @@ class PolicyError(ValueError):
     """A permission rule or the permissions object is malformed."""
 
 
-@attrs.frozen(repr=False, eq=False)
-class Rule(ValueRecord):
+@attrs.frozen
+class Rule:
     """One permission rule: a tool (or ``*``) and an optional glob pattern."""
 
     text: str
@@ -49,8 +48,8 @@ class Rule(ValueRecord):
     pattern: str | None = None
 
 
-@attrs.frozen(repr=False, eq=False)
-class Policy(ValueRecord):
+@attrs.frozen
+class Policy:
     """The parsed permission rules, and the absolute paths never written.
 
     ``protected`` holds absolute paths (the profile directory, the home rc
@@ -69,8 +68,8 @@ class Policy(ValueRecord):
     project: str = ""
 
 
-@attrs.frozen(repr=False, eq=False)
-class Decision(ValueRecord):
+@attrs.frozen
+class Decision:
     """The verdict on one call, with the rule that settled it and why.
 
     ``rule`` is the rule's text as written, ``PROTECTED_RULE`` for a protected

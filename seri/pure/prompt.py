@@ -13,8 +13,6 @@ from collections.abc import Sequence
 
 import attrs
 
-from seri.pure.value_record import ValueRecord
-
 BASE_PROMPT = """\
 You are seri, a coding agent working in the user's project directory: {project}.
 You read, write and edit files and run shell commands through the tools you are given,
@@ -31,16 +29,16 @@ and you work until the task is done, then answer briefly with what you did.
 """
 
 
-@attrs.frozen(repr=False, eq=False)
-class PromptSource(ValueRecord):
+@attrs.frozen
+class PromptSource:
     """One file that went into the prompt: a label (e.g. 'AGENTS.md (project)') and its text."""
 
     label: str
     text: str
 
 
-@attrs.frozen(repr=False, eq=False)
-class FrozenPrompt(ValueRecord):
+@attrs.frozen
+class FrozenPrompt:
     text: str
     hashes: tuple[tuple[str, str], ...]
 

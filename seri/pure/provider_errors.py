@@ -21,7 +21,6 @@ from seri.pure.lazy_pattern import LazyPattern
 from seri.pure.overflow_table import overflow_numbers, overflow_numbers_in_fields, says_overflow
 from seri.pure.provider_failure import FailureKind, OverflowNumbers, ProviderFailure
 from seri.pure.retry_plan import approximate_duration
-from seri.pure.value_record import ValueRecord
 
 # Statuses worth a second attempt (openai-python's list: 408, 409 and 429, and every 5xx).
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
@@ -56,8 +55,8 @@ def _parse_json(text: str) -> object:
         return None
 
 
-@attrs.frozen(repr=False, eq=False)
-class _Evidence(ValueRecord):
+@attrs.frozen
+class _Evidence:
     """Every string of an error body, and the machine-readable codes, gathered recursively."""
 
     texts: tuple[str, ...]

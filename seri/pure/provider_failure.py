@@ -12,8 +12,6 @@ from typing import Literal
 
 import attrs
 
-from seri.pure.value_record import ValueRecord
-
 FailureKind = Literal[
     "bad_request",  # 400, 422 and other 4xx the request itself caused
     "auth",  # 401
@@ -37,8 +35,8 @@ FailureKind = Literal[
 PROBABLE_OVERFLOW_SHARE_INVERSE = 2
 
 
-@attrs.frozen(repr=False, eq=False)
-class OverflowNumbers(ValueRecord):
+@attrs.frozen
+class OverflowNumbers:
     """Token counts an overflow message states, where it states them.
 
     They tell "the prompt is too long" (compact) apart from "the output budget is too big"
@@ -60,8 +58,8 @@ class OverflowNumbers(ValueRecord):
         )
 
 
-@attrs.frozen(repr=False, eq=False)
-class ProviderFailure(ValueRecord):
+@attrs.frozen
+class ProviderFailure:
     """One failed model call, classified.
 
     ``message`` is the line a person reads; it never contains the API key. ``detail`` keeps a

@@ -19,7 +19,6 @@ from seri.pure.recap_answer import RecapFields, parse_recap_answer
 from seri.pure.recap_paths import PATHS_SHOWN, TouchedPaths, merge_paths, paths_touched, shown_paths
 from seri.pure.records import Message, ToolCall, system, user
 from seri.pure.result_cap import whole_size
-from seri.pure.value_record import ValueRecord
 
 __all__ = [
     "RECAP_HEADER",
@@ -41,8 +40,8 @@ __all__ = [
 ]
 
 
-@attrs.frozen(repr=False, eq=False)
-class Recap(ValueRecord):
+@attrs.frozen
+class Recap:
     """What the evicted part of a session established, kept across compactions."""
 
     goal: str = ""
@@ -317,8 +316,8 @@ RECAP_HEADER = (
 PINS_HEADING = "## Pinned notes (kept verbatim)"
 
 
-@attrs.frozen(repr=False, eq=False)
-class _Detail(ValueRecord):
+@attrs.frozen
+class _Detail:
     """How much of a recap a rendering shows: paths and items per list, characters of goal."""
 
     paths: int

@@ -24,7 +24,6 @@ from typing import Any
 import attrs
 
 from seri.pure.lazy_pattern import LazyPattern
-from seri.pure.value_record import ValueRecord
 
 # Spellings of each field, after _key() has folded case and dropped everything but letters and
 # digits. "notes" is the answer's own bucket for extra text; the path headings are there because
@@ -64,8 +63,8 @@ _FENCE = LazyPattern(r"^\s*(```|~~~)[\w+-]*\s*$")
 _WORDY = LazyPattern(r"\w")
 
 
-@attrs.frozen(repr=False, eq=False)
-class RecapFields(ValueRecord):
+@attrs.frozen
+class RecapFields:
     """What one summarizer answer says. None means the answer did not mention the field."""
 
     goal: str | None = None

@@ -11,8 +11,6 @@ from typing import Literal
 
 import attrs
 
-from seri.pure.value_record import ValueRecord
-
 Role = Literal["system", "user", "assistant", "tool"]
 
 # What a message is for, beyond its role. A recap and a fired rule are user
@@ -23,8 +21,8 @@ Role = Literal["system", "user", "assistant", "tool"]
 MessageKind = Literal["", "recap", "rule", "synthetic", "partial", "skill", "hook"]
 
 
-@attrs.frozen(repr=False, eq=False)
-class ToolCall(ValueRecord):
+@attrs.frozen
+class ToolCall:
     """One function call the model asked for. ``arguments`` is the raw JSON text."""
 
     id: str
@@ -32,8 +30,8 @@ class ToolCall(ValueRecord):
     arguments: str
 
 
-@attrs.frozen(repr=False, eq=False)
-class Message(ValueRecord):
+@attrs.frozen
+class Message:
     """One chat message in OpenAI chat-completions shape, minus the wire details.
 
     ``reasoning_details`` holds the provider's reasoning blocks as raw JSON text,
@@ -52,8 +50,8 @@ class Message(ValueRecord):
     kind: MessageKind = ""
 
 
-@attrs.frozen(repr=False, eq=False)
-class Usage(ValueRecord):
+@attrs.frozen
+class Usage:
     """Tokens (and cost, where reported) of one model call."""
 
     input_tokens: int = 0
@@ -69,8 +67,8 @@ class Usage(ValueRecord):
     upstream_cost: float | None = None
 
 
-@attrs.frozen(repr=False, eq=False)
-class Session(ValueRecord):
+@attrs.frozen
+class Session:
     """A conversation's metadata, as listed by ``seri sessions``.
 
     Times are seconds since the epoch; the caller reads the clock, not this record.

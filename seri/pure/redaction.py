@@ -21,8 +21,6 @@ from typing import Any
 
 import attrs
 
-from seri.pure.value_record import ValueRecord
-
 REDACTED = "[REDACTED]"
 # Values shorter than this are too likely to be ordinary words to replace everywhere.
 MIN_SECRET_LENGTH = 8
@@ -123,8 +121,8 @@ def child_environment(env: Mapping[str, str], drop: tuple[str, ...] = ()) -> dic
     }
 
 
-@attrs.frozen(repr=False, eq=False)
-class Redactor(ValueRecord):
+@attrs.frozen
+class Redactor:
     secrets: tuple[str, ...] = ()
 
     @classmethod

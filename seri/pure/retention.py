@@ -13,13 +13,11 @@ from collections.abc import Iterable
 
 import attrs
 
-from seri.pure.value_record import ValueRecord
-
 SECONDS_PER_DAY = 86_400.0
 
 
-@attrs.frozen(repr=False, eq=False)
-class RecordedSession(ValueRecord):
+@attrs.frozen
+class RecordedSession:
     """A session's recordings in seri.db, summarised."""
 
     session_id: str
@@ -28,8 +26,8 @@ class RecordedSession(ValueRecord):
     events: int
 
 
-@attrs.frozen(repr=False, eq=False)
-class LegacyRecording(ValueRecord):
+@attrs.frozen
+class LegacyRecording:
     """A trajectory file from the older release; ``session_id`` is its name without ``.jsonl``."""
 
     path: str
@@ -38,8 +36,8 @@ class LegacyRecording(ValueRecord):
     events: int
 
 
-@attrs.frozen(repr=False, eq=False)
-class PrunePlan(ValueRecord):
+@attrs.frozen
+class PrunePlan:
     """What goes: sessions (their runs and events) and files, oldest first."""
 
     sessions: tuple[RecordedSession, ...] = ()

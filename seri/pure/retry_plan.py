@@ -9,15 +9,14 @@ from __future__ import annotations
 import attrs
 
 from seri.pure.provider_failure import ProviderFailure
-from seri.pure.value_record import ValueRecord
 
 # Backoff without a server hint: 0.5 s doubling up to 8 s (openai-python's constants).
 INITIAL_RETRY_DELAY = 0.5
 MAX_RETRY_DELAY = 8.0
 
 
-@attrs.frozen(repr=False, eq=False)
-class RetryPlan(ValueRecord):
+@attrs.frozen
+class RetryPlan:
     """The retry loop's next step: sleep ``delay`` s and try again, or stop with ``failure``."""
 
     retry: bool

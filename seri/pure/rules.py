@@ -17,7 +17,6 @@ import attrs
 from seri.pure import json_text
 from seri.pure.glob_match import GlobError, glob_matches
 from seri.pure.records import Message
-from seri.pure.value_record import ValueRecord
 
 RULE_MESSAGE_PREFIX = "[rule "
 # The key, in a session's stored recap object, of the rules whose messages compaction evicted.
@@ -32,8 +31,8 @@ def _glob_matches(pattern: str, path: str) -> bool:
         return False
 
 
-@attrs.frozen(repr=False, eq=False)
-class GlobRule(ValueRecord):
+@attrs.frozen
+class GlobRule:
     name: str
     globs: tuple[str, ...]
     text: str
@@ -46,8 +45,8 @@ class GlobRule(ValueRecord):
         return f"{RULE_MESSAGE_PREFIX}{self.name}] {lead}\n\n{self.text}"
 
 
-@attrs.frozen(repr=False, eq=False)
-class RuleFile(ValueRecord):
+@attrs.frozen
+class RuleFile:
     name: str
     text: str
     globs: tuple[str, ...] = ()

@@ -17,7 +17,6 @@ import attrs
 from seri.pure.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNFINISHED, EXIT_USAGE
 from seri.pure.timestamps import iso_utc
 from seri.pure.usage_totals import UsageTotals
-from seri.pure.value_record import ValueRecord
 
 RunStatus = Literal["done", "max_turns", "budget", "length", "overflow", "error", "interrupted"]
 RUN_STATUSES: tuple[str, ...] = get_args(RunStatus)
@@ -27,8 +26,8 @@ EXIT_TERMINATED = 143
 SIGNAL_TERMINATE = 15
 
 
-@attrs.frozen(repr=False, eq=False)
-class RunEnding(ValueRecord):
+@attrs.frozen
+class RunEnding:
     """How the run ended: its status, the exit status that follows, the answer (done) or
     why it did not finish, and the model turns it took."""
 
@@ -79,8 +78,8 @@ def failed(error: str, exit_status: int, turns: int = 0) -> RunEnding:
     return RunEnding("error", status, error=error or "the run failed", turns=turns)
 
 
-@attrs.frozen(repr=False, eq=False)
-class RunResult(ValueRecord):
+@attrs.frozen
+class RunResult:
     """The ``result`` record: the ending, with the run's totals."""
 
     ending: RunEnding

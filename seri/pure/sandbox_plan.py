@@ -15,14 +15,12 @@ from collections.abc import Iterable
 
 import attrs
 
-from seri.pure.value_record import ValueRecord
-
 # The child's temporary directory inside a bubblewrap sandbox (a private one is bound there).
 SANDBOX_TMP = "/tmp"
 
 
-@attrs.frozen(repr=False, eq=False)
-class SandboxPlan(ValueRecord):
+@attrs.frozen
+class SandboxPlan:
     project: str
     private_tmp: str
     # Existing absolute paths inside the project that must stay read-only.

@@ -17,8 +17,6 @@ import re
 
 import attrs
 
-from seri.pure.value_record import ValueRecord
-
 MAX_QUERY_CHARS = 1_000
 MAX_TERMS = 64
 
@@ -30,8 +28,8 @@ class QueryError(ValueError):
     """The text cannot be searched for; the message says why and what to do."""
 
 
-@attrs.frozen(repr=False, eq=False)
-class SearchQuery(ValueRecord):
+@attrs.frozen
+class SearchQuery:
     """The FTS5 MATCH expression and the terms it was built from (for messages)."""
 
     match: str

@@ -30,7 +30,6 @@ from seri.pure.number_ranges import (
     within,
     words,
 )
-from seri.pure.value_record import ValueRecord
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_MODEL = "anthropic/claude-sonnet-4.5"
@@ -54,8 +53,8 @@ class ConfigError(SeriError):
     """config.json or an environment variable holds a value seri cannot use."""
 
 
-@attrs.frozen(repr=False, eq=False)
-class Settings(ValueRecord):
+@attrs.frozen
+class Settings:
     model: str = DEFAULT_MODEL
     base_url: str = DEFAULT_BASE_URL
     context_window: int | None = None

@@ -13,8 +13,6 @@ import re
 
 import attrs
 
-from seri.pure.value_record import ValueRecord
-
 MAX_DEPTH = 8
 _FD_PREFIX = re.compile(r"[0-9]+")
 
@@ -23,16 +21,16 @@ class UnparseableError(Exception):
     """The command as a whole cannot be split (an unclosed quote, ``case``)."""
 
 
-@attrs.define(repr=False)
-class Word(ValueRecord):
+@attrs.define
+class Word:
     text: str = ""
     started: bool = False  # distinguishes "" (an empty word) from no word
     quoted: bool = False
     computed: bool = False  # contains $-expansion, substitution or an unquoted glob
 
 
-@attrs.define(repr=False)
-class RawSegment(ValueRecord):
+@attrs.define
+class RawSegment:
     """A segment as lexed: words with their flags, and redirect targets."""
 
     words: list[Word] = attrs.Factory(list)

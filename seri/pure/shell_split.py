@@ -33,7 +33,6 @@ from seri.pure.shell_commands import (
     written_arguments,
 )
 from seri.pure.shell_lexer import RawSegment, UnparseableError, Word, lex
-from seri.pure.value_record import ValueRecord
 
 MAX_COMMAND_CHARS = 100_000
 
@@ -60,8 +59,8 @@ _RESERVED = frozenset(
 _HEADERS = frozenset({"for", "select", "function"})
 
 
-@attrs.frozen(repr=False, eq=False)
-class Segment(ValueRecord):
+@attrs.frozen
+class Segment:
     """One simple command: its words after quote removal, and the files it writes.
 
     ``words`` are normalised to the command that really runs: leading
@@ -109,8 +108,8 @@ class Segment(ValueRecord):
         return tuple(dict.fromkeys(forms)) or ("",)
 
 
-@attrs.frozen(repr=False, eq=False)
-class Parsed(ValueRecord):
+@attrs.frozen
+class Parsed:
     """The segments of a command, or why it could not be analysed (``error``)."""
 
     segments: tuple[Segment, ...]

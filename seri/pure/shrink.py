@@ -18,15 +18,14 @@ from collections.abc import Iterator, Sequence
 import attrs
 
 from seri.pure.records import Message
-from seri.pure.value_record import ValueRecord
 
 # Below this many characters a payload is not worth a marker (a marker is about 100).
 SMALLEST_PAYLOAD = 256
 _MARKER_CHARS = 120
 
 
-@attrs.frozen(repr=False, eq=False)
-class Payload(ValueRecord):
+@attrs.frozen
+class Payload:
     """One payload of ``history[index]``: its tool result (``call`` None) or the arguments of
     its tool call number ``call``."""
 

@@ -21,7 +21,6 @@ import attrs
 
 from seri.pure.skill_frontmatter import FrontMatterError, parse_front_matter, problems
 from seri.pure.tool_specs import Param, ToolSpec
-from seri.pure.value_record import ValueRecord
 
 Origin = Literal["project", "user"]
 
@@ -36,8 +35,8 @@ CHARS_PER_TOKEN = 4
 MAX_LISTED_FILES = 50
 
 
-@attrs.frozen(repr=False, eq=False)
-class Skill(ValueRecord):
+@attrs.frozen
+class Skill:
     """One usable skill: where it is (``directory``, absolute) and what it says."""
 
     name: str
@@ -51,16 +50,16 @@ class Skill(ValueRecord):
     source: str = ""
 
 
-@attrs.frozen(repr=False, eq=False)
-class SkillRead(ValueRecord):
+@attrs.frozen
+class SkillRead:
     """What one SKILL.md gave: the skill (None when it cannot be used) and the warnings."""
 
     skill: Skill | None
     warnings: tuple[str, ...] = ()
 
 
-@attrs.frozen(repr=False, eq=False)
-class Waiting(ValueRecord):
+@attrs.frozen
+class Waiting:
     """A project skill not loaded because it is not approved (or changed since)."""
 
     skill: Skill

@@ -22,11 +22,10 @@ from seri.pure.bounded_input import (
     message_too_big,
     total_too_big,
 )
-from seri.pure.value_record import ValueRecord
 
 
-@attrs.frozen(repr=False, eq=False)
-class SSEEvent(ValueRecord):
+@attrs.frozen
+class SSEEvent:
     """One dispatched SSE event. ``event`` is ``"message"`` unless the server named it.
 
     llama.cpp sends stream errors as a bare ``error:`` field rather than ``data:``; such an
@@ -37,8 +36,8 @@ class SSEEvent(ValueRecord):
     event: str = "message"
 
 
-@attrs.frozen(repr=False, eq=False)
-class SSEDone(ValueRecord):
+@attrs.frozen
+class SSEDone:
     """The ``data: [DONE]`` sentinel that ends an OpenAI-style stream."""
 
 

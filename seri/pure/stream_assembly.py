@@ -22,23 +22,22 @@ from seri.pure.provider_errors import classify_stream_error, malformed_response,
 from seri.pure.provider_failure import ProviderFailure
 from seri.pure.records import Message, ToolCall, Usage
 from seri.pure.sse import DONE, SSEDone, SSEEvent
-from seri.pure.value_record import ValueRecord
 
 # Finish reasons after which the model's tool calls are not whole, or not meant: "length" can
 # stop mid-arguments, "content_filter" cut the output, "error" ended the stream.
 _UNTRUSTED_FINISH = frozenset({"length", "content_filter", "error"})
 
 
-@attrs.frozen(repr=False, eq=False)
-class StreamDelta(ValueRecord):
+@attrs.frozen
+class StreamDelta:
     """What one chunk added that a person may watch arrive (a refusal arrives as text)."""
 
     text: str = ""
     reasoning: str = ""
 
 
-@attrs.frozen(repr=False, eq=False)
-class StreamResult(ValueRecord):
+@attrs.frozen
+class StreamResult:
     """A whole model answer, or as much of it as arrived, and whether it can be trusted.
 
     ``message`` is the assistant message with every tool call received, including unfinished
@@ -64,8 +63,8 @@ class StreamResult(ValueRecord):
     refusal: str = ""
 
 
-@attrs.define(repr=False)
-class _CallParts(ValueRecord):
+@attrs.define
+class _CallParts:
     """A tool call being put together from its fragments."""
 
     id: str = ""

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import attrs
 
-from seri.pure.value_record import ValueRecord
-
 DetailValue = str | int | float | bool | None
 
 
-@attrs.frozen(repr=False, eq=False)
-class ToolOutcome(ValueRecord):
+@attrs.frozen
+class ToolOutcome:
     text: str
     is_error: bool = False
     details: tuple[tuple[str, DetailValue], ...] = ()

@@ -43,7 +43,6 @@ import attrs
 
 from seri.pure.mcp_environment import holds_credential, is_credential_name
 from seri.pure.redaction import REDACTED, Redactor
-from seri.pure.value_record import ValueRecord
 
 # What a project can bring that runs code or receives data, and the file it comes in.
 # A new kind (hooks, skills) is one more entry here, its own approvals and its own reader.
@@ -155,8 +154,8 @@ def conflict_warning(name: str, person_source: str, project_source: str) -> str:
     )
 
 
-@attrs.frozen(repr=False, eq=False)
-class ExpansionPolicy(ValueRecord):
+@attrs.frozen
+class ExpansionPolicy:
     """Which of the person's variables a ``${VAR}`` in an entry may expand to.
 
     ``trusted``: an entry of the person's own config.json, which may name any variable.

@@ -43,6 +43,7 @@ from seri.pure.permission_policy import Policy, with_allowed
 from seri.pure.records import Message, ToolCall
 from seri.pure.result_cap import cap_result, needs_cap, whole_size
 from seri.pure.rules import GlobRule, rules_fired_by
+from seri.pure.token_prior import prior_scale
 from seri.pure.tokens import (
     FRAMING_TOKENS,
     estimate_tokens,
@@ -50,8 +51,9 @@ from seri.pure.tokens import (
     message_chars,
     should_compact,
 )
-from seri.pure.tool_specs import ToolSpec, definition_chars_by_server, find_spec, parse_arguments
-from seri.pure.value_record import ValueRecord
+from seri.pure.tool_arguments import parse_arguments
+from seri.pure.tool_definitions import definition_chars_by_server
+from seri.pure.tool_specs import ToolSpec, find_spec
 from seri.pure.window import Window
 
 if TYPE_CHECKING:
@@ -66,8 +68,8 @@ INTERRUPTED_RESULT = "interrupted by user: the tool call did not finish"
 NOT_RUN_RESULT = "not run: the turn was interrupted before this call"
 
 
-@attrs.frozen(repr=False, eq=False)
-class TaskSetup(ValueRecord):
+@attrs.frozen
+class TaskSetup:
     """What stays fixed for a task: frozen prompt, budget, window, policy."""
 
     system_prompt: str
@@ -113,8 +115,8 @@ class TaskSetup(ValueRecord):
         )
 
 
-@attrs.frozen(repr=False, eq=False)
-class Conversation(ValueRecord):
+@attrs.frozen
+class Conversation:
     """A session's conversation as the loop sees it; ``total_chars`` is kept incrementally."""
 
     history: tuple[Message, ...]
@@ -130,8 +132,8 @@ class Conversation(ValueRecord):
     learned_window: int = 0
 
 
-@attrs.frozen(repr=False, eq=False)
-class TaskEnd(ValueRecord):
+@attrs.frozen
+class TaskEnd:
     status: EndStatus
     answer: str
     conversation: Conversation
@@ -238,6 +240,14 @@ class _Loop:
 
     def estimate(self) -> int:
         return history_estimate(self.billed, self.chars + self.window.overhead_chars)
+
+    def priced_window(self) -> Window:
+        """The window to size the next request by (``Window.priced``): a session never
+        measured is priced by its own text (``prior_scale``)."""
+        if self.window.measured:
+            return self.window
+        prior = prior_scale(self.history, self.window.overhead_local)
+        return self.window.priced(self.request_size(), prior)
 
     def conversation(self) -> Conversation:
         """The conversation as stored: a stored result shown cut in this task's requests is
@@ -596,7 +606,7 @@ def oversized_prompt(window: Window, prompt_chars: int, budget_key: str = "max_t
 def _model_call(loop: _Loop) -> Flow[ModelReply | TaskEnd]:
     """One model call with at most one automatic and one overflow compaction."""
     yield from loop.cap_history()
-    loop.window = loop.window.priced(loop.request_size())
+    loop.window = loop.priced_window()
     estimate = loop.estimate()
     # A compaction is followed by another in the same task only once the history grew by the
     # keep budget: otherwise a recap and tail near half the window would compact every call.
@@ -853,8 +863,8 @@ def _one_call(loop: _Loop, call: ToolCall, reply: ModelReply, seen_ids: set[str]
     return run
 
 
-@attrs.frozen(repr=False, eq=False)
-class CompactEnd(ValueRecord):
+@attrs.frozen
+class CompactEnd:
     """What ``/compact`` (or ``seri compact``) left: the conversation, why nothing was
     compacted (None: it was), and the answer budget as the run has it now."""
 
@@ -875,7 +885,7 @@ def compact_on_demand(
     loop = _Loop(setup, conversation)
     yield from loop.cap_history()
     # Sized as the chat's next request will be, so that it does not compact again at once.
-    loop.window = loop.window.priced(loop.request_size())
+    loop.window = loop.priced_window()
     why_not = yield from loop.make_fit(trigger, focus)
     learned = loop.learned_window()
     if learned and learned != conversation.learned_window:

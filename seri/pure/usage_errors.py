@@ -14,15 +14,14 @@ from collections.abc import Sequence
 import attrs
 
 from seri.pure.lazy_pattern import LazyPattern
-from seri.pure.value_record import ValueRecord
 
 _OPTION = LazyPattern(r"(?<![\w-])(--?[A-Za-z][\w-]*)(?:[ =](<[^>]+>|[A-Z][A-Z_]*)\b)?")
 _ALTERNATIVES = LazyPattern(r"[\[(]\s*([^\[\]()]*\|[^\[\]()]*)[\])]")
 _HELP = frozenset({"-h", "--help", "--version"})
 
 
-@attrs.frozen(repr=False, eq=False)
-class OptionSpec(ValueRecord):
+@attrs.frozen
+class OptionSpec:
     name: str
     value: str  # the argument's name ("ID"), "" for a flag
     aliases: tuple[str, ...] = ()
@@ -180,8 +179,8 @@ def usage_forms(doc: str, command: str) -> list[UsageForm]:
     ]
 
 
-@attrs.frozen(repr=False, eq=False)
-class UsageForm(ValueRecord):
+@attrs.frozen
+class UsageForm:
     """One usage line: the word it must start with, the words it knows, its ``<arg>`` slots
     and its required options."""
 

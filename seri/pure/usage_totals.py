@@ -15,11 +15,10 @@ from typing import Any
 import attrs
 
 from seri.pure.records import Usage
-from seri.pure.value_record import ValueRecord
 
 
-@attrs.frozen(repr=False, eq=False)
-class UsageTotals(ValueRecord):
+@attrs.frozen
+class UsageTotals:
     calls: int = 0
     reported: int = 0  # calls whose provider said what they used
     priced: int = 0  # calls whose provider said what they cost

@@ -12,9 +12,18 @@ The scale is learned from what the provider reports about a request whose local 
 knows: billed ``prompt_tokens``, or the prompt tokens an overflow message states. It is never
 taken below 1, so a budget in local units is never larger than the same budget counted as the
 trigger counts it (``max`` of billed and local): sizing by the scale can only make compaction
-earlier, never make it thrash. Until a first measurement, requests whose refusal would cost a
-whole compaction (the summarizer's) are sized for ``UNMEASURED_SCALE``, the densest tokenizer
-seen in practice; their usage then measures the real scale.
+earlier, never make it thrash. Until a first measurement, a history that would not fit at the
+sparsest scale is priced by its own text (``seri.pure.token_prior``: the most a tokenizer is
+assumed to count for its prose, code and JSON, and wide characters), and the summarizer's
+first request is sized the same way; its usage then measures the real scale.
+
+Summarizer requests are sized by their own text in UTF-8 bytes / 4 and a *density*: provider
+tokens per such unit. A density does not depend on the language of the text (a tokenizer
+counts Chinese about three times, Russian about twice as dense as chars / 4 says, and their
+bytes say so too), so a chunk of Japanese after a chunk of English is sized right. The density
+a fold sizes by is a step of ``DENSITY_STEPS``, the smallest at least what the provider showed:
+the dry run states the plan for each step, and the real compaction follows the one its first
+reply shows.
 """
 
 from __future__ import annotations
@@ -26,7 +35,6 @@ import attrs
 
 from seri.pure.cuts import keep_budget
 from seri.pure.tokens import estimate_tokens
-from seri.pure.value_record import ValueRecord
 
 if TYPE_CHECKING:
     from seri.pure.provider_failure import OverflowNumbers
@@ -45,6 +53,8 @@ ANSWER_WINDOW_SHARE = 8
 
 MAX_SCALE = 16.0
 UNMEASURED_SCALE = 4.0
+# The densities (provider tokens per UTF-8 bytes / 4) summarizer requests are sized by.
+DENSITY_STEPS = (1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 6.0, 8.0, 12.0, MAX_SCALE)
 # The least history worth keeping under half the window: a recap's bare bones and a message.
 MIN_HISTORY_LOCAL = 500
 # Requests are filled to this share of their room: the provider's chat template adds tokens per
@@ -59,6 +69,21 @@ def clamp_scale(scale: float) -> float:
     return min(scale, MAX_SCALE)
 
 
+def density_step(density: float) -> float:
+    """The step of ``DENSITY_STEPS`` a fold sizes by for a provider that showed ``density``:
+    the smallest at least it (nonsense is 1, more than the last step is the last)."""
+    wanted = clamp_scale(density)
+    return next((step for step in DENSITY_STEPS if step >= wanted), MAX_SCALE)
+
+
+def refused_density(density: float, stated_tokens: int, local_tokens: int) -> float:
+    """The density a fold sizes by after the provider refused a request of ``local_tokens``
+    sized for ``density``: the step of what its stated prompt tokens show, or twice ``density``
+    when they show no more (or were not stated), so that the next request is smaller."""
+    shown = stated_tokens / local_tokens if stated_tokens > 0 and local_tokens > 0 else 0.0
+    return density_step(shown if shown > density else 2 * density)
+
+
 def measured_scale(provider_tokens: int, local_tokens: int) -> float | None:
     """The scale a provider's count of a request of ``local_tokens`` shows, or None."""
     if provider_tokens <= 0 or local_tokens <= 0:
@@ -66,8 +91,8 @@ def measured_scale(provider_tokens: int, local_tokens: int) -> float | None:
     return clamp_scale(provider_tokens / local_tokens)
 
 
-@attrs.frozen(repr=False, eq=False)
-class Window(ValueRecord):
+@attrs.frozen
+class Window:
     """One model's window as seri shares it out.
 
     ``tokens`` is the context window and ``keep_tokens`` the keep budget (already at most a
@@ -211,19 +236,22 @@ class Window(ValueRecord):
         wanted = self.under_half_local if self.half_leaves_room else self.keep_local
         return max(1, min(wanted, self.request_room_local))
 
-    def priced(self, local_tokens: int) -> Window:
+    def priced(self, local_tokens: int, prior: float = UNMEASURED_SCALE) -> Window:
         """The window to size a request of ``local_tokens`` by: this one once measured; until
-        then, when the request would not fit at ``UNMEASURED_SCALE``, this one at that scale
-        (still unmeasured), so that a resumed session never measured is not judged at scale 1
-        and refused at 2x or 3x. The first reply's usage then measures the real scale."""
-        if self.measured or self.scale >= UNMEASURED_SCALE:
+        then, when the request would not fit at the sparsest scale, this one at the ``prior``
+        scale the request's own text gives (``seri.pure.token_prior.prior_scale``; still
+        unmeasured), so that a resumed session never measured is not judged at scale 1 and
+        refused at 2x or 3x, nor a Japanese one priced like English. The first reply's usage
+        then measures the real scale."""
+        dense = min(MAX_SCALE, max(1.0, prior))
+        if self.measured or self.scale >= dense:
             return self
         # No denser than leaves a history room beside the system prompt and the tools: a
         # price at which nothing fits would only make every request "too long".
         sparse_enough = (self.tokens - self.answer_tokens) / (
             self.overhead_local + MIN_HISTORY_LOCAL
         )
-        scale = max(self.scale, min(UNMEASURED_SCALE, sparse_enough))
+        scale = max(self.scale, min(dense, sparse_enough))
         priced = attrs.evolve(self, scale=scale)
         return self if priced.request_fits(local_tokens) else priced
 
@@ -239,16 +267,10 @@ class Window(ValueRecord):
         share = self.local(self.tokens // RESULT_WINDOW_SHARE) * 4
         return max(MIN_RESULT_CHARS, min(RESULT_BYTE_CAP, share))
 
-    def summary_room_local(self, at_least: float = 1.0) -> int:
-        """What one summarizer request may hold, prompt included, in local units.
-
-        Sized for ``UNMEASURED_SCALE`` until the provider has reported a count, and for no
-        sparser a scale than ``at_least`` (a fold keeps the scale it started with, so that it
-        makes the chunks its dry run planned).
-        """
-        scale = self.scale if self.measured else max(self.scale, UNMEASURED_SCALE)
-        scale = max(scale, at_least)
-        room = (self.tokens - self.answer_tokens) / scale
+    def summary_room(self, density: float) -> int:
+        """What one summarizer request may hold, prompt included, in UTF-8 bytes / 4, for a
+        provider that counts ``density`` tokens for each."""
+        room = (self.tokens - self.answer_tokens) / clamp_scale(density)
         return max(1, math.floor(room * FILL))
 
 

@@ -5,6 +5,10 @@ budget, the policy, the tools offered) and an interpreter whose ports are filled
 role: a chat talks to a person and runs the whole toolbox, a subagent runs the tools its
 parent allows and asks no one, a compaction runs no tool at all but counts the chat's tool
 definitions in the window (they fill it when the session next runs).
+
+It is built from two records: ``AgentBrief``, what the task is set up with (values only),
+and ``AgentPorts``, where its effects go (the model caller, the session log, the recorder,
+the tools, the person: live objects, each closed by whoever made it, never by the agent).
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from seri.pure.records import Message, MessageKind
 from seri.pure.redaction import Redactor
 from seri.pure.rules import GlobRule
 from seri.pure.settings import Settings, configured_max_tokens
-from seri.pure.tool_specs import SPECS, ToolSpec, tool_definition_chars
+from seri.pure.tool_definitions import tool_definition_chars
+from seri.pure.tool_specs import SPECS, ToolSpec
 from seri.pure.turn import (
     CompactEnd,
     Conversation,
@@ -32,10 +37,17 @@ from seri.pure.turn import (
     compact_on_demand,
     run_task,
 )
-from seri.pure.value_record import ValueRecord
 from seri.runtime.interpreter import Interpreter
 from seri.runtime.model_caller import ModelCaller
-from seri.runtime.ports import Nobody, NoTools, Person, SessionPort, SpendingPort, ToolPort
+from seri.runtime.ports import (
+    ModelPort,
+    Nobody,
+    NoTools,
+    Person,
+    SessionPort,
+    SpendingPort,
+    ToolPort,
+)
 from seri.runtime.run_events import RunEvents
 
 if TYPE_CHECKING:
@@ -56,19 +68,58 @@ class Role(enum.Enum):
     SUBAGENT = "subagent"
 
 
-@attrs.frozen(repr=False, eq=False)
-class Agent(ValueRecord):
-    """A task setup and the interpreter that carries its effects out."""
+@attrs.frozen
+class AgentBrief:
+    """What an agent is set up with, all values: the pure loop's ``TaskSetup`` is made
+    from it (with what its role decides).
 
-    role: Role
-    setup: TaskSetup
-    interpreter: Interpreter
-    # The model caller this agent made for itself (closed with it); None when it was lent one.
-    own_caller: ModelCaller | None = None
+    ``offered`` are the tools the model may call (none for a compaction), ``deferred``
+    whether MCP tools among them go out by name and one line (``tool_search`` then among
+    them). ``max_turns`` defaults by role: the subagent's own budget, one for a compaction
+    (which takes no turn). ``budget`` is the answer budget as the run has it (None: as the
+    settings ask)."""
 
-    def close(self) -> None:
-        if self.own_caller is not None:
-            self.own_caller.close()
+    settings: Settings
+    window: int
+    system_prompt: str
+    project: str
+    offered: tuple[ToolSpec, ...] = ()
+    deferred: bool = False
+    policy: Policy | None = None
+    glob_rules: tuple[GlobRule, ...] = ()
+    interactive: bool = False
+    max_turns: int | None = None
+    budget: OutputBudget | None = None
+
+
+@attrs.define(kw_only=True, eq=False)
+class AgentPorts:
+    """Where an agent's effects go: live objects, not values (no equality), each owned and
+    closed by whoever made it, never by the agent.
+
+    ``model`` is the run's model caller (a chat keeps one across tasks, for its wire cache
+    and its usage; it is offered this agent's tools). ``spending`` is the run's usage so
+    far: with it, a chat or a subagent keeps to the settings' ``max_budget_usd``."""
+
+    model: ModelPort
+    session: SessionPort
+    events: RunEvents
+    redactor: Redactor
+    spill_dir: Path | None
+    tools: ToolPort | None = None
+    person: Person | None = None
+    spending: SpendingPort | None = None
+    # The session's hooks (None: none configured; the loop then never asks).
+    hooks: HookHost | None = None
+
+
+class Agent:
+    """A task setup and the interpreter that carries its effects out through the ports."""
+
+    def __init__(self, role: Role, setup: TaskSetup, interpreter: Interpreter) -> None:
+        self.role = role
+        self.setup = setup
+        self.interpreter = interpreter
 
     def run(self, flow: Flow[T]) -> T:
         return self.interpreter.run(flow)
@@ -86,83 +137,56 @@ class Agent(ValueRecord):
         return self.run(compact_on_demand(self.setup, conversation, focus, trigger))
 
 
-def build_agent(
-    role: Role,
-    *,
-    settings: Settings,
-    api_key: str,
-    window: int,
-    system_prompt: str,
-    project: str,
-    session: SessionPort,
-    events: RunEvents,
-    redactor: Redactor,
-    spill_dir: Path | None,
-    tools: ToolPort | None = None,
-    offered: tuple[ToolSpec, ...] = (),
-    deferred: bool = False,
-    person: Person | None = None,
-    policy: Policy | None = None,
-    glob_rules: tuple[GlobRule, ...] = (),
-    interactive: bool = False,
-    max_turns: int | None = None,
-    caller: ModelCaller | None = None,
-    budget: OutputBudget | None = None,
-    spending: SpendingPort | None = None,
-    hooks: HookHost | None = None,
-) -> Agent:
-    """An agent for ``role``.
-
-    ``offered`` are the tools the model may call (none for a compaction), ``deferred`` whether
-    MCP tools among them go out by name and one line (``tool_search`` then among them);
-    ``caller`` is a model caller to reuse (a chat keeps one across tasks, for its wire cache
-    and its usage; it is given this task's tools), else one is made for ``offered``.
-    ``max_turns`` defaults by role: the subagent's own budget, one for a compaction (which
-    takes no turn). ``spending`` is the run's usage so far: with it, a chat or a subagent
-    keeps to ``settings.max_budget_usd``.
-    """
+def build_agent(role: Role, brief: AgentBrief, ports: AgentPorts) -> Agent:
+    """An agent for ``role``: a chat talks to its person and runs what it offers; a
+    subagent asks no one; a compaction runs no tool but counts the chat's tool definitions
+    in the window (they fill it when the session next runs)."""
+    offered, tools, interactive = brief.offered, ports.tools, brief.interactive
+    person = ports.person
     if role is Role.COMPACTION:
         offered, tools, interactive = (), NoTools(), False
-        # The chat's tool definitions fill the window the compaction must leave room in.
         counted = PARENT_TOOLS
     else:
         counted = offered
     if role is not Role.CHAT:
         person, interactive = Nobody(), False
+    settings, window = brief.settings, brief.window
+    max_turns = brief.max_turns
     if max_turns is None:
         max_turns = settings.subagent_max_turns if role is Role.SUBAGENT else 1
     setup = TaskSetup(
-        system_prompt=system_prompt,
+        system_prompt=brief.system_prompt,
         max_turns=max_turns,
         context_window=window,
         keep_tokens=keep_budget(settings.keep_tokens, window),
         elide_bytes=settings.elide_bytes,
-        policy=Policy() if policy is None else policy,
+        policy=Policy() if brief.policy is None else brief.policy,
         interactive=interactive,
         tools=offered,
-        glob_rules=glob_rules,
-        tool_chars=tool_definition_chars(counted, deferred),
-        project=project,
+        glob_rules=brief.glob_rules,
+        tool_chars=tool_definition_chars(counted, brief.deferred),
+        project=brief.project,
         max_tokens=configured_max_tokens(settings),
-        budget=OutputBudget.of(settings.sampling) if budget is None else budget,
-        max_budget_usd=None if spending is None else settings.max_budget_usd,
-        hook_events=frozenset() if hooks is None else hooks.configured(child=role is not Role.CHAT),
+        budget=OutputBudget.of(settings.sampling) if brief.budget is None else brief.budget,
+        max_budget_usd=None if ports.spending is None else settings.max_budget_usd,
+        hook_events=(
+            frozenset()
+            if ports.hooks is None
+            else ports.hooks.configured(child=role is not Role.CHAT)
+        ),
     )
-    own_caller = None
-    if caller is None:
-        caller = own_caller = ModelCaller(settings, api_key, events, offered, deferred=deferred)
-    elif role is not Role.COMPACTION and isinstance(caller, ModelCaller):
+    if role is not Role.COMPACTION and isinstance(ports.model, ModelCaller):
         # (A test may lend a fake ModelPort, which builds no request.)
-        caller.offer(offered, deferred)
+        ports.model.offer(offered, brief.deferred)
     interpreter = Interpreter(
-        model=caller,
+        model=ports.model,
         tools=NoTools() if tools is None else tools,
-        session=session,
-        recorder=events,
+        session=ports.session,
+        recorder=ports.events,
         person=Nobody() if person is None else person,
-        redactor=redactor,
-        spill_dir=spill_dir,
-        spending=spending,
-        hooks=hooks,
+        redactor=ports.redactor,
+        spill_dir=ports.spill_dir,
+        spending=ports.spending,
+        hooks=ports.hooks,
     )
-    return Agent(role, setup, interpreter, own_caller)
+    return Agent(role, setup, interpreter)

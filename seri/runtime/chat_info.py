@@ -25,9 +25,7 @@ from seri.pure.records import Message
 from seri.pure.settings import DEFAULT_CONTEXT_WINDOW
 from seri.pure.terminal_style import Span
 from seri.pure.terminal_text import neutralise, one_line
-from seri.pure.tokens import history_estimate
 from seri.pure.tool_lines import Mark, parsed_arguments, tool_line
-from seri.pure.usage_totals import UsageTotals
 
 if TYPE_CHECKING:
     from seri.io.session_rules import SessionRule
@@ -46,22 +44,23 @@ ORIGIN_SUBJECT_CHARS = 60
 def banner_line(chat: ChatSession, wait: float = BANNER_WAIT) -> str:
     """What seri talks to, how much it holds, where, in which session (waiting up to
     ``wait`` s for the provider to name the window)."""
+    session = chat.session
     return banner(
         version=__version__,
-        model=chat.settings.model,
-        window=chat.window_in_use(wait=wait),
-        project=short_path(chat.project, os.path.expanduser("~")),
-        session=chat.session_id,
-        messages=len(chat.conversation.history),
+        model=session.settings.model,
+        window=session.window_in_use(wait=wait),
+        project=short_path(session.project, os.path.expanduser("~")),
+        session=session.session_id,
+        messages=len(session.conversation.history),
     )
 
 
 def show_replay(chat: ChatSession) -> None:
     """On --continue/--resume: what was said last, so a person knows where they are."""
     screen = chat.view.screen
-    exchange = last_exchange(chat.conversation.history)
+    exchange = last_exchange(chat.session.conversation.history)
     if exchange:
-        screen.say_spans(replay_spans(exchange, screen.width(), chat.session_id))
+        screen.say_spans(replay_spans(exchange, screen.width(), chat.session.session_id))
 
 
 def replay_spans(exchange: tuple[Message, ...], width: int, session_id: str) -> list[Span]:
@@ -98,52 +97,33 @@ def replay_spans(exchange: tuple[Message, ...], width: int, session_id: str) -> 
     return spans
 
 
-def estimate(chat: ChatSession) -> int:
-    """What the next request would hold, as the compaction trigger counts it: the history,
-    the frozen prompt and the tool definitions (or the last bill, if larger)."""
-    from seri.pure.tool_specs import tool_definition_chars
-
-    conversation = chat.conversation
-    offered, deferred = chat.offered_tools()
-    overhead = len(chat.startup.prompt.text) + tool_definition_chars(offered, deferred)
-    return history_estimate(conversation.last_input_tokens, conversation.total_chars + overhead)
-
-
 def status_line(chat: ChatSession) -> str:
     """The toolbar under the prompt: model, how full the window is, what it cost so far."""
-    window = chat.window_in_use()
-    parts = [chat.settings.model]
+    session = chat.session
+    window = session.window_in_use()
+    parts = [session.settings.model]
     if window:
-        parts.append(f"{100 * estimate(chat) / window:.0f}% of {tokens_short(window)}")
+        parts.append(f"{100 * session.context_estimate() / window:.0f}% of {tokens_short(window)}")
     usage = chat.view.run_usage
     if usage.total_cost is not None:
         parts.append(cost_text(usage.total_cost))
     return " · ".join(parts)
 
 
-def _session_usage(chat: ChatSession) -> UsageTotals | None:
-    if not chat.session_id or not chat.settings.trajectory_enabled:
-        return None
-    from seri.io.usage_store import session_usage
-
-    if chat.events is not None:
-        chat.events.flush()
-    return session_usage(chat.store, chat.session_id)
-
-
 def show_status(chat: ChatSession) -> int | None:
-    session = _session_usage(chat)
-    totals = session if session is not None else chat.view.run_usage
-    policy = chat.policy
+    session = chat.session
+    recorded = session.session_usage()
+    totals = recorded if recorded is not None else chat.view.run_usage
+    policy = session.policy
     lines = status_lines(
-        model=chat.settings.model,
-        window=chat.window_in_use() or DEFAULT_CONTEXT_WINDOW,
-        estimate=estimate(chat),
-        max_turns=chat.max_turns,
-        last_task_turns=chat.last_task_turns,
-        session=chat.session_id,
-        project=short_path(chat.project, os.path.expanduser("~")),
-        cost=cost_summary(totals) + ("" if session is not None else " (this run)"),
+        model=session.settings.model,
+        window=session.window_in_use() or DEFAULT_CONTEXT_WINDOW,
+        estimate=chat.session.context_estimate(),
+        max_turns=session.max_turns,
+        last_task_turns=session.last_task_turns,
+        session=session.session_id,
+        project=short_path(session.project, os.path.expanduser("~")),
+        cost=cost_summary(totals) + ("" if recorded is not None else " (this run)"),
         rules=len(policy.allow) + len(policy.ask) + len(policy.deny),
     )
     chat.view.screen.say("\n".join(lines))
@@ -151,19 +131,19 @@ def show_status(chat: ChatSession) -> int | None:
 
 
 def show_cost(chat: ChatSession) -> int | None:
-    chat.view.screen.say("\n".join(cost_lines(chat.view.run_usage, _session_usage(chat))))
+    chat.view.screen.say("\n".join(cost_lines(chat.view.run_usage, chat.session.session_usage())))
     return None
 
 
 def show_permissions(chat: ChatSession) -> int | None:
-    policy = chat.policy
-    session = {stored.rule: stored for stored in chat.session_rules}
-    allowed = set(chat.options.allow)
+    policy = chat.session.policy
+    session = {stored.rule: stored for stored in chat.session.session_rules}
+    allowed = set(chat.session.options.allow)
     lines = []
     for verdict, rules in (("deny", policy.deny), ("ask", policy.ask), ("allow", policy.allow)):
         for rule in rules:
             if rule.text in session:
-                origin = _always_origin(session[rule.text], chat.started)
+                origin = _always_origin(session[rule.text], chat.session.started)
             elif rule.text in allowed:
                 origin = "--allow"
             else:
@@ -181,14 +161,13 @@ def show_permissions(chat: ChatSession) -> int | None:
 def show_mcp(chat: ChatSession) -> int | None:
     """/mcp: this chat's MCP servers, their state and how many tools each offers now."""
     lines = []
-    if chat.mcp is not None:
-        for status in chat.mcp.statuses():
-            line = f"{one_line(status.name):<16} {status.state:<10} {status.tools} tools"
-            lines.append(f"{line}  {one_line(status.message)}" if status.message else line)
+    for status in chat.session.mcp_statuses():
+        line = f"{one_line(status.name):<16} {status.state:<10} {status.tools} tools"
+        lines.append(f"{line}  {one_line(status.message)}" if status.message else line)
     lines.extend(
         f"{one_line(name):<16} {'not approved':<10} (seri mcp approve {one_line(name)}, then "
         "start seri again)"
-        for name in chat.mcp_unapproved
+        for name in chat.session.mcp_unapproved
     )
     chat.view.screen.say("\n".join(lines) if lines else "No MCP servers in this chat.")
     return None
@@ -247,11 +226,12 @@ def show_diff(chat: ChatSession, rest: str) -> int | None:
     from seri.pure.diff_view import diff_spans
 
     screen = chat.view.screen
-    if not chat.session_id:
+    session_id = chat.session.session_id
+    if not session_id:
         screen.say("no changes yet: this session has not started")
         return None
     first: dict[str, bytes | None] = {}
-    for kept in checkpoints.checkpoints_since(chat.store, chat.session_id, 0):
+    for kept in checkpoints.checkpoints_since(chat.profile.store, session_id, 0):
         first.setdefault(kept.path, kept.content if kept.existed else None)
     wanted = rest.strip()
     spans: list[Span] = []
@@ -289,10 +269,11 @@ def switch_model(chat: ChatSession, rest: str) -> int | None:
     from seri.pure.model_list import check_model
 
     name = rest.strip()
-    listed = chat.server_models()
+    session = chat.session
+    listed = session.server_models()
     screen = chat.view.screen
     if not name:
-        screen.say(f"model: {chat.settings.model} (/model NAME switches; Tab completes it)")
+        screen.say(f"model: {session.settings.model} (/model NAME switches; Tab completes it)")
         if listed:
             shown = ", ".join(listed[:MODELS_SHOWN])
             more = f" and {len(listed) - MODELS_SHOWN} more" if len(listed) > MODELS_SHOWN else ""
@@ -306,12 +287,12 @@ def switch_model(chat: ChatSession, rest: str) -> int | None:
         hint = f"; did you mean {' or '.join(check.closest)}?" if check.closest else ""
         screen.say(
             f"seri: {name} is not among the {len(listed or ())} models the server lists{hint}"
-            " (/model lists them); still on " + chat.settings.model,
+            " (/model lists them); still on " + session.settings.model,
             "warning",
         )
         return None
-    chat.set_model(name)
-    window = chat.window_in_use(wait=BANNER_WAIT)
+    session.set_model(name)
+    window = session.window_in_use(wait=BANNER_WAIT)
     size = f"{window:,} tokens" if window else "window not known yet"
     screen.say(f"model: {name} for the rest of this run of seri ({size})")
     return None

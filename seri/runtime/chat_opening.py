@@ -73,9 +73,9 @@ class ChatOpener:
                 screen=self.screen,
                 show_notes=not wait_for_window,
             )
-            chat.start_window_lookup()
+            chat.session.start_window_lookup()
             if wait_for_window:
-                chat.known_window(wait=LOOKUP_WAIT)
+                chat.session.known_window(wait=LOOKUP_WAIT)
             self.chat = chat
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread by result()
             self._error = exc

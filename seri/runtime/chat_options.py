@@ -8,7 +8,6 @@ from collections.abc import Mapping
 import attrs
 
 from seri.pure.errors import SeriError
-from seri.pure.value_record import ValueRecord
 
 KEY_VARIABLES = ("OPENROUTER_API_KEY", "SERI_API_KEY")
 # The run tags' variable (seri.pure.run_tags.TAGS_VARIABLE, spelt here to keep that unloaded).
@@ -17,8 +16,8 @@ TAGS_VARIABLE = "SERI_RUN_TAGS"
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 
 
-@attrs.frozen(repr=False, eq=False)
-class ChatOptions(ValueRecord):
+@attrs.frozen
+class ChatOptions:
     continue_last: bool = False
     resume: str = ""
     model: str = ""
@@ -61,9 +60,11 @@ def api_key_from(env: Mapping[str, str], base_url: str = "") -> str:
                     "non-ASCII character inside it); set it to the key alone"
                 )
             return key
-    host = _host_of(base_url)
-    if host and _is_local(host):
+    from seri.pure.answer_wait import is_local_server, url_host
+
+    if is_local_server(base_url):
         return ""
+    host = url_host(base_url)
     if host and not host.endswith("openrouter.ai"):
         raise SeriError(
             f"no API key for {host} (SERI_BASE_URL {base_url}): set SERI_API_KEY to the key "
@@ -74,27 +75,3 @@ def api_key_from(env: Mapping[str, str], base_url: str = "") -> str:
         "for another OpenAI-compatible server, e.g. `export OPENROUTER_API_KEY=sk-or-...`; "
         "a server on this machine needs none (`export SERI_BASE_URL=http://localhost:8080/v1`)"
     )
-
-
-def _host_of(base_url: str) -> str:
-    from urllib.parse import urlsplit
-
-    try:
-        return (urlsplit(base_url.strip()).hostname or "").lower()
-    except ValueError:
-        return ""
-
-
-def _is_local(host: str) -> bool:
-    """Loopback, or a private or link-local address (a model server on the LAN)."""
-    import ipaddress
-
-    from seri.pure.proxy_route import is_loopback
-
-    if is_loopback(host) or host.endswith(".local"):
-        return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return address.is_private or address.is_link_local

@@ -8,8 +8,6 @@ log (compaction) are written; the answer goes out as data, as before.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -32,21 +30,20 @@ from seri.pure.tool_lines import (
 )
 from seri.pure.tool_specs import shown_as
 from seri.pure.usage_totals import UsageTotals
-from seri.pure.value_record import ValueRecord
+from seri.runtime.approval_view import FileReader, approval_spans, indented
 
 if TYPE_CHECKING:
     from seri.runtime.answer_blocks import AnswerBlocks
 
 # Asks the person one line at the terminal (the interactive loop provides it).
 LineReader = Callable[[str], str]
-FileReader = Callable[[str], "str | None"]
 KEEP_OUTPUTS = 20
 LIVE_BYTES = 4096
 APPROVAL_PROMPT = "  allow? [1] "
 
 
-@attrs.frozen(repr=False, eq=False)
-class ToolOutput(ValueRecord):
+@attrs.frozen
+class ToolOutput:
     """A finished call's full result, for /last."""
 
     title: str
@@ -65,10 +62,8 @@ class ChatView:
         self.read_line: LineReader | None = None
         # The key that stopped the last task: Ctrl-C, or Esc (the interactive loop knows).
         self.stop_key: Callable[[], str] = _ctrl_c
-        # How a file reads now (for a write's diff), and who hears of an "always".
+        # How a file reads now (for a write's diff).
         self.read_file: FileReader = _no_file
-        # Told the rules a person allowed with "always", and the call they were given for.
-        self.on_always: Callable[[tuple[str, ...], AskPerson], None] = _nothing
         self.run_usage = UsageTotals()
         self.outputs: list[ToolOutput] = []
         self._numbered = 0
@@ -313,9 +308,15 @@ class ChatView:
                 f" or no and then what to do instead",
                 "warning",
             )
-        if answer.approved and answer.always:
-            self.on_always(answer.always, effect)
         return answer
+
+    def approve_server(self, name: str, review: str) -> bool:
+        """Whether to start a project's MCP server not approved here (no one to ask: no)."""
+        if self.read_line is None:
+            return False
+        self.notice(review)
+        answer = self.read_line("  start it, now and in later chats here? [y/N] ")
+        return answer.strip().lower() in ("y", "yes")
 
     def notice(self, text: str) -> None:
         self.spinner.stop()
@@ -343,81 +344,3 @@ def _ctrl_c() -> str:
 
 def _no_file(_: str) -> str | None:
     return None
-
-
-def _nothing(_rules: tuple[str, ...], _call: AskPerson) -> None:
-    return
-
-
-def approval_spans(effect: AskPerson, read_file: FileReader) -> list[Span]:
-    """The call as a person must see it to decide: the diff, the whole command."""
-    call, arguments = effect.call, effect.arguments
-    shown = shown_as(call.name)
-    subject = "" if shown == "command" else f"  {call_subject(arguments)}"
-    spans: list[Span] = [("warning", "? "), ("tool", call.name), ("", f"{subject}\n")]
-    body: list[Span] = []
-    if shown == "diff" and effect.path is not None:
-        before = read_file(effect.path)
-        after = _after(call.name, arguments, before)
-        if isinstance(after, str):
-            from seri.pure.diff_view import diff_spans
-
-            body = diff_spans(effect.path, before, after)
-        else:
-            body = [("error", f"{after[1]}\n")]
-    elif shown == "command":
-        command = str(arguments.get("command", "")).rstrip("\n")
-        body = [("dim", "$ "), ("bold", command + "\n")]
-    elif shown == "task":
-        body = [("", f"{arguments.get('description', '')}: {arguments.get('prompt', '')}\n")]
-    elif shown == "memory":
-        body = [("", f"{arguments.get('scope', 'project')}: {arguments.get('text', '')}\n")]
-    elif arguments:
-        # A server's tool: every argument, as the server will get them.
-        body = [("", json.dumps(dict(arguments), ensure_ascii=False, indent=1) + "\n")]
-    spans += indented(body)
-    spans.append(("notice", f"  {effect.reason}\n"))
-    return spans
-
-
-def indented(spans: list[Span], prefix: str = "  ") -> list[Span]:
-    """``spans`` with every line started by ``prefix`` (in no style)."""
-    out: list[Span] = []
-    at_start = True
-    for style, text in spans:
-        # Only a newline starts a line (splitlines would also cut at \r and \x1c-\x1e).
-        for piece in re.split(r"(?<=\n)", text):
-            if not piece:
-                continue
-            if at_start:
-                out.append(("", prefix))
-            out.append((style, piece))
-            at_start = piece.endswith("\n")
-    return out
-
-
-def _after(tool: str, arguments: Mapping[str, Any], before: str | None) -> str | tuple[None, str]:
-    """The file's text if the call runs, or why it would fail."""
-    if tool == "write_file":
-        return str(arguments.get("content", ""))
-    from seri.pure.edit_match import plan_edit
-    from seri.pure.tool_specs import FILE_CAP_BYTES
-
-    if before is None:
-        return None, "the file does not exist or cannot be read: this edit will fail"
-    plan = plan_edit(
-        before,
-        str(arguments.get("old_string", "")),
-        str(arguments.get("new_string", "")),
-        replace_all=bool(arguments.get("replace_all", False)),
-        cap=FILE_CAP_BYTES,
-    )
-    if plan.outcome != "applied":
-        why = {
-            "not_found": "old_string is not in the file",
-            "ambiguous": f"old_string occurs {plan.occurrences} times",
-            "unchanged": "old_string and new_string are the same",
-            "too_large": f"the edited file would be {plan.size} bytes, over seri's cap",
-        }[plan.outcome]
-        return None, f"{why}: this edit will fail"
-    return plan.updated

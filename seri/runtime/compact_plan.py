@@ -11,6 +11,7 @@ import attrs
 
 from seri.pure.errors import EXIT_OK
 from seri.pure.json_lines import json_line
+from seri.pure.token_prior import prior_scale
 from seri.pure.tokens import messages_chars, sized_tokens
 
 if TYPE_CHECKING:
@@ -34,8 +35,10 @@ def show_plan(job: ShellCompaction, focus: str, *, as_json: bool) -> int:
     window = setup.window(conversation.token_scale, conversation.learned_window)
     stored = conversation.history
     sent = sent_history(job, stored, window.result_cap_chars)
-    # Priced as the real compaction prices it (an unmeasured session at the dense scale).
-    window = window.priced(sized_tokens(sent) + window.overhead_local)
+    # Priced as the real compaction prices it (an unmeasured session by its own text).
+    if not window.measured:
+        prior = prior_scale(sent, window.overhead_local)
+        window = window.priced(sized_tokens(sent) + window.overhead_local, prior)
     chars = messages_chars(sent) + window.overhead_chars
     plan = plan_compaction(
         sent,
@@ -88,6 +91,8 @@ def plan_report(
         "token_scale": round(window.scale, 3),
         "token_scale_measured": window.measured,
         "keep_tokens": window.keep_tokens,
+        # Provider tokens per UTF-8 bytes / 4 that the summarizer requests are planned for.
+        "token_density": plan.density,
         "estimate_before": plan.estimate_before,
         "estimate_after": plan.estimate_after,
         "cut": None
@@ -101,6 +106,11 @@ def plan_report(
                 "tokens": c.local_tokens,
             }
             for c in plan.chunks
+        ],
+        # Never measured: the summarizer requests for each density its first reply may show.
+        "requests_by_density": [
+            {"density": density, "requests": requests, "would_fail": fails or None}
+            for density, requests, fails in plan.by_density
         ],
         "shrink": [
             {
@@ -132,15 +142,35 @@ def plan_text(report: dict[str, Any]) -> str:
             f"cut: {cut['evicted']} messages evicted, the rest kept ({cut['kept_tokens']:,} tokens)"
         )
         chunks = report["chunks"]
-        lines.append(f"summarizer: {len(chunks)} request(s), oldest first:")
+        density = report["token_density"]
+        lines.append(
+            f"summarizer: {len(chunks)} request(s) for a provider counting {density:g} token(s) "
+            "per 4 bytes of UTF-8, oldest first:"
+        )
         lines.extend(
             f"  {n}. messages {c['first']}–{c['last']} ({c['messages']}), {c['tokens']:,} tokens"
             for n, c in enumerate(chunks, 1)
         )
+        by_density = report["requests_by_density"]
+        if len(by_density) > 1:
+            # The first request is sized for the densest; its reply says which line follows.
+            lines.append(
+                "  not measured yet: the first request is sized for the densest tokenizer; "
+                "requests in all, by the density its reply shows: "
+                + ", ".join(f"{row['density']:g}: {row['requests']}" for row in by_density)
+            )
     if report["shrink"]:
         lines.append(f"then the shrink ladder would elide {len(report['shrink'])} payload(s)")
     if report["would_fail"]:
-        lines.append(f"would fail (exit 1): {report['would_fail']}")
+        failing = [row["density"] for row in report["requests_by_density"] if row["would_fail"]]
+        if len(failing) < len(report["requests_by_density"]):
+            # Not measured yet: the fold's last reply measures the scale the result is judged at.
+            lines.append(
+                f"would fail (exit 1) if the provider counts {min(failing):g} or more token(s) "
+                f"per 4 bytes of UTF-8: {report['would_fail']}"
+            )
+        else:
+            lines.append(f"would fail (exit 1): {report['would_fail']}")
     request = report["summarizer_request"]
     if request is not None:
         lines.append("\nthe first summarizer request, exactly:")

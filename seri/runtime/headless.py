@@ -24,13 +24,14 @@ from seri.pure.redaction import Redactor
 from seri.pure.run_result import RunEnding, RunResult, ending_of_task, failed, interrupted
 from seri.pure.terminal_text import neutralise
 from seri.pure.usage_totals import UsageTotals
-from seri.runtime.run_output import EventStream, JsonLines
+from seri.runtime.run_output import EventStream, JsonLines, unfinished_line
 
 if TYPE_CHECKING:
-    from seri.runtime.chat_session import ChatSession
     from seri.runtime.ports import EventObserver
+    from seri.runtime.session.controller import SessionController
 
-OpenChat = Callable[[tuple["EventObserver", ...]], "ChatSession"]
+# Opens the run's session, its events watched by the observers given.
+OpenSession = Callable[[tuple["EventObserver", ...]], "SessionController"]
 
 
 class Signals:
@@ -58,12 +59,12 @@ class Signals:
                 signal.signal(signum, signal.SIG_IGN)
 
 
-def run_headless(output_format: str, open_chat: OpenChat, prompt: Callable[[], str]) -> int:
+def run_headless(output_format: str, open_session: OpenSession, prompt: Callable[[], str]) -> int:
     """Run one task; write its result record (after its events, for stream-json)."""
     began = time.monotonic()
     lines = JsonLines()
     signals = Signals()
-    chat: ChatSession | None = None
+    session: SessionController | None = None
 
     observers: tuple[EventObserver, ...] = ()
     if output_format == "stream-json":
@@ -71,30 +72,31 @@ def run_headless(output_format: str, open_chat: OpenChat, prompt: Callable[[], s
     ending: RunEnding
     with signals.as_interrupts():
         try:
-            chat = open_chat(observers)
-            end = chat.run_task(_task_text(prompt))
-            chat.report(end, print_answer=False)
+            session = open_session(observers)
+            end = session.run_task(_task_text(prompt))
+            if end.status != "done":
+                print(unfinished_line(end, session.redact), file=sys.stderr)
             ending = ending_of_task(
                 end.status,
-                chat.redactor.text(end.answer),
-                chat.redactor.text(end.detail),
+                session.redact(end.answer),
+                session.redact(end.detail),
                 end.turns,
                 by_user=end.by_user,
                 signal_number=signals.caught,
             )
         except KeyboardInterrupt:
             print("seri: interrupted", file=sys.stderr)
-            ending = interrupted(chat.last_task_turns if chat else 0, signals.caught)
+            ending = interrupted(session.last_task_turns if session else 0, signals.caught)
         except Exception as exc:  # noqa: BLE001 - every failure still ends in a result record
             ending = _failure(exc)
-    ending = _closed(chat, ending)
+    ending = _closed(session, ending)
     result = RunResult(
         ending,
-        usage=chat.tally.totals() if chat is not None else UsageTotals(),
+        usage=session.usage() if session is not None else UsageTotals(),
         duration=time.monotonic() - began,
         at=time.time(),
-        session=(chat.session_id or None) if chat is not None else None,
-        run=chat.events.run_id if chat is not None and chat.events is not None else None,
+        session=(session.session_id or None) if session is not None else None,
+        run=session.run_id if session is not None else None,
     )
     lines.put(result.export())
     lines.close()
@@ -132,13 +134,13 @@ def environment_redactor() -> Redactor:
     return Redactor.of((*keys, *secrets_from_environment(os.environ)))
 
 
-def _closed(chat: ChatSession | None, ending: RunEnding) -> RunEnding:
-    """Close the chat (its last events, the lease); a failure to close a run that had
+def _closed(session: SessionController | None, ending: RunEnding) -> RunEnding:
+    """Close the session (its last events, the lease); a failure to close a run that had
     otherwise ended well is the run's failure."""
-    if chat is None:
+    if session is None:
         return ending
     try:
-        chat.close()
+        session.close()
     except Exception as exc:  # noqa: BLE001 - reported in the record like any failure
         failure = _failure(exc)
         return failure if ending.status == "done" else ending

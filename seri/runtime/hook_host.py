@@ -35,7 +35,6 @@ from seri.pure.hooks import (
     matches,
     parse_hooks,
 )
-from seri.pure.value_record import ValueRecord
 
 if TYPE_CHECKING:
     from seri.io.sandbox import Sandbox
@@ -47,8 +46,8 @@ if TYPE_CHECKING:
 SETTINGS_CAP = 1024 * 1024
 
 
-@attrs.frozen(repr=False, eq=False)
-class HookSet(ValueRecord):
+@attrs.frozen
+class HookSet:
     """The hooks configured for a session: those that run, and the project's waiting ones."""
 
     hooks: tuple[HookCommand, ...] = ()

@@ -27,13 +27,8 @@ from seri.pure.mcp_config import (
 )
 from seri.pure.mcp_startup import PROJECT_FILE, StartPlan, plan_start
 from seri.pure.terminal_text import neutralise
-from seri.pure.tool_specs import (
-    SERVER_DEFINITION_CHARS,
-    ToolSpec,
-    mcp_spec,
-    servers_over_budget,
-    unlisted_tools,
-)
+from seri.pure.tool_definitions import SERVER_DEFINITION_CHARS, servers_over_budget, unlisted_tools
+from seri.pure.tool_specs import ToolSpec, mcp_spec
 
 if TYPE_CHECKING:
     from seri.io.mcp_hub import McpEvent, McpHub, McpServerStatus

@@ -39,17 +39,18 @@ def attach_mentioned(chat: ChatSession, message: str) -> str:
 
 def _readable(chat: ChatSession, path: str) -> Attachment | str:
     """The file's attachment, why it cannot be one, or "" when it is no file at all."""
+    from seri.io.files import is_within
     from seri.pure.permissions import decide
 
     project = os.path.realpath(chat.project)
     full = os.path.realpath(os.path.join(project, os.path.expanduser(path)))
     if not os.path.isfile(full):
         return ""
-    if os.path.commonpath([project, full]) != project:
+    if not is_within(project, full):
         return "outside the project"
     relative = os.path.relpath(full, project)
     verdict = decide(
-        chat.policy,
+        chat.session.policy,
         "read_file",
         {"path": relative},
         project_relative_path=relative,

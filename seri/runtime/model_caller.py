@@ -179,7 +179,7 @@ class ModelCaller:
         return f"{message} ({where})"
 
     def body(self, effect: CallModel) -> dict[str, Any]:
-        from seri.pure.tool_specs import definitions
+        from seri.pure.tool_definitions import definitions
         from seri.pure.wire import build_request
 
         messages = effect.messages

@@ -33,8 +33,6 @@ from seri.pure.terminal_text import neutralise
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
-    from prompt_toolkit.completion import CompleteEvent, Completer, Completion
-    from prompt_toolkit.document import Document
     from prompt_toolkit.history import FileHistory
 
     from seri.pure.paste_fold import Fold
@@ -161,8 +159,10 @@ def _prompts(
 def _goodbye(opener: ChatOpener) -> None:
     """Leaving: the way back to this session (as Claude Code prints it), if one was started."""
     chat = opener.chat if opener.ready else None
-    if chat is not None and chat.session_id:
-        opener.screen.say(f"seri: to go on with this session: seri chat --resume {chat.session_id}")
+    if chat is not None and chat.session.session_id:
+        opener.screen.say(
+            f"seri: to go on with this session: seri chat --resume {chat.session.session_id}"
+        )
 
 
 def _abort(app: Any, error: BaseException) -> None:
@@ -203,13 +203,15 @@ class Folds:
 def _prompt_session(opener: ChatOpener, folds: Folds) -> PromptSession[str]:
     from prompt_toolkit import PromptSession
 
+    from seri.runtime.prompt_completer import chat_completer
+
     # Not prompt_toolkit's multi-line mode: Enter must send even in a dumb terminal, where
     # only the bindings below (not our Enter) decide; a new line is always an explicit key.
     return PromptSession(
         multiline=False,
         key_bindings=_key_bindings(folds),
         history=_history(str(opener.profile.root), folds),
-        completer=_completer(opener),
+        completer=chat_completer(opener),
         complete_while_typing=True,
         # No rows kept empty under the prompt for the menu: it opens over the output when
         # it needs the room.
@@ -326,60 +328,6 @@ def _history_entries(path: str) -> list[str]:
     if lines:
         entries.append("\n".join(lines))
     return entries[::-1]
-
-
-def _completer(opener: ChatOpener) -> Completer:
-    from prompt_toolkit.completion import Completer, Completion
-
-    from seri.runtime.slash import command_menu
-
-    class ChatCompleter(Completer):
-        """A menu as typed: a slash command with what it does; after ``/model ``, the
-        models the server offers (once /model has asked for them); ``@`` a project file."""
-
-        def get_completions(
-            self, document: Document, complete_event: CompleteEvent
-        ) -> Iterable[Completion]:
-            text = document.text_before_cursor
-            if text.startswith("/") and " " not in text and "\n" not in text:
-                for name, form, what in command_menu():
-                    if name.startswith(text):
-                        yield Completion(name, -len(text), display=form, display_meta=what)
-                return
-            if text.startswith("/model ") and "\n" not in text:
-                chat = opener.chat if opener.ready else None
-                typed = text.removeprefix("/model ").strip()
-                for model in chat.known_models if chat is not None else ():
-                    if typed in model:
-                        yield Completion(model, -len(typed))
-                return
-            word = text.rsplit(None, 1)[-1] if text.strip() else ""
-            if word.startswith("@") and not text.endswith((" ", "\n")):
-                for path, is_dir in _project_paths(opener.project, word[1:]):
-                    shown = path + ("/" if is_dir else "")
-                    yield Completion("@" + shown, -len(word), display=shown)
-
-    return ChatCompleter()
-
-
-def _project_paths(project: str, typed: str) -> list[tuple[str, bool]]:
-    """Entries of the project's directory that ``typed`` is in, starting with its last part
-    (dot-files only when asked for), directories first; at most 50."""
-    folder, _, start = typed.rpartition("/")
-    where = os.path.join(project, folder)
-    if not os.path.realpath(where).startswith(os.path.realpath(project)):
-        return []
-    try:
-        with os.scandir(where) as entries:
-            found = [
-                (os.path.join(folder, e.name) if folder else e.name, e.is_dir())
-                for e in entries
-                if e.name.startswith(start)
-                and (start.startswith(".") or not e.name.startswith("."))
-            ]
-    except OSError:
-        return []
-    return sorted(found, key=lambda item: (not item[1], item[0]))[:50]
 
 
 def _type_ahead(session: PromptSession[str], keys: bytes) -> None:

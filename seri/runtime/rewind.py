@@ -5,22 +5,19 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
 from seri.io import checkpoints, conversations
 from seri.io.files import atomic_write, directory_identity, project_root, remove_within
 from seri.io.store import Store
-from seri.pure.errors import EXIT_UNFINISHED, EXIT_USAGE, SeriError
+from seri.pure.errors import SeriError
 from seri.pure.terminal_text import neutralise
 from seri.pure.tool_specs import CHECKPOINTED
-from seri.pure.value_record import ValueRecord
 from seri.runtime.running import whole_number
-
-if TYPE_CHECKING:
-    from seri.runtime.chat_session import ChatSession
 
 BASH_NOTE = "Changes made by bash are not tracked; only write_file and edit are put back."
 HISTORY_GONE_NOTE = (
@@ -29,16 +26,16 @@ HISTORY_GONE_NOTE = (
 )
 
 
-@attrs.frozen(repr=False, eq=False)
-class Turn(ValueRecord):
+@attrs.frozen
+class Turn:
     n: int
     seq: int
     text: str
     files: tuple[str, ...]
 
 
-@attrs.frozen(repr=False, eq=False)
-class RewindPlan(ValueRecord):
+@attrs.frozen
+class RewindPlan:
     target: Turn
     restore: tuple[checkpoints.Checkpoint, ...]
     changed_outside: tuple[str, ...]
@@ -232,60 +229,28 @@ def listing(listed: list[Turn], *, history_gone: bool = False) -> str:
     return "\n".join(lines)
 
 
-SLASH_USAGE = "usage: /rewind [N [files|conversation|both] [--yes]]"
-YES_WORDS = ("--yes", "yes", "-y")
+# Asked whether to overwrite files changed outside seri since their checkpoint (named).
+Confirm = Callable[[tuple[str, ...]], bool]
 
 
-def rewind_slash(chat: ChatSession, rest: str) -> int | None:
-    """/rewind lists; /rewind N [files|conversation|both] [--yes] restores.
-
-    Files changed outside seri since its checkpoint are overwritten only once confirmed:
-    asked on a terminal, or with --yes on the line when the lines are scripted (no one
-    can be asked then, just as tools that need approval are denied).
-    """
-    if not chat.session_id:
-        print("Nothing to rewind yet.", file=sys.stderr)
-        return None
-    store = chat.store
-    words = rest.split()
-    if not words:
-        listed = turns(store, chat.session_id)
-        gone = bool(listed) and file_history_gone(store, chat.session_id, listed[0].seq)
-        print(neutralise(listing(listed, history_gone=gone)), file=sys.stderr)
-        return None
-    yes = any(word in YES_WORDS for word in words[1:])
-    modes = [word for word in words[1:] if word not in YES_WORDS]
-    mode = modes[0] if modes else "both"
-    if len(modes) > 1 or mode not in ("files", "conversation", "both"):
-        print(SLASH_USAGE, file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        n = message_number(words[0])
-        project = (
-            files_directory(store, chat.session_id)
-            if mode != "conversation"
-            else Path(conversations.get_session(store, chat.session_id).project)
-        )
-        plan = plan_rewind(store, chat.session_id, project, n)
-        confirmed = yes or not plan.changed_outside
-        if not confirmed and mode != "conversation" and chat.interactive:
-            from seri.io.terminal import confirm
-
-            confirmed = confirm(
-                "changed outside seri since its checkpoint: "
-                + ", ".join(plan.changed_outside)
-                + ". Overwrite?"
-            )
-            if not confirmed:
-                # The person chose: nothing failed, nothing changed.
-                print("Not overwritten. Nothing was changed.", file=sys.stderr)
-                return None
-        hint = f"`/rewind {n} {mode} --yes`"
-        lines = perform(store, chat.session_id, n, mode, confirmed=confirmed, confirm_hint=hint)
-    except SeriError as exc:
-        print(neutralise(f"seri: {exc}"), file=sys.stderr)
-        return EXIT_UNFINISHED
-    for line in lines:
-        print(neutralise(line), file=sys.stderr)
-    chat.reload()
-    return None
+def rewind_session(
+    store: Store, session_id: str, n: int, mode: str, *, yes: bool, confirm: Confirm | None
+) -> tuple[str, ...] | None:
+    """Restore ``mode`` (files, conversation or both) to just before user message ``n``:
+    what was done, one line each. Files changed outside seri since their checkpoint are
+    overwritten when ``yes``, or when ``confirm`` (someone asked) says so; None when it
+    said no (nothing changed then). A SeriError says why nothing was changed (with no one
+    to ask, that such files need --yes)."""
+    project = (
+        files_directory(store, session_id)
+        if mode != "conversation"
+        else Path(conversations.get_session(store, session_id).project)
+    )
+    plan = plan_rewind(store, session_id, project, n)
+    confirmed = yes or not plan.changed_outside
+    if not confirmed and mode != "conversation" and confirm is not None:
+        confirmed = confirm(plan.changed_outside)
+        if not confirmed:
+            return None
+    hint = f"`/rewind {n} {mode} --yes`"
+    return tuple(perform(store, session_id, n, mode, confirmed=confirmed, confirm_hint=hint))

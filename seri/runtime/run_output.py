@@ -15,14 +15,18 @@ from __future__ import annotations
 import queue
 import sys
 import threading
-from collections.abc import Mapping
-from typing import IO, Any
+from collections.abc import Callable, Mapping
+from typing import IO, TYPE_CHECKING, Any
 
 from seri.io.recorder import EVENT_ELIDE_BYTES, LINE_KEYS
 from seri.pure.events import Event, Header, ModelCall, SummaryCall
 from seri.pure.json_lines import json_line
 from seri.pure.redaction import elide_large
+from seri.pure.terminal_text import neutralise
 from seri.pure.usage_totals import UsageTotals
+
+if TYPE_CHECKING:
+    from seri.pure.turn import TaskEnd
 
 # The events whose ``usage`` is one model call's.
 CALL_EVENTS = frozenset({ModelCall.type, SummaryCall.type})
@@ -112,3 +116,10 @@ class EventStream:
 
         lead = {"type": event.type, "session": self.session, "run": self.run, "at": iso_utc(at)}
         self.lines.put({**lead, **elide_large(fields, self.elide_bytes)})
+
+
+def unfinished_line(end: TaskEnd, redact: Callable[[str], str]) -> str:
+    """Why a task did not finish, in one line for a person (its detail redacted)."""
+    if end.status == "refused":
+        return neutralise(f"seri: {redact(end.detail)}")
+    return neutralise(f"seri: task not finished ({end.status}): {redact(end.detail)}")

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from seri.pure.errors import EXIT_INTERRUPTED, EXIT_UNFINISHED, EXIT_USAGE, SeriError
 from seri.pure.number_ranges import ROW_NUMBERS, Range, range_problem, shown, whole_number_in
 from seri.pure.terminal_text import neutralise
 
-# Every command but --version imports this module first: pathlib and typing (~7 ms and
-# ~3 ms of `seri sessions`) load only when a path or a check needs them.
-TYPE_CHECKING = False
+# Every command but --version imports this module first: pathlib (~7 ms of `seri sessions`)
+# loads only when a path needs it.
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Sequence
     from pathlib import Path
     from typing import Any, NoReturn
 
@@ -103,48 +103,6 @@ def load_settings_warned(root: Path) -> Settings:
     for warning in settings.warnings:
         print(f"seri: warning: {warning}", file=sys.stderr)
     return settings
-
-
-def plain_reading(
-    words: Sequence[str],
-    *,
-    flags: Sequence[str] = (),
-    valued: Mapping[str, str] | None = None,
-    repeated: Sequence[str] = (),
-) -> dict[str, Any] | None:
-    """What docopt reads from ``words`` when they are written out plainly, else None (docopt
-    then reads them: abbreviations, help, errors). Plainly: ``flags`` each at most once,
-    ``valued`` options (their spellings, each to docopt's key) each at most once with the next
-    word as the value (any word but ``--``) or a long one as ``--opt=value``, ``repeated``
-    ones as often as wanted. Commands that people and scripts run most read their words
-    with it, skipping docopt's import; each is held to docopt by a differential property test
-    (tests/property/test_quick_argv.py, test_chat_argv.py)."""
-    valued = valued or {}
-    options: dict[str, Any] = {
-        **dict.fromkeys(flags, False),
-        **dict.fromkeys(valued.values()),
-        **{key: [] for key in repeated},
-    }
-    rest = list(words)
-    while rest:
-        word = rest.pop(0)
-        if word in options and options[word] is False:
-            options[word] = True
-            continue
-        spelling, equals, attached = word.partition("=")
-        if equals and spelling.startswith("--") and (spelling in valued or spelling in repeated):
-            value = attached
-        elif (word in valued or word in repeated) and rest and rest[0] != "--":
-            spelling, value = word, rest.pop(0)
-        else:
-            return None
-        if spelling in repeated:
-            options[spelling].append(value)
-        elif options[valued[spelling]] is None:
-            options[valued[spelling]] = value
-        else:
-            return None
-    return options
 
 
 def parse_usage(doc: str, argv: Sequence[str]) -> dict[str, Any]:

@@ -138,29 +138,29 @@ class ShellCompaction:
         from seri.io.session_log import SessionLog
         from seri.io.spill import SPILL_DIR
         from seri.pure.settings import DEFAULT_CONTEXT_WINDOW
-        from seri.runtime.agent import Role, build_agent
+        from seri.runtime.agent import AgentBrief, AgentPorts, Role, build_agent
 
         caller = self.model(events)
         system_prompt = self.chat_prompt(state)
         window = self.settings.context_window
         if window is None:
             window = caller.client().context_window(self.settings.model)
-        return build_agent(
-            Role.COMPACTION,
+        brief = AgentBrief(
             settings=self.settings,
-            api_key=self.api_key,
             window=window or DEFAULT_CONTEXT_WINDOW,
             system_prompt=system_prompt,
             project=state.session.project,
-            session=SessionLog(
-                self.store, self.session_id, state.revision, pending=events.flush_into
-            ),
+            budget=self.budget,
+        )
+        log = SessionLog(self.store, self.session_id, state.revision, pending=events.flush_into)
+        ports = AgentPorts(
+            model=caller,
+            session=log,
             events=events,
             redactor=self.redactor,
             spill_dir=self.profile.root / SPILL_DIR,
-            caller=caller,
-            budget=self.budget,
         )
+        return build_agent(Role.COMPACTION, brief, ports)
 
     def chat_prompt(self, state: SessionState) -> str:
         """The system prompt ``seri chat --resume`` would send now: the one a chat run freezes

@@ -9,10 +9,7 @@ capped for the model); it is not sent to the model.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
-
-from seri.pure.tool_specs import BASH_DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
     from seri.runtime.chat_session import ChatSession
@@ -20,33 +17,22 @@ if TYPE_CHECKING:
 
 
 def run_shell_line(chat: ChatSession, command: str) -> LineOutcome:
-    from seri.io.shell import run_bash
     from seri.pure.permissions import decide
 
     view, screen = chat.view, chat.view.screen
     if not command.strip():
         screen.say("! runs a shell command in the project: !git status")
         return None
-    verdict = decide(chat.policy, "bash", {"command": command}, project=chat.project)
+    verdict = decide(chat.session.policy, "bash", {"command": command}, project=chat.project)
     if verdict.action == "deny":
         why = f"rule {verdict.rule}" if verdict.rule else verdict.reason
         screen.say(f"seri: not run: denied by {why}", "warning")
         return None
     view.tool_started_plain(f"$ {' '.join(command.split())}")
     try:
-        result = run_bash(
-            command,
-            cwd=Path(chat.project),
-            timeout=BASH_DEFAULT_TIMEOUT,
-            spill_dir=chat.profile.root / "spill",
-            redact=chat.redactor.text,
-            sandbox=chat.sandbox,
-            env=chat.child_env,
-            on_output=view.command_output,
-        )
+        output = chat.session.shell_command(command, on_output=view.command_output)
     finally:
         view.close()
     screen.say(f"$ {command}", "bold")
-    text = chat.redactor.text(result.text).rstrip("\n")
-    screen.say(text)
+    screen.say(output.rstrip("\n"))
     return None

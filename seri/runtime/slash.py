@@ -4,6 +4,10 @@ Each command is one ``SlashCommand`` record: its name, the forms it is written i
 each does (the help text is made from them, for ``/help`` and for ``seri chat --help``),
 and the function that runs it. Adding a command is adding a record here.
 
+A handler is given the terminal's seat (``ChatSession``): it acts on the session only
+through the controller's interface (``chat.session``: ``compact``, ``pin``, ``rewind``,
+``set_model`` ... each answering with a value) and says what happened on the terminal.
+
 This module is light on purpose: the prompt reads the names for Tab completion before the
 agent's machinery is loaded, so each command imports what it needs when it runs.
 """
@@ -12,7 +16,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
@@ -20,7 +23,6 @@ import attrs
 
 from seri.pure.errors import EXIT_UNFINISHED, EXIT_USAGE, SeriError
 from seri.pure.terminal_text import neutralise, one_line
-from seri.pure.value_record import ValueRecord
 
 if TYPE_CHECKING:
     from seri.runtime.chat_session import ChatSession
@@ -30,12 +32,14 @@ if TYPE_CHECKING:
 LineOutcome = Literal["exit"] | int | None
 Handler = Callable[["ChatSession", str], LineOutcome]
 
+REWIND_USAGE = "usage: /rewind [N [files|conversation|both] [--yes]]"
+_YES_WORDS = ("--yes", "yes", "-y")
 # The column where a form's description starts in the help text.
 _DESCRIPTION_COLUMN = 25
 
 
-@attrs.frozen(repr=False, eq=False)
-class SlashCommand(ValueRecord):
+@attrs.frozen
+class SlashCommand:
     """One slash command: ``forms`` are (how it is written, what it does), for the help."""
 
     name: str
@@ -54,7 +58,7 @@ def _say(text: str) -> None:
 def _compact(chat: ChatSession, focus: str) -> LineOutcome:
     from seri.pure.compaction_outcome import Why
 
-    why_not = chat.compact(focus)
+    why_not = chat.session.compact(focus)
     if why_not is not None and why_not.reason is Why.NO_CUT:
         print(why_not.detail)
         return None
@@ -66,7 +70,7 @@ def _compact(chat: ChatSession, focus: str) -> LineOutcome:
 
 
 def _clear(chat: ChatSession, _: str) -> LineOutcome:
-    old = chat.clear()
+    old = chat.session.clear()
     if old:
         _say(f"Started a new session. The previous one is kept: seri chat --resume {old}")
         if not chat.view.screen.out_tty:
@@ -77,9 +81,51 @@ def _clear(chat: ChatSession, _: str) -> LineOutcome:
 
 
 def _rewind(chat: ChatSession, rest: str) -> LineOutcome:
-    from seri.runtime.rewind import rewind_slash
+    """/rewind lists; /rewind N [files|conversation|both] [--yes] restores.
 
-    return rewind_slash(chat, rest)
+    Files changed outside seri since its checkpoint are overwritten only once confirmed:
+    asked on a terminal, or with --yes on the line when the lines are scripted (no one
+    can be asked then, just as tools that need approval are denied).
+    """
+    from seri.runtime.rewind import listing, message_number
+
+    session = chat.session
+    if not session.session_id:
+        print("Nothing to rewind yet.", file=sys.stderr)
+        return None
+    words = rest.split()
+    if not words:
+        listed, gone = session.rewind_points()
+        print(neutralise(listing(list(listed), history_gone=gone)), file=sys.stderr)
+        return None
+    yes = any(word in _YES_WORDS for word in words[1:])
+    modes = [word for word in words[1:] if word not in _YES_WORDS]
+    mode = modes[0] if modes else "both"
+    if len(modes) > 1 or mode not in ("files", "conversation", "both"):
+        print(REWIND_USAGE, file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        n = message_number(words[0])
+        ask = _ask_to_overwrite if chat.interactive else None
+        lines = session.rewind(n, mode, yes=yes, confirm=ask)
+    except SeriError as exc:
+        print(neutralise(f"seri: {exc}"), file=sys.stderr)
+        return EXIT_UNFINISHED
+    if lines is None:
+        # The person chose: nothing failed, nothing changed.
+        print("Not overwritten. Nothing was changed.", file=sys.stderr)
+        return None
+    for line in lines:
+        print(neutralise(line), file=sys.stderr)
+    return None
+
+
+def _ask_to_overwrite(changed: tuple[str, ...]) -> bool:
+    from seri.io.terminal import confirm
+
+    return confirm(
+        "changed outside seri since its checkpoint: " + ", ".join(changed) + ". Overwrite?"
+    )
 
 
 def _max_turns(chat: ChatSession, text: str) -> LineOutcome:
@@ -89,7 +135,7 @@ def _max_turns(chat: ChatSession, text: str) -> LineOutcome:
     if value is None:
         _say(f"/max-turns needs a whole number {words(TURNS)}, not {shown(text)}")
         return EXIT_USAGE
-    chat.set_max_turns(value)
+    chat.session.set_max_turns(value)
     _say(f"Turn budget: {value} model turns per task for the rest of this session.")
     return None
 
@@ -99,7 +145,7 @@ def _trajectory(chat: ChatSession, rest: str) -> LineOutcome:
 
     _say(toggle_trajectory(chat.profile.root, rest or None, os.environ))
     if rest in ("on", "off") and not os.environ.get("SERI_TRAJECTORY"):
-        chat.set_recording(rest == "on")
+        chat.session.set_recording(rest == "on")
     return None
 
 
@@ -108,13 +154,13 @@ def _memory(chat: ChatSession, rest: str) -> LineOutcome:
 
     words = rest.split()
     if not words or words[0] in ("pending", "list"):
-        show_pending(chat.store, as_json=False)
+        show_pending(chat.profile.store, as_json=False)
         return None
     if words[0] in ("approve", "reject") and len(words) == 2:
         try:
             n = entry_number(words[1])
             print(
-                decide(chat.store, chat.profile.root, n, approve=words[0] == "approve"),
+                decide(chat.profile.store, chat.profile.root, n, approve=words[0] == "approve"),
                 file=sys.stderr,
             )
         except SeriError as exc:
@@ -126,18 +172,14 @@ def _memory(chat: ChatSession, rest: str) -> LineOutcome:
 
 
 def _pin(chat: ChatSession, text: str) -> LineOutcome:
-    from seri.io.pins import add_pin, list_pins
-
     if not text:
-        pins = list_pins(chat.store, chat.session_id) if chat.session_id else ()
+        pins = chat.session.pins()
         for n, pin in enumerate(pins, 1):
             print(f"{n}. {one_line(pin)}", file=sys.stderr)
         if not pins:
             print("No pins yet: /pin TEXT adds one.", file=sys.stderr)
         return None
-    chat.ensure_session()
-    n = add_pin(chat.store, chat.session_id, text, time.time())
-    chat.conversation = attrs.evolve(chat.conversation, pins=list_pins(chat.store, chat.session_id))
+    n = chat.session.pin(text)
     print(f"Pinned as note {n}: every recap carries it.", file=sys.stderr)
     return None
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+import attrs
+
 from seri.io import conversations
 from seri.io.ids import random_id
 from seri.io.session_log import SessionLog
@@ -21,8 +23,11 @@ from seri.pure.effects import ToolRun
 from seri.pure.errors import SeriError
 from seri.pure.events import SubagentEnd, SubagentStart
 from seri.pure.prompt import assemble_prompt
+from seri.pure.tool_definitions import should_defer
+from seri.pure.tool_specs import READ_ONLY, SPECS, TOOL_SEARCH, ToolSpec
 from seri.pure.turn import Conversation
-from seri.runtime.agent import Role, build_agent
+from seri.runtime.agent import AgentBrief, AgentPorts, Role, build_agent
+from seri.runtime.model_caller import ModelCaller
 
 if TYPE_CHECKING:
     from seri.runtime.tool_host import ToolHost
@@ -52,35 +57,38 @@ def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
         parent_id=host.session_id,
     )
     host.events.record(SubagentStart(child=child_id, description=description))
-    child_host = host.for_child(child_id)
-    offered, deferred = child_host.child_tools()
-    agent = build_agent(
-        Role.SUBAGENT,
+    child_host = for_child(host, child_id)
+    offered, deferred = child_tools(child_host)
+    brief = AgentBrief(
         settings=settings,
-        api_key=host.api_key,
         window=host.context_window,
         system_prompt=system_prompt,
         project=str(host.project),
+        offered=offered,
+        deferred=deferred,
+        policy=host.policy,
+        glob_rules=glob_rules,
+    )
+    # The child's own caller (its requests offer the child's tools), closed with the child.
+    caller = ModelCaller(settings, host.api_key, host.events, offered, deferred=deferred)
+    ports = AgentPorts(
+        model=caller,
         session=SessionLog(store, child_id, 0, pending=host.events.flush_into),
         events=host.events,
         redactor=host.redactor,
         spill_dir=host.context.spill_dir,
         tools=child_host,
-        offered=offered,
-        deferred=deferred,
-        policy=host.policy,
-        glob_rules=glob_rules,
         spending=host.spending,
         hooks=host.hooks,
     )
     try:
-        end = agent.run_task(Conversation(()), prompt)
+        end = build_agent(Role.SUBAGENT, brief, ports).run_task(Conversation(()), prompt)
     except SeriError as exc:
         # The parent's turn goes on: the child's failure is this tool call's result.
         host.events.record(SubagentEnd(child=child_id, status="error"))
         return ToolRun(f"[subagent {child_id}] failed: {exc}", is_error=True)
     finally:
-        agent.close()
+        caller.close()
     host.events.record(SubagentEnd(child=child_id, status=end.status, turns=end.turns))
     if end.status == "refused":
         # Its task was too big for the window and nothing was stored: no empty child.
@@ -105,3 +113,55 @@ def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
     if last:
         text += f" What it had so far:\n{last}"
     return ToolRun(text, is_error=end.status != "max_turns", interrupted=end.by_user)
+
+
+def for_child(host: ToolHost, child_id: str) -> ToolHost:
+    """The host a subagent's calls run in: the same project, policy, MCP servers and
+    recording, its own session, one level deeper (it starts no subagent); file checkpoints
+    stay with the parent's turn."""
+    from seri.runtime.tool_host import ToolHost
+
+    scope = attrs.evolve(
+        host.scope,
+        session_id=child_id,
+        depth=host.depth + 1,
+        checkpoint_session=host.checkpoint_session,
+    )
+    return ToolHost(scope, host.policy, attrs.evolve(host.services, start_subagent=None))
+
+
+def child_tools(host: ToolHost) -> tuple[tuple[ToolSpec, ...], bool]:
+    """Read-only tools, plus the writing and running ones the parent's policy allows;
+    never `task` or `remember` (seri's own tools). And the tools of the parent's MCP
+    servers that the same policy allows without asking (those marked read-only, and
+    those an allow rule names), out by name only (with tool_search) past the same
+    threshold as the parent's; and whether they are.
+
+    A tool allowed only for some paths or commands (``write_file(src/**)``) is offered
+    too: the child runs under the same policy with no one to ask, so every call outside
+    what the rules allow is denied.
+    """
+    reading = tuple(spec for spec in SPECS if spec.name in READ_ONLY)
+    allowed = tuple(
+        spec
+        for spec in SPECS
+        if spec.access in ("write", "exec")
+        and any(rule.tool in (spec.name, "*") for rule in host.policy.allow)
+    )
+    served = _child_mcp_tools(host)
+    deferred = should_defer(served, host.settings.mcp_tool_search_threshold)
+    return (*reading, *allowed, *served, *((TOOL_SEARCH,) if deferred else ())), deferred
+
+
+def _child_mcp_tools(host: ToolHost) -> tuple[ToolSpec, ...]:
+    """The MCP tools up now that the policy allows unasked: a child has no one to ask,
+    so a tool that needs an answer would only be denied."""
+    if host.mcp is None:
+        return ()
+    from seri.pure.permissions import decide
+
+    return tuple(
+        spec
+        for spec in host.mcp.specs()
+        if decide(host.policy, spec.name, {}, spec=spec).action == "allow"
+    )

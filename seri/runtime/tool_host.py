@@ -12,7 +12,6 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
-import stat
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -25,12 +24,12 @@ from seri.io.files import (
     NotAFileError,
     PathRefusedError,
     default_protected,
-    open_confined,
     project_root,
     refuse_non_regular,
     relative_name,
 )
 from seri.io.files import resolve_in_project as confine
+from seri.io.shown_file import current_text
 from seri.io.tools import ToolContext, run_tool, snapshot_file, spill_file
 from seri.pure.effects import ResolvedPath, ToolRun
 from seri.pure.events import Check, Checkpoint, Denial, Edit, MemoryStaged
@@ -39,19 +38,15 @@ from seri.pure.permission_policy import PROTECTED_RULE, Policy
 from seri.pure.records import ToolCall
 from seri.pure.redaction import Redactor
 from seri.pure.settings import Settings
+from seri.pure.tool_definitions import search_tools
 from seri.pure.tool_outcome import ToolOutcome
 from seri.pure.tool_specs import (
     FILE_CAP_BYTES,
-    READ_ONLY,
     SPECS,
-    TOOL_SEARCH,
     ToolSpec,
     find_spec,
-    search_tools,
-    should_defer,
     spec_of,
 )
-from seri.pure.value_record import ValueRecord
 
 if TYPE_CHECKING:
     from seri.io.prompt_files import StartupFiles
@@ -67,63 +62,75 @@ if TYPE_CHECKING:
 SubagentRunner = Callable[["ToolHost", str, str], ToolRun]
 CHECK_TIMEOUT = 300
 CHECK_OUTPUT_CHARS = 4000
-# The largest file whose change is shown to a person (a diff, +N −M).
-SHOW_MAX_BYTES = 4 * 1024 * 1024
 
 
-class ToolHost:
+@attrs.frozen
+class ToolScope:
+    """Where a session's tool calls run and for whom: values only."""
+
+    project: Path
+    session_id: str
+    settings: Settings
+    # The model's window as the parent learned it; a subagent works within it too.
+    context_window: int
+    redactor: Redactor
+    # For a subagent's requests (the key never leaves the run's own records).
+    api_key: str = attrs.field(repr=False)
+    # The frozen prompt and glob rules of the parent's run: a subagent works under the
+    # same project instructions (AGENTS.md, rules, memory) as its parent.
+    startup: StartupFiles | None = None
+    # What bash and the check command get (None: this process's environment).
+    child_env: Mapping[str, str] | None = None
+    # 0 for a session's own calls, 1 for a subagent's (which starts no other).
+    depth: int = 0
+    # A subagent's writes are checkpointed in its parent's session, under the parent's
+    # user message that led to them, so the parent's /rewind puts them back too.
+    checkpoint_session: str = ""
+
+
+@attrs.define(kw_only=True, eq=False)
+class ToolServices:
+    """The live parts tool calls use, owned (and closed) by the session's run: the store
+    (through the profile), the recorder, the OS sandbox, the MCP servers, the run's usage
+    (a subagent keeps to the run's cost budget too) and what the `task` tool runs."""
+
+    profile: Profile
+    events: RunEvents
+    sandbox: Sandbox | None = None
+    mcp: McpTools | None = None
+    spending: SpendingPort | None = None
+    start_subagent: SubagentRunner | None = None
     # The session's skills, whose activate_skill calls run here (None: the session has none).
     skills: SkillSet | None = None
     # The session's hooks: a subagent's tool calls run them too (None: none configured).
     hooks: HookHost | None = None
 
-    def __init__(
-        self,
-        *,
-        project: Path,
-        profile: Profile,
-        settings: Settings,
-        session_id: str,
-        events: RunEvents,
-        redactor: Redactor,
-        policy: Policy,
-        api_key: str,
-        context_window: int,
-        startup: StartupFiles | None = None,
-        depth: int = 0,
-        checkpoint_session: str = "",
-        sandbox: Sandbox | None = None,
-        child_env: Mapping[str, str] | None = None,
-        start_subagent: SubagentRunner | None = None,
-        mcp: McpTools | None = None,
-        spending: SpendingPort | None = None,
-    ) -> None:
-        self.project = project_root(project)
-        self.profile = profile
-        self.settings = settings
-        self.session_id = session_id
-        self.events = events
-        self.redactor = redactor
+
+class ToolHost:
+    def __init__(self, scope: ToolScope, policy: Policy, services: ToolServices) -> None:
+        self.scope = scope
+        self.services = services
+        self.project = project_root(scope.project)
+        self.profile = services.profile
+        self.settings = scope.settings
+        self.session_id = scope.session_id
+        self.events = services.events
+        self.redactor = redactor = scope.redactor
+        # The rules in force (an "always" given during the task widens them).
         self.policy = policy
-        self.api_key = api_key
-        # The model's window as the parent learned it; a subagent works within it too.
-        self.context_window = context_window
-        # The frozen prompt and glob rules of the parent's run: a subagent works under the
-        # same project instructions (AGENTS.md, rules, memory) as its parent.
-        self.startup = startup
-        self.depth = depth
-        # A subagent's writes are checkpointed in its parent's session, under the parent's
-        # user message that led to them, so the parent's /rewind puts them back too.
-        self.checkpoint_session = checkpoint_session or session_id
-        # The OS sandbox for bash (and the check command), and their environment.
-        self.sandbox = sandbox
-        self.child_env = child_env
-        # What the `task` tool runs: a child agent (given by whoever builds a parent's host).
-        self.start_subagent = start_subagent
-        # The session's MCP servers (None: it has none): their tools run there.
-        self.mcp = mcp
-        # The run's usage so far: a subagent keeps to the run's cost budget too.
-        self.spending = spending
+        self.api_key = scope.api_key
+        self.context_window = scope.context_window
+        self.startup = scope.startup
+        self.depth = scope.depth
+        self.checkpoint_session = scope.checkpoint_session or scope.session_id
+        self.sandbox = sandbox = services.sandbox
+        self.child_env = child_env = scope.child_env
+        self.start_subagent = services.start_subagent
+        self.mcp = services.mcp
+        self.spending = services.spending
+        self.skills = services.skills
+        self.hooks = services.hooks
+        profile = services.profile
         self.context = ToolContext(
             project=self.project,
             protected=default_protected(Path(os.path.realpath(profile.root))),
@@ -166,27 +173,7 @@ class ToolHost:
         return ResolvedPath(relative_name(self.project, path), str(path))
 
     def current_text(self, raw: str) -> str | None:
-        """A file's text as it is now, to show a person what a write changes.
-
-        None when there is no such regular file in the project, or it is too large to show
-        (``SHOW_MAX_BYTES``); read like read_file reads (no symlink swapped in at the last
-        moment, no hanging on a FIFO).
-        """
-        try:
-            path = confine(self.project, raw)
-            fd = open_confined(self.project, path, os.O_RDONLY)
-        except (PathRefusedError, OSError):
-            return None
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode) or info.st_size > SHOW_MAX_BYTES:
-                return None
-            data = os.read(fd, SHOW_MAX_BYTES + 1)
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
-        return data.decode("utf-8", "replace")
+        return current_text(self.project, raw)  # (seri.io.shown_file)
 
     def spec(self, name: str) -> ToolSpec | None:
         """The record of the tool called ``name``: built in, or one of a running MCP server."""
@@ -378,72 +365,14 @@ class ToolHost:
 
     # -- subagents -----------------------------------------------------------------------------
 
-    def for_child(self, child_id: str) -> ToolHost:
-        """The host a subagent's calls run in: the same project, policy, MCP servers and
-        recording, its own session, one level deeper; file checkpoints stay with the
-        parent's turn."""
-        return ToolHost(
-            project=self.project,
-            profile=self.profile,
-            settings=self.settings,
-            session_id=child_id,
-            events=self.events,
-            redactor=self.redactor,
-            policy=self.policy,
-            api_key=self.api_key,
-            context_window=self.context_window,
-            startup=self.startup,
-            depth=self.depth + 1,
-            checkpoint_session=self.checkpoint_session,
-            sandbox=self.sandbox,
-            child_env=self.child_env,
-            mcp=self.mcp,
-            spending=self.spending,
-        )
-
-    def child_tools(self) -> tuple[tuple[ToolSpec, ...], bool]:
-        """Read-only tools, plus the writing and running ones the parent's policy allows;
-        never `task` or `remember` (seri's own tools). And the tools of the parent's MCP
-        servers that the same policy allows without asking (those marked read-only, and
-        those an allow rule names), out by name only (with tool_search) past the same
-        threshold as the parent's; and whether they are.
-
-        A tool allowed only for some paths or commands (``write_file(src/**)``) is offered
-        too: the child runs under the same policy with no one to ask, so every call outside
-        what the rules allow is denied.
-        """
-        reading = tuple(spec for spec in SPECS if spec.name in READ_ONLY)
-        allowed = tuple(
-            spec
-            for spec in SPECS
-            if spec.access in ("write", "exec")
-            and any(rule.tool in (spec.name, "*") for rule in self.policy.allow)
-        )
-        served = self._child_mcp_tools()
-        deferred = should_defer(served, self.settings.mcp_tool_search_threshold)
-        return (*reading, *allowed, *served, *((TOOL_SEARCH,) if deferred else ())), deferred
-
-    def _child_mcp_tools(self) -> tuple[ToolSpec, ...]:
-        """The MCP tools up now that the policy allows unasked: a child has no one to ask,
-        so a tool that needs an answer would only be denied."""
-        if self.mcp is None:
-            return ()
-        from seri.pure.permissions import decide
-
-        return tuple(
-            spec
-            for spec in self.mcp.specs()
-            if decide(self.policy, spec.name, {}, spec=spec).action == "allow"
-        )
-
     def _subagent(self, arguments: Mapping[str, Any]) -> ToolRun:
         if self.depth >= 1 or self.start_subagent is None:
             return ToolRun("a subagent cannot start another subagent", is_error=True)
         return self.start_subagent(self, str(arguments["description"]), str(arguments["prompt"]))
 
 
-@attrs.frozen(repr=False, eq=False)
-class _Taken(ValueRecord):
+@attrs.frozen
+class _Taken:
     """A checkpoint just taken: its id (None if the turn had one already), the prior bytes."""
 
     checkpoint_id: int | None

@@ -189,9 +189,7 @@ def test_a_kill_during_a_tool_leaves_a_resumable_session(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
-        deadline = time.monotonic() + 20
-        while len(fake.requests) < 1 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        fake.wait_for_requests(1, timeout=20)
         time.sleep(0.5)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()

@@ -87,3 +87,18 @@ def test_golden_slash_menu_init_and_a_model_typo(
     assert "seri: fake/othr is not among the 2 models the server lists; did you mean" in screen
     assert "model: fake/other for the rest of this run" in screen
     check_golden("menu_init_model", screen, project)
+
+
+def test_at_completion_lists_only_the_project(tmp_path: Path) -> None:
+    """``@`` completes names inside the project, never a sibling whose name starts like it."""
+    from seri.runtime.prompt_completer import _project_paths
+
+    project, sibling = tmp_path / "proj", tmp_path / "proj-other"
+    (project / "src").mkdir(parents=True)
+    (project / "notes.txt").write_text("x\n")
+    sibling.mkdir()
+    (sibling / "secret.txt").write_text("x\n")
+    assert _project_paths(str(project), "") == [("src", True), ("notes.txt", False)]
+    assert _project_paths(str(project), "src/") == []
+    assert _project_paths(str(project), "../proj-other/") == []
+    assert _project_paths(str(project), "../") == []

@@ -15,6 +15,7 @@ from tests.e2e.test_golden_terminal import (
     _open,
     _user_messages,
     check_golden,
+    stop_a_streaming_answer,
 )
 from tests.tmux_terminal import PROMPT, TmuxTerminal
 
@@ -50,24 +51,9 @@ def test_golden_a_paste_while_the_answer_streams_is_one_more_request(
 def test_golden_esc_stops_a_streaming_answer(
     project: Path, seri_home: Path, terminals: list[TmuxTerminal]
 ) -> None:
-    script: list[dict[str, Any]] = [
-        {"text": "Thinking about it", "stall_after_chunks": 4, "stall_seconds": 60},
-        {"text": "Fresh start."},
-    ]
-    with FakeModel(script) as fake:
-        terminal = _open(terminals, project, _env(seri_home, fake))
-        terminal.line("take your time")
-        terminal.wait_for("Thinking")
-        terminal.keys("Escape")
-        terminal.wait_for("cancelled (Esc)")
-        terminal.wait_for_prompt(2)
-        terminal.line("again")
-        terminal.wait_for("Fresh start.")
-        terminal.wait_for_prompt(3)
-        screen = terminal.history()
-        asked = [_user_messages(r)[-1] for r in fake.requests]
-        terminal.keys("C-d")
-        status = terminal.exit_status()
+    screen, asked, status = stop_a_streaming_answer(
+        terminals, project, seri_home, "Escape", "cancelled (Esc)"
+    )
     assert status == 0
     assert asked == ["take your time", "again"]
     check_golden("esc_stops_the_answer", screen, project)

@@ -1,8 +1,9 @@
 """Compaction on real sessions, at every window and tokenizer density that matters.
 
 Each real transcript (tests/fixtures/real-sessions, sources in its README) is imported from
-the older release's format and resumed against the loopback fake, which counts tokens 1, 2 or
-3 times denser than seri's ceil(chars/4), refuses whatever is over its window by its own count
+the older release's format and resumed against the loopback fake, which counts 1, 2 or 3
+tokens per 4 bytes of UTF-8 (seri's ceil(chars/4) and denser, Japanese three times as dense
+as English), refuses whatever is over its window by its own count
 (in llama.cpp's, OpenAI's or OpenRouter's words) and reports prompt_tokens by that count. For
 each session, window and density: `seri chat --resume ID -p continue`, `/compact`, `seri
 compact`, then another task. Every case must finish; no request may be refused; the summarizer
@@ -11,7 +12,7 @@ the window, counted by the provider.
 
 The commands run in this process (tests/inprocess.py): a case is four whole seri commands
 over real HTTP and a real store, without paying for four interpreter starts, so the whole
-matrix (75 cases, five transcripts) and the dry-run cases take about 70 s of CPU on two
+matrix (120 cases, eight transcripts) and the dry-run cases take about 70 s of CPU on two
 cores. With SERI_MATRIX_OUT=FILE each case also
 writes one JSON line; `make compaction-matrix` renders them as the table in
 bench-results/compaction-matrix.md.
@@ -29,14 +30,17 @@ from typing import Any
 import attrs
 import pytest
 
-from scripts.fake_model import OVERFLOW_STYLES, FakeModel
+from scripts.fake_model import OVERFLOW_STYLES, FakeModel, Utf8Ratio
 from tests.inprocess import Ran, run_seri_here
 from tests.request_schema import pairing_ok
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real-sessions"
 SESSIONS = (
     "real-aider-mozgoslav-ru",
+    "real-cc-brain-mcp",
     "real-cc-meridian",
+    "real-cc-repiq-ja",
+    "real-cc-serena-json",
     "real-gemini-teams",
     "real-mini-django",
     "real-terminus-invoices",
@@ -142,7 +146,12 @@ def history_tokens(fake: FakeModel, body: Mapping[str, Any], *, drop_last: bool)
     return fake.prompt_tokens({"messages": messages})
 
 
-def run_case(tmp_path: Path, session: str, window: int, ratio: int, style: str) -> Case:
+def profile_with(
+    tmp_path: Path, session: str, window: int
+) -> tuple[Path, Path, list[dict[str, Any]]]:
+    """A seri home holding the real transcript ``session`` as an older release's session
+    file (seri imports it when it is first named), configured for a ``window``-token model,
+    and an empty project: the home, the project and the transcript's lines."""
     home, project = tmp_path / "home", tmp_path / "project"
     (home / "sessions").mkdir(parents=True)
     project.mkdir()
@@ -151,10 +160,15 @@ def run_case(tmp_path: Path, session: str, window: int, ratio: int, style: str) 
         "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8"
     )
     (home / "config.json").write_text(json.dumps({"model": "fake/model", "context_window": window}))
+    return home, project, lines
+
+
+def run_case(tmp_path: Path, session: str, window: int, ratio: int, style: str) -> Case:
+    home, project, lines = profile_with(tmp_path, session, window)
     with FakeModel(
         context_length=window,
         enforce_context=True,
-        token_ratio=ratio,
+        token_ratio=Utf8Ratio(ratio),
         overflow_style=style,
         auto_recap=True,
     ) as fake:
@@ -224,16 +238,9 @@ def plan_then_compact(
 ) -> tuple[dict[str, Any], Ran, dict[str, Any] | None, int]:
     """`seri compact --dry-run --json`, then `seri compact`: the plan, the real run, its
     ledger entry (None: nothing compacted) and the summarizer requests it sent."""
-    home, project = tmp_path / "home", tmp_path / "project"
-    (home / "sessions").mkdir(parents=True)
-    project.mkdir()
-    lines = legacy_lines(session)
-    (home / "sessions" / f"{session}.jsonl").write_text(
-        "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8"
-    )
-    (home / "config.json").write_text(json.dumps({"model": "fake/model", "context_window": window}))
+    home, project, _ = profile_with(tmp_path, session, window)
     with FakeModel(
-        context_length=window, enforce_context=True, token_ratio=ratio, auto_recap=True
+        context_length=window, enforce_context=True, token_ratio=Utf8Ratio(ratio), auto_recap=True
     ) as fake:
         env = {"SERI_HOME": str(home), "SERI_BASE_URL": fake.base_url, "OPENROUTER_API_KEY": KEY}
         planned = run_seri_here(
@@ -252,40 +259,49 @@ def plan_then_compact(
 
 @pytest.mark.parametrize(
     ("session", "window", "ratio"),
-    # (1x and 3x: an unmeasured session is planned and folded alike at every density.)
-    [(s, w, r) for s in SESSIONS for w in PLAN_WINDOWS for r in (1, 3)],
+    # (An unmeasured session is planned for each density its first reply may show.)
+    [(s, w, r) for s in SESSIONS for w in PLAN_WINDOWS for r in RATIOS],
 )
 def test_the_dry_run_is_the_plan_that_runs(
     tmp_path: Path, session: str, window: int, ratio: int
 ) -> None:
     """Issue 31: the dry run planned 54 chunks where the real fold made 11, and predicted
-    success where the real compaction failed. Now both size alike (the same scale, priced
-    for an unmeasured tokenizer, kept through the fold; the same room for the recap): the
-    cut, the number of summarizer requests and whether it fails are the plan's."""
+    success where the real compaction failed. Now both size alike (the same cut at the same
+    price, the same room for the recap): the cut, the tokens after and whether it fails are
+    the plan's. A session never measured is planned for each density its first reply may
+    show (its first request sized for the densest); the fake counts ``ratio`` tokens per 4
+    bytes of UTF-8 and the chat template's framing, which seri's own framing covers, so the
+    real fold follows the plan of step ``ratio``."""
     plan, ran, entry, sent = plan_then_compact(tmp_path, session, window, ratio)
+    rows = {row["density"]: row for row in plan["requests_by_density"]}
+    by_density = {density: row["requests"] for density, row in rows.items()}
+    would_fail = rows[float(ratio)]["would_fail"]
     out = os.environ.get("SERI_PLAN_OUT")
     if out:
         row = {
             "session": session,
             "window": window,
             "ratio": ratio,
-            "planned_chunks": len(plan["chunks"]),
+            "planned_chunks": by_density.get(float(ratio)),
+            "planned_at_1": len(plan["chunks"]),
             "real_calls": sent,
             "planned_evicted": (plan["cut"] or {}).get("evicted"),
             "real_evicted": entry["evicted"] if entry else None,
             "planned_after": plan["estimate_after"],
             "real_after": entry["estimate_after"] if entry else None,
-            "would_fail": bool(plan["would_fail"]),
+            "would_fail": bool(would_fail),
             "failed": ran.code != 0,
         }
         with open(out, "a", encoding="utf-8") as report:
             report.write(json.dumps(row) + "\n")
-    assert bool(plan["would_fail"]) == (ran.code != 0), (plan["would_fail"], ran.stderr)
+    # Whether it fits is judged at the scale the fold's last reply measures: per density.
+    assert bool(would_fail) == (ran.code != 0), (would_fail, ran.stderr)
     if plan["cut"] is None:
         assert entry is None
         return
     assert entry is not None, ran.stderr
     assert entry["evicted"] == plan["cut"]["evicted"]
-    assert entry["summary_calls"] == sent == len(plan["chunks"])
+    assert entry["summary_calls"] == sent == by_density[float(ratio)]
+    assert len(plan["chunks"]) == by_density[1.0]
     # The recap to come is counted at the most it may take: the plan is an upper bound.
     assert entry["estimate_after"] <= plan["estimate_after"]

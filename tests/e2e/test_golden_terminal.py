@@ -9,7 +9,6 @@ tests/golden/terminal/ (ids, paths and the version normalised). `make golden` re
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ import pytest
 
 from scripts.fake_model import FakeModel
 from seri import __version__
-from tests.conftest import SERI, RunSeri, seri_env
+from tests.conftest import RunSeri, seri_env
 from tests.e2e.test_chat import call, chat_env
 from tests.golden_files import check_golden as check_golden_file
 from tests.tmux_terminal import TmuxTerminal, normalised
@@ -52,6 +51,31 @@ def check_golden(name: str, screen: str, project: Path) -> None:
 
 def _user_messages(request: dict[str, Any]) -> list[str]:
     return [m["content"] for m in request["messages"] if m["role"] == "user"]
+
+
+def stop_a_streaming_answer(
+    terminals: list[TmuxTerminal], project: Path, seri_home: Path, key: str, notice: str
+) -> tuple[str, list[str], int]:
+    """Stop an answer mid-stream with ``key`` (seri says ``notice``), ask again, and leave
+    with Ctrl-D: the screen before leaving, what each request asked, and seri's exit status."""
+    script: list[dict[str, Any]] = [
+        {"text": "Thinking about it", "stall_after_chunks": 4, "stall_seconds": 60},
+        {"text": "Fresh start."},
+    ]
+    with FakeModel(script) as fake:
+        terminal = _open(terminals, project, _env(seri_home, fake))
+        terminal.line("take your time")
+        terminal.wait_for("Thinking")
+        terminal.keys(key)
+        terminal.wait_for(notice)
+        terminal.wait_for_prompt(2)
+        terminal.line("again")
+        terminal.wait_for("Fresh start.")
+        terminal.wait_for_prompt(3)
+        screen = terminal.history()
+        asked = [_user_messages(r)[-1] for r in fake.requests]
+        terminal.keys("C-d")
+        return screen, asked, terminal.exit_status()
 
 
 def test_golden_a_pasted_snippet_is_one_request(
@@ -189,24 +213,11 @@ def test_golden_escape_sequences_from_the_model_and_tools_are_shown_not_obeyed(
 def test_golden_ctrl_c_cancels_the_turn_and_ctrl_d_leaves(
     project: Path, seri_home: Path, terminals: list[TmuxTerminal]
 ) -> None:
-    script: list[dict[str, Any]] = [
-        {"text": "Thinking about it", "stall_after_chunks": 4, "stall_seconds": 60},
-        {"text": "Fresh start."},
-    ]
-    with FakeModel(script) as fake:
-        terminal = _open(terminals, project, _env(seri_home, fake))
-        terminal.line("take your time")
-        terminal.wait_for("Thinking")
-        terminal.keys("C-c")
-        terminal.wait_for("cancelled (Ctrl-C)")
-        terminal.wait_for_prompt(2)
-        terminal.line("again")
-        terminal.wait_for("Fresh start.")
-        terminal.wait_for_prompt(3)
-        screen = terminal.history()
-        terminal.keys("C-d")
-        status = terminal.exit_status()
+    screen, asked, status = stop_a_streaming_answer(
+        terminals, project, seri_home, "C-c", "cancelled (Ctrl-C)"
+    )
     assert status == 0
+    assert asked == ["take your time", "again"]
     lines = screen.splitlines()
     cancelled = next(i for i, line in enumerate(lines) if "cancelled (Ctrl-C)" in line)
     assert lines[cancelled].startswith("seri: ")  # on a fresh line, not after the partial text
@@ -385,7 +396,7 @@ def test_a_bad_rule_found_while_the_session_opens_ends_seri_with_one_line(
 
 
 def test_the_interactive_chat_holds_its_session_until_clear_and_exit(
-    project: Path, seri_home: Path, terminals: list[TmuxTerminal]
+    run_seri: RunSeri, project: Path, seri_home: Path, terminals: list[TmuxTerminal]
 ) -> None:
     """One writer per session in the prompt_toolkit chat too: while it works on a session
     another `--resume` of it (interactive or not) is refused naming its pid; /clear gives the
@@ -415,15 +426,7 @@ def test_the_interactive_chat_holds_its_session_until_clear_and_exit(
         terminal.line("/clear")
         terminal.wait_for_prompt(3)
         assert leases.holder_of(store, old) is None  # given back at once
-        elsewhere = subprocess.run(
-            [SERI, "chat", "--resume", old, "-p", "again"],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=project,
-            timeout=60,
-            check=False,
-        )
+        elsewhere = run_seri("chat", "--resume", old, "-p", "again", env=env)
         assert elsewhere.returncode == 0, elsewhere.stderr
         terminal.line("next")
         terminal.wait_for("In the new session.")

@@ -106,7 +106,6 @@ def test_a_handoff_killed_halfway_leaves_no_copy_that_continue_picks(
     import os
     import signal
     import subprocess
-    import time
 
     from tests.conftest import SERI, seri_env
 
@@ -124,10 +123,8 @@ def test_a_handoff_killed_halfway_leaves_no_copy_that_continue_picks(
             env=seri_env(seri_home, env(fake)),
             cwd=project,
         )
-        deadline = time.monotonic() + 30
-        while len(fake.requests) < 6 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert len(fake.requests) == 6, "the handoff is in its summarizer call"
+        in_call = fake.wait_for_requests(6, timeout=30)
+        assert in_call == 6, "the handoff is in its summarizer call"
         os.kill(handoff.pid, signal.SIGKILL)
         handoff.communicate()
     with FakeModel([{"text": "went on in the original"}], auto_recap=True) as fake:

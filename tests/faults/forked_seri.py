@@ -17,6 +17,9 @@ from typing import NoReturn
 
 def preload() -> None:
     """Import what the commands import, before forking: the children start warm."""
+    import certifi  # noqa: F401 (with httpcore: what httpx loads as its first client is made)
+    import httpcore  # noqa: F401
+
     import seri.commands.chat
     import seri.commands.compact
     import seri.commands.memory

@@ -6,6 +6,8 @@ session's; C3 the OS sandbox around bash; C4 grep's walk; C5 files that are not 
 C6 redaction, right-sized; C7 the environment bash children get. Every test drives the
 installed seri against the loopback fake model and checks, from outside, that nothing got
 out (no file changed where it must not, no secret in a request, the db or a trajectory).
+Where the user seri runs as can change the outcome (C1, C3, C4, C7), a test runs as root and
+as a throwaway normal user (``as_user``, tests/faults/users.py); the others say why not.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import os
 import stat
 import time
 from pathlib import Path
+
+import pytest
 
 from scripts.fake_model import FakeModel
 from tests.faults.ledger import FaultLedger
@@ -25,6 +29,7 @@ from tests.faults.support import (
     run,
     seri,
 )
+from tests.faults.users import AsUser
 
 # A private key shape that must never leave its file.
 PRIVATE_KEY = (
@@ -48,11 +53,13 @@ def _stored_bytes(home: Path) -> bytes:
 
 
 def test_C1_prompt_files_are_read_like_tool_reads(
-    project: Path, seri_home: Path, tmp_path: Path, fault_ledger: FaultLedger
+    as_user: AsUser, fault_ledger: FaultLedger
 ) -> None:
     """AGENTS.md and rules that are symlinks to a key outside the project, a FIFO, /dev/zero,
     a huge file, a rules directory linked elsewhere: each is skipped with a warning naming
-    it, seri starts at once, and the key reaches neither the provider nor seri.db."""
+    it, seri starts at once, and the key reaches neither the provider nor seri.db. Another
+    user's AGENTS.md (0600): root reads it, a normal user is told it cannot be read."""
+    project, seri_home, tmp_path = as_user.project, as_user.seri_home, as_user.base
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
     key = home / ".ssh" / "id_ed25519"
@@ -89,7 +96,7 @@ def test_C1_prompt_files_are_read_like_tool_reads(
         fault_ledger.injected("C1")
         with FakeModel([{"text": "ok"}]) as fake:
             started = time.monotonic()
-            result = run(
+            result = as_user.run(
                 seri("chat", "-p", "hello"),
                 home=seri_home,
                 cwd=project,
@@ -105,6 +112,39 @@ def test_C1_prompt_files_are_read_like_tool_reads(
         assert MARKER not in sent, name
         assert MARKER.encode() not in _stored_bytes(seri_home), name
         fault_ledger.survived("C1")
+
+    # The difference: a file of another user, closed to others. Root (CAP_DAC_OVERRIDE)
+    # reads it like any project file; a normal user is told, and seri starts all the same.
+    # Only tests run as root (CI's) can make a file of another user.
+    if os.geteuid() != 0:
+        return
+    (seri_home / "AGENTS.md").unlink()
+    theirs = project / "AGENTS.md"
+    theirs.unlink(missing_ok=True)
+    theirs.write_text("OTHERS-NOTES\n")
+    theirs.chmod(0o600)
+    os.chown(theirs, 0, 0)
+    fault_ledger.injected("C1")
+    with FakeModel([{"text": "ok"}]) as fake:
+        result = as_user.run(
+            seri("chat", "-p", "hello"),
+            keep=(theirs,),
+            home=seri_home,
+            cwd=project,
+            env={**chat_env(fake), "HOME": str(home)},
+            timeout=30,
+        )
+        sent = str(fake.requests)
+    assert result.returncode == 0, result.stderr
+    one_line_error(result.stderr)
+    if as_user.user == "root":
+        assert "OTHERS-NOTES" in sent and "not read" not in result.stderr, result.stderr
+    else:
+        assert "OTHERS-NOTES" not in sent
+        assert "was not read into the prompt: it cannot be read (Permission denied)" in (
+            result.stderr
+        ), result.stderr
+    fault_ledger.survived("C1")
 
 
 def _remove_tree(path: Path) -> None:
@@ -132,7 +172,8 @@ def test_C2_rewind_never_touches_a_directory_that_is_not_the_sessions(
     """The session's project is renamed; `seri rewind --yes` run in another directory with
     same-named files refuses and names where the files were, changing nothing anywhere; the
     same when another directory took the old path; back in place, the rewind says which
-    directory it changes before it changes it."""
+    directory it changes before it changes it. Single: the refusal compares the directory
+    seri recorded with the one it finds, before any write; who runs it does not enter."""
     from tests.faults.support import call, session_ids
 
     project = tmp_path / "proj"
@@ -205,7 +246,8 @@ def test_C5_files_that_are_not_files(
     """write_file and edit aimed at a FIFO, a socket and a device (a copy of /dev/zero made
     inside the project) are refused before anything opens them: no hang, nothing read,
     nothing replaced, no checkpoint. An edit whose result would pass the size cap is a tool
-    error and leaves no checkpoint in seri.db."""
+    error and leaves no checkpoint in seri.db. Single: refused by the file's kind and size
+    (lstat) before any open, whoever runs seri."""
     import socket
 
     from tests.faults.support import call, check_store, database, rows
@@ -258,16 +300,16 @@ def test_C5_files_that_are_not_files(
 # --- C4 --------------------------------------------------------------------------------------
 
 
-def test_C4_grep_is_confined_like_read_file(
-    project: Path, seri_home: Path, tmp_path: Path, fault_ledger: FaultLedger
-) -> None:
+def test_C4_grep_is_confined_like_read_file(as_user: AsUser, fault_ledger: FaultLedger) -> None:
     """A deny rule for reading applies to every file grep's walk visits (also through a
     link); links out of the project, a linked directory and a FIFO are not read; the walk
-    neither hangs nor leaves the project. A catastrophic pattern ends with a tool error
-    within the call's time limit."""
+    neither hangs nor leaves the project. Another user's file and directory (0600, 0700):
+    root searches them, a normal user's walk passes them by. A catastrophic pattern ends
+    with a tool error within the call's time limit."""
     from seri.io.search import grep_files
     from tests.faults.support import call, write_config
 
+    project, seri_home, tmp_path = as_user.project, as_user.seri_home, as_user.base
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret.txt").write_text("NEEDLE outside\n")
@@ -277,12 +319,23 @@ def test_C4_grep_is_confined_like_read_file(
     (project / "out.txt").symlink_to(outside / "secret.txt")
     (project / "outdir").symlink_to(outside)
     os.mkfifo(project / "pipe")
+    # Files of another user (root's, kept from the chown to the user): only tests run as
+    # root (CI's) can make them.
+    others = os.geteuid() == 0
+    theirs = [project / "theirs.txt", project / "closed", project / "closed" / "in.txt"]
+    theirs = theirs if others else []
+    if others:
+        theirs[1].mkdir(mode=0o700)
+        for path in (theirs[0], theirs[2]):
+            path.write_text(f"NEEDLE of theirs in {path.name}\n")
+            path.chmod(0o600)
     write_config(seri_home, {"permissions": {"deny": ["read_file(.env)"]}})
     script = [{"tool_calls": [call("g1", "grep", pattern="NEEDLE")]}, {"text": "done"}]
     fault_ledger.injected("C4", 5)
     with FakeModel(script) as fake:
-        result = run(
+        result = as_user.run(
             seri("chat", "-p", "find the needle"),
+            keep=theirs,
             home=seri_home,
             cwd=project,
             env=chat_env(fake),
@@ -290,9 +343,13 @@ def test_C4_grep_is_confined_like_read_file(
         )
         found = next(m for m in fake.requests[-1]["messages"] if m["role"] == "tool")["content"]
     assert result.returncode == 0, result.stderr
-    assert found.splitlines()[0] == "notes.txt:1:NEEDLE in notes", found
+    lines = [line for line in found.splitlines() if "of theirs" not in line]
+    assert lines[0] == "notes.txt:1:NEEDLE in notes", found
     assert "in .env" not in found and "outside" not in found, found
     assert "2 file(s) not searched: your permission rules deny" in found, found
+    of_theirs = {line.split(":", 1)[0] for line in found.splitlines() if "of theirs" in line}
+    expected = {"theirs.txt", "closed/in.txt"} if others and as_user.user == "root" else set()
+    assert of_theirs == expected, found
     fault_ledger.survived("C4", 5)
 
     fault_ledger.injected("C4")
@@ -337,29 +394,21 @@ def _sandbox_kinds() -> list[str]:
     return [kind for kind in ("bubblewrap", "landlock") if detect(kind).kind == kind]
 
 
-def test_C3_bash_runs_in_an_os_sandbox(
-    project: Path, seri_home: Path, tmp_path: Path, fault_ledger: FaultLedger
-) -> None:
+def test_C3_bash_runs_in_an_os_sandbox(as_user: AsUser, fault_ledger: FaultLedger) -> None:
     """Under each sandbox this system has (CI installs bubblewrap; Landlock is the kernel's),
     commands the policy lets through (links, hard links, env -C, cp -t, install -t, tar -C,
     git config, patch, interpreters) cannot write .git, the profile, ~/.ssh, ~/.gitconfig,
     a shell rc file or anything outside the project; writing the project and the private
-    temporary directory works. With none, seri says so when it starts."""
+    temporary directory works. As a normal user every one of those files is its own: only
+    the sandbox stands in the way."""
     import subprocess
 
     from tests.faults.support import call, tree_state
 
     kinds = _sandbox_kinds()
     assert kinds, "no sandbox on this system: install bubblewrap (make test does, as root)"
-    home = tmp_path / "home"
-    (home / ".ssh").mkdir(parents=True)
-    (home / ".ssh" / "authorized_keys").write_text("ssh-ed25519 AAAA mine\n")
-    (home / ".gitconfig").write_text("[user]\n\tname = me\n")
-    (home / ".bashrc").write_text("# mine\n")
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (seri_home).mkdir(mode=0o700, exist_ok=True)
-    (seri_home / "config.json").write_text("{}")
+    project, seri_home, tmp_path = as_user.project, as_user.seri_home, as_user.base
+    home, outside = _escape_targets(tmp_path, seri_home)
     guarded = [home, outside]
 
     def state() -> dict[str, tuple[str, int]]:
@@ -386,18 +435,14 @@ def test_C3_bash_runs_in_an_os_sandbox(
                 "OUTSIDE": str(outside),
                 "SERI_SANDBOX": kind,
             }
-            result = run(
+            result = as_user.run(
                 seri("chat", "--allow", "bash", "-p", "escape"),
                 home=seri_home,
                 cwd=workdir,
                 env=env,
                 timeout=60,
             )
-            results = {
-                m["tool_call_id"]: m["content"]
-                for m in fake.requests[-1]["messages"]
-                if m["role"] == "tool"
-            }
+            results = _tool_results(fake)
         assert result.returncode == 0, result.stderr
         assert "without an OS sandbox" not in result.stderr
         assert state() == before, (kind, results)
@@ -408,6 +453,34 @@ def test_C3_bash_runs_in_an_os_sandbox(
         assert "scratch" in results["tmp"], results["tmp"]
         fault_ledger.survived("C3", len(ESCAPES))
 
+
+def _escape_targets(base: Path, seri_home: Path) -> tuple[Path, Path]:
+    """A home with ~/.ssh, ~/.gitconfig and ~/.bashrc, a directory outside the project, and
+    a profile with its config.json, all under ``base``."""
+    home = base / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "authorized_keys").write_text("ssh-ed25519 AAAA mine\n")
+    (home / ".gitconfig").write_text("[user]\n\tname = me\n")
+    (home / ".bashrc").write_text("# mine\n")
+    outside = base / "outside"
+    outside.mkdir()
+    seri_home.mkdir(mode=0o700, exist_ok=True)
+    (seri_home / "config.json").write_text("{}")
+    return home, outside
+
+
+def _tool_results(fake: FakeModel) -> dict[str, str]:
+    return {
+        m["tool_call_id"]: m["content"]
+        for m in fake.requests[-1]["messages"]
+        if m["role"] == "tool"
+    }
+
+
+def test_C3_with_no_sandbox_seri_says_so(
+    project: Path, seri_home: Path, fault_ledger: FaultLedger
+) -> None:
+    """Single: the start-up warning follows from SERI_SANDBOX alone, whoever runs seri."""
     fault_ledger.injected("C3")
     with FakeModel([{"text": "done"}]) as fake:
         result = run(
@@ -419,6 +492,77 @@ def test_C3_bash_runs_in_an_os_sandbox(
     assert result.returncode == 0
     assert "seri: warning: bash runs without an OS sandbox" in result.stderr
     fault_ledger.survived("C3")
+
+
+def _hidden(command: str) -> str:
+    """``command`` as the policy cannot read it (base64 into sh): it reaches the sandbox."""
+    import base64
+
+    return f"echo {base64.b64encode(command.encode()).decode()} | base64 -d | sh"
+
+
+# Hidden from the policy; each writes where no sandbox may let it.
+HIDDEN_ESCAPES = (
+    'echo evil > "$OUTSIDE/planted"',
+    "echo evil >> ~/.bashrc",
+    "echo x >> ~/.ssh/authorized_keys",
+    "echo '{}' > \"$SERI_HOME/config.json\"",
+)
+
+
+@pytest.mark.skipif("landlock" not in _sandbox_kinds(), reason="this kernel has no Landlock")
+def test_C3_where_no_user_namespace_can_be_made(as_user: AsUser, fault_ledger: FaultLedger) -> None:
+    """Where no user namespace can be made (a container, Ubuntu's AppArmor rule): bubblewrap
+    cannot start and seri says it falls back to Landlock; as root and as a normal user bash
+    writes nothing outside the project, the profile or the home's files, and a plain write to
+    .git/hooks is denied by the policy. The expected difference (README: Sandbox): root makes
+    the read-only mount over .git, a normal user cannot, so a write the policy cannot read
+    (base64 into sh) reaches .git/hooks as a normal user only, who is warned of it first."""
+    import shutil
+    import subprocess
+
+    from tests.faults.support import call, tree_state
+
+    project, seri_home = as_user.project, as_user.seri_home
+    home, outside = _escape_targets(as_user.base, seri_home)
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    hook = project / ".git" / "hooks" / "pre-commit"
+    calls = [call(f"x{n}", "bash", command=_hidden(c)) for n, c in enumerate(HIDDEN_ESCAPES)]
+    calls.append(call("plain", "bash", command="echo evil > .git/hooks/pre-commit"))
+    calls.append(call("hidden", "bash", command=_hidden("echo evil > .git/hooks/pre-commit")))
+    calls.append(call("inside", "bash", command="echo ok > inside.txt"))
+    before = {**tree_state(home), **tree_state(outside), **tree_state(seri_home)}
+    holds = len(HIDDEN_ESCAPES) + 1 + (as_user.user == "root")
+    fault_ledger.injected("C3", holds)
+    with FakeModel([{"tool_calls": calls}, {"text": "done"}]) as fake:
+        result = as_user.run(
+            seri("chat", "--allow", "bash", "-p", "escape"),
+            without_user_namespaces=True,
+            home=seri_home,
+            cwd=project,
+            env={**chat_env(fake), "HOME": str(home), "OUTSIDE": str(outside)},
+            timeout=60,
+        )
+        results = _tool_results(fake)
+    assert result.returncode == 0, result.stderr
+    if shutil.which("bwrap"):
+        assert "cannot make its namespaces here; commands run under Landlock ABI" in (
+            result.stderr
+        ), result.stderr
+    after = {**tree_state(home), **tree_state(outside), **tree_state(seri_home)}
+    assert {k: v for k, v in after.items() if "seri.db" not in k} == {
+        k: v for k, v in before.items() if "seri.db" not in k
+    }, results
+    assert not (outside / "planted").exists()
+    assert results["plain"].startswith("denied"), results["plain"]
+    assert (project / "inside.txt").read_text() == "ok\n", results["inside"]
+    told = "only the permission policy keeps bash from .git" in result.stderr
+    if as_user.user == "root":
+        assert not hook.exists() and not told, (results["hidden"], result.stderr)
+    else:
+        assert hook.read_text() == "evil\n", results["hidden"]  # the documented gap
+        assert told, result.stderr  # and the person was told before the first command
+    fault_ledger.survived("C3", holds)
 
 
 # --- C6 --------------------------------------------------------------------------------------
@@ -444,7 +588,8 @@ def test_C6_redaction_is_right_sized(
     """Basic credentials, passwords in URLs, .netrc, YAML and INI passwords and a PEM key read
     by the model are redacted before the provider, the db or a trajectory sees them; paths
     that only sound secret (SSH_AUTH_SOCK, DBUS_SESSION_BUS_ADDRESS, PWD) stay as they are,
-    so the model can still edit the file that holds them."""
+    so the model can still edit the file that holds them. Single: redaction rewrites text;
+    who read the files does not enter it."""
     from tests.faults.support import call
 
     for name, text in SECRET_FILES.items():
@@ -494,36 +639,57 @@ def test_C6_redaction_is_right_sized(
 # --- C7 --------------------------------------------------------------------------------------
 
 
+# Every process's /proc/<pid>/environ the command can read that holds the test's key.
+ENVIRON_PROBE = r"""
+import os
+found = []
+for pid in os.listdir("/proc"):
+    try:
+        if b"c0ffee15c0ffee15" in open(f"/proc/{pid}/environ", "rb").read():
+            found.append(pid)
+    except OSError:
+        pass
+open("environ-leaks.txt", "w").write(" ".join(found))
+"""
+
+
+@pytest.mark.parametrize("kind", _sandbox_kinds())
 def test_C7_commands_get_no_secrets_in_their_environment(
-    project: Path, seri_home: Path, fault_ledger: FaultLedger
+    as_user: AsUser, kind: str, fault_ledger: FaultLedger
 ) -> None:
     """bash and its children never see the API key or variables that look secret (the
-    environment a command saves to a file is the proof, redaction aside); paths such as
-    SSH_AUTH_SOCK stay, so ssh and git keep working."""
+    environment a command saves to a file is the proof, redaction aside), nor read them
+    from seri's own environment (/proc/<pid>/environ of any process: bubblewrap hides
+    seri's, Landlock refuses it, as root too); paths such as SSH_AUTH_SOCK stay, so ssh and
+    git keep working."""
     from tests.faults.support import call
 
+    project, seri_home = as_user.project, as_user.seri_home
     extra = {
         "MY_SERVICE_TOKEN": "tok-0123456789abcdef",
         "AWS_SECRET_ACCESS_KEY": "aws-secret-0123456789",
         "DATABASE_URL": "postgres://app:DBURL-PW-1234@db.example.com/app",
         "SSH_AUTH_SOCK": "/tmp/ssh-XXXXabcd/agent.4242",
     }
-    script = [
-        {"tool_calls": [call("e", "bash", command="env > seen.env; echo saved")]},
-        {"text": "done"},
+    calls = [
+        call("e", "bash", command="env > seen.env; echo saved"),
+        call("p", "bash", command=f"python3 -c '{ENVIRON_PROBE}'"),
     ]
-    fault_ledger.injected("C7", 4)
+    script = [{"tool_calls": calls}, {"text": "done"}]
+    fault_ledger.injected("C7", 5)
     with FakeModel(script) as fake:
-        result = run(
+        result = as_user.run(
             seri("chat", "--allow", "bash", "-p", "show env"),
             home=seri_home,
             cwd=project,
-            env={**chat_env(fake), **extra},
+            env={**chat_env(fake), **extra, "SERI_SANDBOX": kind},
         )
+        results = _tool_results(fake)
     assert result.returncode == 0, result.stderr
+    assert (project / "environ-leaks.txt").read_text() == "", results["p"]
     seen = (project / "seen.env").read_text()
     for secret in (KEY, "tok-0123456789abcdef", "aws-secret-0123456789", "DBURL-PW-1234"):
         assert secret not in seen, secret
     assert "OPENROUTER_API_KEY" not in seen and "MY_SERVICE_TOKEN" not in seen
     assert "SSH_AUTH_SOCK=/tmp/ssh-XXXXabcd/agent.4242" in seen
-    fault_ledger.survived("C7", 4)
+    fault_ledger.survived("C7", 5)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from scripts.fake_model import FakeModel
@@ -41,6 +41,7 @@ from tests.faults.support import (
     session_ids,
     write_config,
 )
+from tests.fuzzing import FUZZ
 
 HUGE = "9" * 5000
 # Big bodies go out in big pieces: these tests are about their content, not the streaming.
@@ -114,6 +115,16 @@ def test_H1_tool_arguments_that_break_parsers(
     fault_ledger.survived("H1", len(calls))
 
 
+def _refused_in_one_line(
+    result: subprocess.CompletedProcess[str], expected: str, case: object
+) -> None:
+    """Bad input, as the house rule has it: exit 2 and one line on stderr that says
+    ``expected`` (``case`` names the input in a failure)."""
+    assert result.returncode == 2, (case, result.stderr)
+    one_line_error(result.stderr)
+    assert expected in result.stderr and len(result.stderr.splitlines()) == 1, (case, result.stderr)
+
+
 def test_H1_config_values_that_break_parsers(
     project: Path, seri_home: Path, fault_ledger: FaultLedger
 ) -> None:
@@ -133,9 +144,7 @@ def test_H1_config_values_that_break_parsers(
         with FakeModel([{"text": "never"}]) as fake:
             result = run(seri("chat", "-p", "hi"), home=seri_home, cwd=project, env=chat_env(fake))
             assert fake.requests == []
-        assert result.returncode == 2, (text[:40], result.stderr)
-        one_line_error(result.stderr)
-        assert expected in result.stderr and len(result.stderr.splitlines()) == 1, result.stderr
+        _refused_in_one_line(result, expected, text[:40])
         fault_ledger.survived("H1")
 
 
@@ -359,14 +368,6 @@ def test_H1_a_damaged_row_is_reported_as_damage(
 
 
 # --- H2 --------------------------------------------------------------------------------------
-
-EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "15"))
-FUZZ = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
 
 
 class _Fuzzer:
@@ -833,9 +834,7 @@ def test_H1_numbers_out_of_range_on_the_command_line(
     for argv, expected in cases.items():
         fault_ledger.injected("H1")
         result = run(seri(*argv), home=seri_home, cwd=project, env=_env(seri_home))
-        assert result.returncode == 2, (argv, result.stderr)
-        one_line_error(result.stderr)
-        assert expected in result.stderr, (argv, result.stderr)
+        _refused_in_one_line(result, expected, argv)
         fault_ledger.survived("H1")
 
 
@@ -859,9 +858,7 @@ def test_H1_numbers_out_of_range_in_config(
         write_config(seri_home, config)
         with FakeModel([{"text": "never"}]) as fake:
             result = run(seri("chat", "-p", "hi"), home=seri_home, cwd=project, env=chat_env(fake))
-        assert result.returncode == 2, (name, result.stderr)
-        one_line_error(result.stderr)
-        assert expected in result.stderr, (name, result.stderr)
+        _refused_in_one_line(result, expected, name)
         fault_ledger.survived("H1")
 
 

@@ -3,10 +3,10 @@
 C8 trust-bearing files are protected whether or not they exist; C9 root inside the sandbox
 reaches neither seri's process (its /proc entry, its terminal) nor the mounts; C10 what a
 call starts ends with the call. Each runs under every backend this machine has
-(bubblewrap, Landlock) and as each user it can be (root; a throwaway unprivileged user the
-test makes with ``useradd`` and runs seri as through ``setpriv``), drives the installed seri
-against the loopback fake model, and checks from outside that the escape failed: the file
-is not there or unchanged, the process is gone, the terminal got no input.
+(bubblewrap, Landlock) and as each user it can be (root; a throwaway unprivileged user,
+``tests/faults/users.py``), drives the installed seri against the loopback fake model, and
+checks from outside that the escape failed: the file is not there or unchanged, the
+process is gone, the terminal got no input.
 """
 
 from __future__ import annotations
@@ -15,9 +15,7 @@ import contextlib
 import hashlib
 import os
 import pty
-import shutil
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +27,7 @@ from scripts.fake_model import FakeModel
 from tests.conftest import SERI, seri_env
 from tests.faults.ledger import FaultLedger
 from tests.faults.support import call, chat_env
+from tests.faults.users import USERS, AsUser
 
 
 def _kinds() -> list[str]:
@@ -38,68 +37,19 @@ def _kinds() -> list[str]:
 
 
 KINDS = _kinds()
-USERS = ("root", "unprivileged")
 
 
-@pytest.fixture(scope="session")
-def throwaway_user() -> Iterator[tuple[int, int]]:
-    """A user of no importance, made for this test session and removed after it."""
-    if os.geteuid() != 0:
-        yield os.getuid(), os.getgid()  # already unprivileged: that user is the one
-        return
-    _remove_stale_users()
-    name = f"seri-t{os.getpid()}"
-    subprocess.run(
-        ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
-        check=True,
-        capture_output=True,
-    )
-    try:
-        info = subprocess.run(["id", "-u", name], check=True, capture_output=True, text=True)
-        group = subprocess.run(["id", "-g", name], check=True, capture_output=True, text=True)
-        yield int(info.stdout), int(group.stdout)
-    finally:
-        subprocess.run(["userdel", name], check=False, capture_output=True)
-
-
-def _remove_stale_users() -> None:
-    """Users an earlier test session made and could not remove (it was killed): their name
-    holds the pid of a test process that is gone."""
-    import pwd
-
-    for entry in pwd.getpwall():
-        pid = entry.pw_name.removeprefix("seri-t")
-        if (
-            entry.pw_name.startswith("seri-t")
-            and pid.isdigit()
-            and not Path(f"/proc/{pid}").exists()
-        ):
-            subprocess.run(["userdel", entry.pw_name], check=False, capture_output=True)
-
-
-class Place:
-    """A home directory (the project, in C8) and a profile, owned by the user seri runs as."""
+class Place(AsUser):
+    """The user's directory as a home (the project, in C8) with a profile in it."""
 
     def __init__(self, user: str, ids: tuple[int, int]) -> None:
-        if user == "root" and os.geteuid() != 0:
-            pytest.skip("the root half needs root (CI runs as root)")
-        self.ids = ids if user == "unprivileged" else (0, 0)
-        self.as_other = user == "unprivileged" and os.geteuid() == 0
-        # Not under pytest's tmp_path: its parent is root's alone (0700).
-        self.base = Path(tempfile.mkdtemp(prefix="seri-c8-", dir="/tmp"))
-        os.chmod(self.base, 0o755)
+        super().__init__(user, ids)
+        self.project.rmdir()  # each test places its project in the home
         self.home = self.base / "home"
         self.profile = self.home / ".seri"
         self.outside = self.base / "outside"
         for directory in (self.home, self.outside):
             directory.mkdir()
-
-    def own(self) -> None:
-        for path in (self.base, *self.base.rglob("*")):
-            os.lchown(path, *self.ids)
-
-    def close(self) -> None:
-        shutil.rmtree(self.base, ignore_errors=True)
 
     def chat(
         self,
@@ -110,17 +60,14 @@ class Place:
         allow: tuple[str, ...] = ("bash",),
         stdin: Any = subprocess.DEVNULL,
         extra: dict[str, str] | None = None,
+        keep: tuple[Path, ...] = (),
     ) -> subprocess.CompletedProcess[str]:
-        self.own()
+        self.own(*keep)
         command = [SERI, "chat", *(a for tool in allow for a in ("--allow", tool)), "-p", "go"]
-        if self.as_other:
-            uid, gid = self.ids
-            command = ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--"]
-            command += [SERI, "chat", *(a for t in allow for a in ("--allow", t)), "-p", "go"]
         env = seri_env(self.profile, {**chat_env(fake), "HOME": str(self.home), **(extra or {})})
         env["SERI_SANDBOX"] = kind
         return subprocess.run(
-            command,
+            self.command(command),
             stdin=stdin,
             capture_output=True,
             text=True,
@@ -346,6 +293,12 @@ for tty in [f"/dev/pts/{n}" for n in os.listdir("/dev/pts") if n.isdigit()]:
     except OSError as e:
         print("no", e)
 """
+# In place, on a file of another user; each would need a capability seri's command lacks.
+THEIRS_ESCAPE = (
+    "echo evil >> theirs.txt; echo evil > theirs.txt; chmod 666 theirs.txt;"
+    ' chown "$(id -u)" theirs.txt; truncate -s 0 theirs.txt;'
+    " python3 -c \"open('theirs.txt', 'w').write('evil')\"; echo done"
+)
 REMOUNT = (
     "mount -o remount,rw,bind .git; mount -o remount,rw .git; "
     "mount --bind /tmp .git/hooks; echo evil > .git/hooks/pre-commit; echo done"
@@ -354,30 +307,42 @@ REMOUNT = (
 
 @pytest.mark.skipif(not KINDS, reason="no OS sandbox here: install bubblewrap")
 def test_C9_root_in_the_sandbox_reaches_neither_seri_nor_the_mounts(
-    place: Any, fault_ledger: FaultLedger
+    place: Any, throwaway_user: tuple[int, int], fault_ledger: FaultLedger
 ) -> None:
     """seri runs with a terminal as its stdin. From bash: writing ~/.bashrc and the project's
     hooks through /proc/<seri's pid>/root, remounting .git writable, and TIOCSTI into
     /proc/<seri's pid>/fd/0 (or any /dev/pts) all fail: both files are unchanged and the
-    terminal received nothing."""
+    terminal received nothing. A project file of another user (0644; the throwaway user's
+    when seri runs as root, root's when it runs as that user) cannot be written, chmod-ed
+    or chown-ed in place (README: Sandbox, "root and other users' files"): its bytes, mode
+    and owner are unchanged."""
     kind, where = place
     project = where.home / "project"
     project.mkdir()
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     (where.home / ".bashrc").write_text("# mine\n")
     where.profile.mkdir(mode=0o700)
-    before = {**_entries(project / ".git"), **_entries(where.home)}
+    theirs = project / "theirs.txt"
+    theirs.write_text("another user's\n")
+    theirs.chmod(0o644)
+    can_chown = os.geteuid() == 0  # not root: no file of another user can be made here
+    if can_chown:
+        os.chown(theirs, *(throwaway_user if where.user == "root" else (0, 0)))
+    before = {**_entries(project / ".git"), **_entries(where.home), theirs.name: _owned(theirs)}
     calls = [
         call("proc", "bash", command=f"python3 -c '{ROOT_ESCAPE}'"),
         call("mount", "bash", command=_hidden(REMOUNT)),
     ]
+    if can_chown:
+        calls.append(call("theirs", "bash", command=_hidden(THEIRS_ESCAPE)))
     master, slave = pty.openpty()
-    fault_ledger.injected("C9", 3)
+    fault_ledger.injected("C9", 3 + can_chown)
     try:
         if where.as_other:
             os.fchown(slave, *where.ids)
         with FakeModel([{"tool_calls": calls}, {"text": "done"}]) as fake:
-            result = where.chat(fake, kind, project, stdin=slave)
+            keep = (theirs,) if can_chown else ()
+            result = where.chat(fake, kind, project, stdin=slave, keep=keep)
             results = _results(fake)
         typed = _pending(slave) + _pending(master)
     finally:
@@ -385,12 +350,21 @@ def test_C9_root_in_the_sandbox_reaches_neither_seri_nor_the_mounts(
         os.close(slave)
     assert result.returncode == 0, result.stderr
     assert "INJECTED" not in typed and "x" not in typed.replace("\r", ""), (typed, results)
-    after = {**_entries(project / ".git"), **_entries(where.home)}
+    after = {**_entries(project / ".git"), **_entries(where.home), theirs.name: _owned(theirs)}
     assert {k: v for k, v in after.items() if ".seri" not in k} == {
         k: v for k, v in before.items() if ".seri" not in k
     }, results
     assert "WROTE" not in results["proc"] and "TIOCSTI-PTS" not in results["proc"], results
-    fault_ledger.survived("C9", 3)
+    if can_chown:  # it ran to its end, refused each time
+        assert "done" in results["theirs"], results["theirs"]
+    fault_ledger.survived("C9", 3 + can_chown)
+
+
+def _owned(path: Path) -> str:
+    """A file's bytes (hashed), mode and owner."""
+    info = path.stat()
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    return f"{digest} {oct(info.st_mode)} {info.st_uid}:{info.st_gid}"
 
 
 def _pending(fd: int) -> str:

@@ -7,6 +7,9 @@ retitle the window, write the clipboard (OSC 52), send a DCS query, overwrite a 
 carriage return, reorder it with a bidi override. Every surface that shows such text to a
 person must show it inert (``␛[2J``), while the machine forms (``--json``, a piped answer)
 keep it byte for byte.
+
+Single (as whoever runs the tests, root in CI): what reaches the terminal is seri's
+rewriting of text, which does not ask who runs seri.
 """
 
 from __future__ import annotations

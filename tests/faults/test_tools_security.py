@@ -4,6 +4,13 @@ The loopback fake model plays the attacker: it emits exactly the tool calls a pr
 or confused model would, and the real ``seri chat`` decides and runs them. Afterwards the
 files outside the project (checksums and mtimes), the protected files inside it, the profile
 and the trajectory say whether anything got in, and what seri recorded about each refusal.
+
+Who seri runs as: each test runs it once, as whoever runs the tests (root in CI), and its
+docstring says why a normal user could not make it come out otherwise ("Single: ..."). Root
+is the stronger case wherever only seri's own check stands between a call and its target
+(to root every target is writable). Where the user can change the outcome, the C tests run
+both (tests/faults/test_confinement.py, test_sandbox_holds.py: the sandbox, other users'
+files, processes); T6 has another user try to read the profile.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from tests.faults.support import (
     wait_for,
     write_config,
 )
+from tests.faults.users import AsUser, read_as
 
 
 def _attack(
@@ -81,8 +89,10 @@ def test_T1_path_traversal(
     `../../etc/passwd`, `/etc/passwd`, `~/.ssh/id_rsa`, the sibling `<ws>-evil/x`,
     `a/b/../../../x`, a NUL byte, an over-long path.
 
-    Each is refused with a reason naming where it resolves to; no file outside changes; each
-    refusal is in the trajectory."""
+    Each is refused with a reason naming where it resolves to; no file outside changes (bytes,
+    mtime; /etc/passwd whole); each refusal is in the trajectory. Single: refused by
+    resolving the path against the project before any open; every target is root's to write,
+    so only that check can stop it, and it does not ask who runs seri."""
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "id_rsa").write_text("PRIVATE KEY root\n")
@@ -106,8 +116,8 @@ def test_T1_path_traversal(
             call(f"w{n}", "write_file", path=path, content="pwned\n"),
             call(f"e{n}", "edit", path=path, old_string="root", new_string="pwned"),
         ]
-    outside = {"tmp": tree_state(tmp_path), "etc": tree_state(Path("/etc/passwd"))}
-    outside["etc"] = {"/etc/passwd": (Path("/etc/passwd").read_bytes().hex()[:64], 0)}
+    outside = tree_state(tmp_path)
+    passwd = _whole(Path("/etc/passwd"))
     fault_ledger.injected("T1", len(calls))
     _, requests = _attack(
         project,
@@ -132,18 +142,26 @@ def test_T1_path_traversal(
     after = tree_state(tmp_path)
     changed = {
         k
-        for k in set(after) | set(outside["tmp"])
-        if after.get(k) != outside["tmp"].get(k)
+        for k in set(after) | set(outside)
+        if after.get(k) != outside.get(k)
         and not k.startswith(str(project))
         and not k.startswith(str(seri_home))
     }
     assert changed == set(), f"files outside the project changed: {changed}"
-    assert Path("/etc/passwd").read_bytes().hex()[:64] == outside["etc"]["/etc/passwd"][0]
+    assert _whole(Path("/etc/passwd")) == passwd, "/etc/passwd changed"
     assert not (tmp_path / "x").exists() and not (project.parent.parent / "etc").exists()
     denials = {d["id"]: d for d in events(export(seri_home, project), "denial")}
     assert set(denials) == {c["id"] for c in calls}
     assert {d["rule"] for d in denials.values()} == {"(project)"}
     fault_ledger.survived("T1", len(calls))
+
+
+def _whole(path: Path) -> tuple[str, int, int]:
+    """A file's bytes (hashed), mtime and inode: changed in place or replaced, it differs."""
+    import hashlib
+
+    info = path.stat()
+    return hashlib.sha256(path.read_bytes()).hexdigest(), info.st_mtime_ns, info.st_ino
 
 
 # --- T2 --------------------------------------------------------------------------------------
@@ -173,7 +191,8 @@ def test_T2_symlink_escape(
 
     Nothing outside is read or written (bytes and mtimes unchanged, the dangling target never
     appears); a link that stays inside the project works, and a write through it changes the
-    target and leaves the link a link."""
+    target and leaves the link a link. Single: as T1 (the links are resolved, and the write
+    opened without following one, by seri's own code; root may write every target)."""
     elsewhere = tmp_path / "elsewhere"
     (elsewhere / "outside").mkdir(parents=True)
     (elsewhere / "outside" / "file.txt").write_text("outside content\n")
@@ -308,7 +327,10 @@ def test_T3_protected_paths_and_prompt_injected_writes(
     Every write is denied in every mode, each denial recorded with its rule and reason, and
     the outcome is the same whatever the model says; seri's config and db, the hooks and the
     rc file are untouched. The profile and home are inside the project here, so the
-    protection itself is what stops them, not the project boundary."""
+    protection itself is what stops them, not the project boundary. Single: every write is
+    denied by the policy before it runs (each result says "denied"), and the policy reads
+    paths and command lines, not users; what the sandbox adds when the policy cannot read a
+    command is C3 and C8's, as root and as a normal user."""
     home = project
     profile = project / ".seri-profile"
     (project / "README.md").write_text(INJECTION)
@@ -399,7 +421,8 @@ def test_T4_compound_and_obfuscated_shell_commands(
     """With `allow: bash` and `deny: bash(rm *)` (and `ask: bash(git push*)`): every way of
     hiding `rm` in a compound, nested or wrapped command is denied; what needs asking, what
     cannot be analysed and what is beyond the parse limit is denied too when no one can be
-    asked; the order the rules are written in changes nothing."""
+    asked; the order the rules are written in changes nothing. Single: the policy decides
+    from the command line alone, before anything runs."""
     lists = {"allow": ["bash"], "ask": ["bash(git push*)"], "deny": ["bash(rm *)"]}
     keys = ["allow", "ask", "deny"] if order == "allow first" else ["deny", "ask", "allow"]
     write_config(seri_home, {"permissions": {key: lists[key] for key in keys}})
@@ -447,7 +470,10 @@ def test_T5_secrets_never_reach_disk(
     prints a traceback.
 
     No key is found in seri.db, its -wal, anything else under the profile or the project, or
-    the export; nothing stored holds an Authorization header or a Bearer token."""
+    the export; nothing stored holds an Authorization header or a Bearer token. Single: the
+    environment commands get and the redaction of what they print are seri's doing whoever
+    it runs as; reading seri's own environment from /proc is C7's, as root and a normal
+    user."""
     (project / ".env").write_text(
         f"ANTHROPIC_API_KEY={ENV_CANARY}\nGITHUB_TOKEN={TOKEN_CANARY}\nPLAIN=not secret\n"
     )
@@ -522,10 +548,26 @@ def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
-def test_T6_file_modes(project: Path, seri_home: Path, fault_ledger: FaultLedger) -> None:
+def test_T6_file_modes(throwaway_user: tuple[int, int], fault_ledger: FaultLedger) -> None:
     """Under umask 022: the profile directory is 0700; seri.db, -wal and -shm, config.json,
     the spill directory and its files are 0600 (0700 for directories). A db left 0644 is
-    tightened on open, with a warning."""
+    tightened on open, with a warning. Then the escape itself: another user (the throwaway
+    one) cannot list the profile, nor, with the profile directory opened to all (0755),
+    read any file in it, while it reads a file it may in the same place.
+
+    seri runs as whoever runs the tests (root in CI), once: the modes are the explicit ones
+    seri's own open, mkdir and chmod give under the umask, whoever owns the files; the
+    other identity is the reader's."""
+    where = AsUser("root" if os.geteuid() == 0 else "unprivileged", throwaway_user)
+    try:
+        _file_modes(where.project, where.seri_home, fault_ledger)
+        if os.geteuid() == 0:  # becoming another user needs root (CI runs as root)
+            _another_user_reads_nothing(where.base, where.seri_home, throwaway_user, fault_ledger)
+    finally:
+        where.close()
+
+
+def _file_modes(project: Path, seri_home: Path, fault_ledger: FaultLedger) -> None:
     from tests.conftest import seri_env
 
     def umask_022() -> None:
@@ -580,6 +622,43 @@ def test_T6_file_modes(project: Path, seri_home: Path, fault_ledger: FaultLedger
     fault_ledger.survived("T6")
 
 
+def _another_user_reads_nothing(
+    base: Path, seri_home: Path, reader: tuple[int, int], fault_ledger: FaultLedger
+) -> None:
+    """``reader`` tries to list the profile and its spill directory, then (both opened to
+    all) to read every file in them: refused each time, nothing read. A file it may read
+    beside them it reads, so a refusal is the modes' doing, not a reader that reads nothing."""
+    open_to_all = base / "readable.txt"
+    open_to_all.write_text("anyone may read this\n")
+    open_to_all.chmod(0o644)
+    control = read_as(reader, open_to_all)
+    assert control.stdout == b"anyone may read this\n", control.stderr
+
+    def refused(path: Path) -> None:
+        got = read_as(reader, path)
+        assert got.returncode != 0 and got.stdout == b"", (path, got.stdout[:80])
+        assert b"Permission denied" in got.stderr, (path, got.stderr)
+
+    closed = (seri_home, seri_home / "spill")
+    fault_ledger.injected("T6", len(closed))
+    for directory in closed:
+        refused(directory)
+    fault_ledger.survived("T6", len(closed))
+    secrets = sorted(p for p in seri_home.rglob("*") if p.is_file())
+    assert {"seri.db", "config.json"} <= {p.name for p in secrets}, secrets
+    assert any(p.parent.name == "spill" for p in secrets), secrets
+    fault_ledger.injected("T6", len(secrets))
+    for directory in closed:
+        directory.chmod(0o755)
+    try:
+        for path in secrets:
+            refused(path)
+    finally:
+        for directory in closed:
+            directory.chmod(0o700)
+    fault_ledger.survived("T6", len(secrets))
+
+
 # --- T7 --------------------------------------------------------------------------------------
 
 
@@ -617,7 +696,9 @@ def test_T7_denials_and_interrupts_are_recorded_faithfully(
 
     Each call has exactly one result: "denied by user", "denied by rule …", "interrupted by
     user", never "rejected" for the interrupt; the trajectory holds the decision, rule,
-    reason and time; the shell's whole process group is gone; the next request is valid."""
+    reason and time; the shell's whole process group is gone; the next request is valid.
+    Single: what is recorded follows from the decisions, not the user; that what a call
+    starts ends with it, as root and as a normal user, under each sandbox, is C10's."""
     from tests.e2e.test_interactive import PROMPT, Terminal, _terminal_env
 
     write_config(
@@ -700,7 +781,8 @@ def test_T8_giant_and_binary_tool_output(
     What enters the context is capped, with head, tail and a marker of what was shown of how
     much; the full output is spilled (0600) and its path given; seri's memory stays bounded
     (peak RSS measured); the timeout kills the whole process group; the next request stays
-    small."""
+    small. Single: the caps apply to bytes, whoever made them; the timeout's end of what a
+    call started is C10's too, as both users."""
     from tests.conftest import seri_env
 
     (project / "oneline.txt").write_text("b" * 2_000_000)

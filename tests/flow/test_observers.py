@@ -21,7 +21,7 @@ from seri.pure.redaction import Redactor
 from seri.pure.settings import Settings
 from seri.pure.tool_specs import select_specs
 from seri.pure.turn import Conversation
-from seri.runtime.agent import Role, build_agent
+from seri.runtime.agent import AgentBrief, AgentPorts, Role, build_agent
 from seri.runtime.run_events import RunEvents
 from tests.flow.fakes import SECRET, FakeModel, FakeSession, FakeTools, reply
 from tests.flow.steps import call
@@ -80,21 +80,22 @@ def run_watched(
     events = RunEvents(recorder, observers, clock=Clock())
     events.start(synthetic_header(SESSION, recorder.run_id))
     model = FakeModel(reply("", call("c1", "read_file", path="a.txt")), reply("read it"))
-    agent = build_agent(
-        Role.SUBAGENT,
+    brief = AgentBrief(
         settings=Settings(),
-        api_key="k",
         window=100_000,
         system_prompt="you read files",
         project="/project",
+        offered=select_specs(("read_file",)),
+    )
+    ports = AgentPorts(
+        model=model,
         session=FakeSession(),
         events=events,
         redactor=Redactor.of([SECRET]),
         spill_dir=None,
         tools=FakeTools(),
-        offered=select_specs(("read_file",)),
-        caller=model,  # type: ignore[arg-type]  # a fake ModelPort in the caller's place
     )
+    agent = build_agent(Role.SUBAGENT, brief, ports)
     end = agent.run_task(Conversation(()), "read a.txt")
     assert end.status == "done"
     events.flush()

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -16,12 +15,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from scripts.fake_model import FakeModel
 from seri.io.mcp_hub import McpHub
 from tests.conftest import RunSeri
+from tests.fuzzing import FUZZ
 from tests.mcp.conftest import FAKE_API_KEY, configs, free_port, hostile, parent_environment
 from tests.mcp.test_chat_with_servers import call, chat_env, tool_results, write_config
 
@@ -122,13 +122,6 @@ def test_deep_structured_content_mid_run_is_a_tool_error_the_model_reads(
 
 # --- fuzzing: what a server writes, however hostile (make fuzz runs these long) ---------------
 
-EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "15"))
-FUZZ = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
 SMALL_MESSAGES = 8 * 1024
 values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=10),

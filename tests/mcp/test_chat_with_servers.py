@@ -116,6 +116,14 @@ def _unsandboxed(env: dict[str, str]) -> dict[str, str]:
     return {**env, "SERI_SANDBOX": "none"}
 
 
+def run_killed_twice(run_seri: RunSeri, fake: FakeModel) -> subprocess.CompletedProcess[str]:
+    """`seri chat -p` playing ``killed_twice``'s script from ``fake``: bash allowed (it does
+    the killing), without the OS sandbox."""
+    return run_seri(
+        "chat", "--allow", "bash", "-p", "read twice", env=_unsandboxed(chat_env(fake)), timeout=120
+    )
+
+
 def answer_always_once(
     argv: list[str], project: Path, seri_home: Path, fake: FakeModel
 ) -> tuple[str, str, list[dict[str, Any]]]:
@@ -162,6 +170,7 @@ def test_a_scripted_model_reads_a_file_through_the_real_filesystem_server(
 def test_an_unapproved_project_server_is_not_started_and_is_named_with_the_fix(
     run_seri: RunSeri, project: Path, tmp_path: Path
 ) -> None:
+    """Single: refused before any process starts (tests/mcp/test_trust_model.py says why)."""
     marker = tmp_path / "started"
     write_mcp_json(
         project,
@@ -297,15 +306,7 @@ def test_a_server_killed_mid_session_is_restarted_once_then_its_tools_are_gone(
     fs, script = killed_twice(project, mcp_servers)
     write_config(seri_home, mcpServers={"fs": fs})
     with FakeModel(script) as fake:
-        result = run_seri(
-            "chat",
-            "--allow",
-            "bash",
-            "-p",
-            "read twice",
-            env=_unsandboxed(chat_env(fake)),
-            timeout=120,
-        )
+        result = run_killed_twice(run_seri, fake)
         requests = fake.requests
     assert result.returncode == 0, result.stderr
     results = tool_results(requests[-1])

@@ -17,9 +17,8 @@ from tests.conftest import RunSeri
 from tests.mcp.install import Servers
 from tests.mcp.test_chat_with_servers import (
     KEY,
-    _unsandboxed,
-    chat_env,
     killed_twice,
+    run_killed_twice,
     tool_names,
     write_config,
 )
@@ -41,15 +40,7 @@ def test_started_failed_restarted_and_gone_servers_are_recorded(
         seri_home, mcpServers={"fs": fs, "broken": {"command": "sh", "args": ["-c", "exit 3"]}}
     )
     with FakeModel(script) as fake:
-        result = run_seri(
-            "chat",
-            "--allow",
-            "bash",
-            "-p",
-            "read twice",
-            env=_unsandboxed(chat_env(fake)),
-            timeout=120,
-        )
+        result = run_killed_twice(run_seri, fake)
         offered = [name for name in tool_names(fake.requests[0]) if name.startswith("mcp__fs__")]
     assert result.returncode == 0, result.stderr
     events = mcp_events(run_seri)

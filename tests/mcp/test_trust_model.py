@@ -7,6 +7,12 @@ loopback, real MCP servers (tests/mcp/hostile_server.py, which answers its envir
 - A project entry named like one of the person's servers never hides it.
 - The key reaches no output channel: stdout (text, json, stream-json), stderr, the store,
   the trajectory, OTLP, an MCP server's environment, approval rows.
+
+Single (as whoever runs the tests, root in CI): each refusal is decided by comparing an
+entry's digest with the approval row, or a variable's name and value with the grants,
+before any server starts; the user seri runs as is in neither. That no server starts is
+checked from outside (its tools never offered, its marker file never made, the environment
+it noted); what a started server may then do is its own user's to do, as any program's.
 """
 
 from __future__ import annotations
@@ -46,21 +52,23 @@ def started(run_seri: RunSeri, name: str) -> bool:
 
 
 def test_an_approval_covers_every_field_and_any_change_asks_again(
-    run_seri: RunSeri, project: Path
+    run_seri: RunSeri, project: Path, tmp_path: Path
 ) -> None:
-    entry = {"command": sys.executable, "args": [str(HOSTILE)]}
+    noted = tmp_path / "server.env"  # written by the server's shell whenever it starts
+    entry = server_noting_env(noted)
     write_mcp_json(project, {"h": entry})
     approved = run_seri("mcp", "approve", "h")
     assert approved.returncode == 0, approved.stderr
     assert "sha256:" in approved.stderr and '"command":' in approved.stderr
-    assert started(run_seri, "h")
+    assert started(run_seri, "h") and noted.exists()
     # The same entry written in another key order is the same entry.
     write_mcp_json(project, {"h": {"args": entry["args"], "command": entry["command"]}})
     assert started(run_seri, "h")
+    noted.unlink()
     for field, value in (
         ("env", {"PYTHONPATH": "."}),
         ("cwd", str(project)),
-        ("args", [str(HOSTILE), "--mode", "normal"]),
+        ("args", [*entry["args"], "extra"]),
         ("timeout", 60000),
         ("description", "a field seri does not read is part of the entry too"),
     ):
@@ -69,6 +77,7 @@ def test_an_approval_covers_every_field_and_any_change_asks_again(
             result = run_seri("chat", "-p", "go", env=chat_env(fake))
             assert not any("mcp__h__" in json.dumps(r.get("tools", [])) for r in fake.requests)
         assert "'h' changed since you approved it" in result.stderr, field
+        assert not noted.exists(), f"the entry with its {field} changed was started"
         assert "seri mcp approve h" in result.stderr
         listed = json.loads(run_seri("mcp", "list", "--json").stdout)
         assert listed["state"] == "changed since approved"
@@ -272,7 +281,8 @@ def test_on_a_terminal_a_changed_entry_is_asked_again_showing_before_and_now(
 ) -> None:
     from tests.e2e.test_interactive import PROMPT, Terminal, _terminal_env
 
-    entry = {"command": sys.executable, "args": [str(HOSTILE)]}
+    noted = seri_home.parent / "server.env"  # written by the server's shell whenever it starts
+    entry = server_noting_env(noted)
     write_mcp_json(project, {"h": entry})
     assert run_seri("mcp", "approve", "h").returncode == 0
     # The change the issue found unseen: a cwd (and a PYTHONPATH to go with it).
@@ -287,6 +297,9 @@ def test_on_a_terminal_a_changed_entry_is_asked_again_showing_before_and_now(
         term.type("/exit")
         assert term.wait() == 0, term.output
     assert "'h' changed since you approved it" in term.output
-    assert '"cwd":"/tmp"' in asked and '"env":{"PYTHONPATH":"."}' in asked
-    assert "approved as: " + json.dumps(entry, sort_keys=True, separators=(",", ":")) in asked
+    shown = "".join(asked.split())  # the long entry wraps on the screen
+    assert '"cwd":"/tmp"' in shown and '"env":{"PYTHONPATH":"."}' in shown
+    approved_as = "approved as: " + json.dumps(entry, sort_keys=True, separators=(",", ":"))
+    assert "".join(approved_as.split()) in shown
     assert json.loads(run_seri("mcp", "list", "--json").stdout)["approved"] is False
+    assert not noted.exists(), "the changed entry was started though the person said no"

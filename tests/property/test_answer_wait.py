@@ -111,6 +111,8 @@ def test_local_servers_are_this_machine_and_private_networks() -> None:
         "http://172.20.0.2:8000/v1",
         "http://gpu-box.local:8080/v1",
         "http://host.docker.internal:1234/v1",
+        "http://0.0.0.0:8080/v1",
+        "http://[fe90::1]:8080/v1",
     ):
         assert is_local_server(url), url
     for url in (

@@ -194,3 +194,44 @@ def test_any_unrecorded_history_is_a_valid_document(items: list[Any]) -> None:
     parsed = Trajectory.model_validate(document)
     assert len(parsed.steps) >= 1 and parsed.agent.version == "unknown"
     assert all(step.metrics is None for step in parsed.steps)
+
+
+def test_a_subagent_whose_own_results_name_it_is_embedded_once() -> None:
+    """A child's own tool result saying "[subagent child0]" (hypothesis found it) made the
+    export embed child0 inside itself without end (RecursionError)."""
+    call = ToolCall("t1", "task", '{"prompt": "look"}')
+    parent = (
+        ("message", Message(role="assistant", text="", tool_calls=(call,))),
+        (
+            "message",
+            Message(
+                role="tool", text=f"[subagent {CHILD}] done", tool_call_id="t1", tool_name="task"
+            ),
+        ),
+    )
+    recorded, stored = _split(list(parent))
+    own = (
+        ("message", Message(role="assistant", text="", tool_calls=(ToolCall("t2", "task", "{}"),))),
+        (
+            "message",
+            Message(
+                role="tool", text=f"[subagent {CHILD}] me", tool_call_id="t2", tool_name="task"
+            ),
+        ),
+    )
+    _, child_messages = _split(list(own))
+    run = RunRecording(
+        "s1",
+        "r1",
+        0.0,
+        json.dumps({"seri_version": "0.1.0", "model": "m"}),
+        tuple(recorded),
+        tuple(stored),
+        (SessionMessages(CHILD, tuple(child_messages)),),
+    )
+    document = run_trajectory(run)
+    assert document is not None
+    parsed = Trajectory.model_validate(document)
+    assert [t.trajectory_id for t in parsed.subagent_trajectories or []] == [CHILD]
+    [child] = document["subagent_trajectories"]
+    assert "subagent_trajectories" not in child

@@ -37,7 +37,13 @@ from seri.pure.result_cap import cap_result, needs_cap
 from seri.pure.shrink import is_elided, payloads, plan_shrink, saving, with_elided
 from seri.pure.tokens import estimate_tokens, messages_chars
 from seri.pure.turn import Conversation, TaskSetup, compact_on_demand
-from seri.pure.window import MAX_SCALE, MIN_RESULT_CHARS, RESULT_BYTE_CAP, Window
+from seri.pure.window import (
+    MAX_SCALE,
+    MIN_RESULT_CHARS,
+    RESULT_BYTE_CAP,
+    Window,
+    refused_density,
+)
 from tests.drive_effects import drive
 from tests.property.strategies import histories_with_payloads, texts
 
@@ -74,7 +80,7 @@ def test_the_windows_shares_are_sane(window: Window) -> None:
     assert 1 <= window.keep_local <= window.local(window.tokens // 4) + 1
     assert MIN_RESULT_CHARS <= window.result_cap_chars <= RESULT_BYTE_CAP
     assert window.history_target_local <= max(1, window.request_room_local)
-    assert window.summary_room_local() >= 1
+    assert window.summary_room(MAX_SCALE) >= 1
 
 
 @given(windows, st.integers(1, 100_000), st.floats(1.0, 12.0), st.integers(1_000, 200_000))
@@ -89,7 +95,8 @@ def test_a_refusal_never_lets_the_next_request_grow(
     sized_for = window.scale if window.measured else max(window.scale, 4.0)
     after = window.refused(numbers, local, sized_for=sized_for)
     assert after.tokens <= window.tokens
-    assert after.summary_room_local() < local
+    # The fold's next request: sized by the density the refusal shows (or twice the last).
+    assert after.summary_room(refused_density(sized_for, prompt, local)) < local
     # A refusal that states nothing: never assumed less dense than the request was sized for,
     # and twice as dense when the request was within what that density allowed.
     silent = window.refused(None, local, sized_for=sized_for)

@@ -15,20 +15,17 @@ from seri.pure.mcp_tools import McpTool
 from seri.pure.permission_policy import PolicyError, parse_policy, parse_rule
 from seri.pure.permissions import decide
 from seri.pure.records import ToolCall
-from seri.pure.tool_specs import (
+from seri.pure.tool_arguments import parse_arguments
+from seri.pure.tool_definitions import (
     SERVER_DEFINITION_CHARS,
-    SPECS,
-    TOOL_SEARCH,
-    ToolSpec,
     definitions,
-    mcp_spec,
-    parse_arguments,
     search_tools,
     servers_over_budget,
     should_defer,
     tool_definition_chars,
     unlisted_tools,
 )
+from seri.pure.tool_specs import SPECS, TOOL_SEARCH, ToolSpec, mcp_spec
 from seri.pure.trust import CHANGED
 
 SCHEMA = json.dumps(
@@ -233,7 +230,7 @@ def test_every_server_starts_or_waits_and_a_project_one_starts_only_when_approve
 def test_when_the_tool_definitions_fill_the_window_the_servers_are_named() -> None:
     """It blamed AGENTS.md, the rules and the memory files alone."""
     from seri.pure.compaction_outcome import does_not_fit
-    from seri.pure.tool_specs import definition_chars_by_server
+    from seri.pure.tool_definitions import definition_chars_by_server
     from seri.pure.window import Window
 
     big = McpTool("t", description="word " * 4000)
