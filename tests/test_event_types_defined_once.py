@@ -22,6 +22,7 @@ TYPE_NAMES = frozenset(kind.type for kind in events.EVENT_TYPES)
 # The same words with another meaning, where they are not an event's type.
 OTHER_MEANINGS = {
     ("seri/io/tools.py", "edit"): "the edit tool's name",
+    ("seri/pure/hooks.py", "edit"): "the edit tool's name (Claude Code's Edit)",
     ("seri/pure/compaction.py", "rule"): "a message's kind (a rule's text)",
     ("seri/pure/rules.py", "rule"): "a message's kind",
     ("seri/pure/session_markdown.py", "rule"): "a message's kind",

@@ -15,6 +15,8 @@ Commands:
   trajectory  export run recordings (JSON Lines, OTLP, ATIF), toggle recording, prune
   memory      list, approve or reject staged memory writes
   mcp         list MCP servers and their tools; approve a project's servers
+  skills      list, validate and approve Agent Skills (SKILL.md)
+  hooks       list hooks (Claude Code's format) and approve a project's
   completion  print a completion script for bash, zsh or fish
   acp         serve seri to an editor over the Agent Client Protocol (stdio)
 
@@ -52,6 +54,8 @@ COMMANDS = {
     "trajectory": "seri.commands.trajectory",
     "memory": "seri.commands.memory",
     "mcp": "seri.commands.mcp",
+    "skills": "seri.commands.skills",
+    "hooks": "seri.commands.hooks",
     "completion": "seri.commands.completion",
     "acp": "seri.commands.acp",
 }

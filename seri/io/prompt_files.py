@@ -128,7 +128,10 @@ def read_rules(project: Path, reader: _Reader | None = None) -> list[RuleFile]:
     return rules
 
 
-def load_startup_files(root: Path, project: Path) -> StartupFiles:
+def load_startup_files(
+    root: Path, project: Path, extra: tuple[PromptSource, ...] = ()
+) -> StartupFiles:
+    """The frozen prompt's files; ``extra`` are sources made elsewhere (the skills' list)."""
     reader = _Reader()
     rules = read_rules(project, reader)
     sources = [
@@ -142,6 +145,7 @@ def load_startup_files(root: Path, project: Path) -> StartupFiles:
             "memory (project)",
             reader.read("memory", root, project_memory_file(root, str(project))),
         ),
+        *extra,
     ]
     return StartupFiles(
         assemble_prompt(str(project), sources), glob_rules(rules), tuple(reader.warnings)

@@ -357,6 +357,11 @@ def _system_message(kind: str, body: Mapping[str, Any]) -> str:
         return f"model switched to {body.get('model', '?')}"
     if kind == event_records.Rule.type:
         return f"rule {body.get('name', '?')} fired"
+    if kind == event_records.HookRun.type:
+        return (
+            f"hook {body.get('event', '?')} ({body.get('source', '?')}): "
+            f"{body.get('decision', '?')}, exit {body.get('exit_code')}"
+        )
     if kind == event_records.McpServer.type:
         ready = (
             f"MCP server {body.get('server', '?')!r} is ready, with {body.get('tools', 0)} tool(s)"
@@ -510,6 +515,11 @@ class _Builder:
             step = self.call_steps.get(self.running_call)
             if step is not None:
                 step.result(self.running_call).setdefault("extra", {})[kind] = body
+        elif kind == event_records.HookRun.type and self.running_call in self.call_steps:
+            # A PreToolUse or PostToolUse hook: a fact of the call it ran for.
+            step = self.call_steps[self.running_call]
+            facts = step.result(self.running_call).setdefault("extra", {})
+            facts.setdefault(kind, []).append(body)
         elif kind == event_records.McpServer.type and self.running_call in self.call_steps:
             # Noticed on a call to the server (it died on it, say): that call's facts.
             step = self.call_steps[self.running_call]

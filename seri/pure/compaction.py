@@ -69,7 +69,8 @@ MIN_RECAP_CHARS = 1_200
 
 # A glob rule arrives as a message when it fires. Evicting that message must not
 # take the rule out of force, so the recap carries the text of every rule that fired
-# (``Recap.rules``), and its message shows them under this heading.
+# (``Recap.rules``), and its message shows them under this heading. An activated skill
+# (``seri.pure.skills``) is carried the same way, verbatim.
 RULES_HEADING = "\n\n## Project rules in force\n\n"
 
 
@@ -82,7 +83,7 @@ def rules_in_force(evicted: Sequence[Message], previous: Recap | None) -> tuple[
     carried = previous.rules if previous is not None else None
     found = list(carried or ())
     for message in evicted:
-        if message.kind == "rule":
+        if message.kind in ("rule", "skill") or is_skill_activation(message):
             found.append(message.text)
         elif message.kind == "recap" and carried is None:
             found.extend(_rules_in_text(message.text))
@@ -90,6 +91,18 @@ def rules_in_force(evicted: Sequence[Message], previous: Recap | None) -> tuple[
     for text in found:
         texts.setdefault(text.split("]", 1)[0], text.strip())
     return tuple(texts.values())
+
+
+def is_skill_activation(message: Message) -> bool:
+    """An activated skill's content (``activate_skill``'s answer): carried like a rule."""
+    from seri.pure.skills import ACTIVATE_SKILL, SKILL_MESSAGE_PREFIX
+
+    return (
+        message.role == "tool"
+        and message.tool_name == ACTIVATE_SKILL
+        and not message.is_error
+        and message.text.startswith(SKILL_MESSAGE_PREFIX)
+    )
 
 
 def _rules_in_text(text: str) -> list[str]:

@@ -35,6 +35,8 @@ KNOWN_KEYS: KnownKeys = {
     "telemetry": {"otlp": None},
     # MCP servers, in Claude Code's shape (checked where read: seri.pure.mcp_config).
     "mcpServers": None,
+    # Hooks, in Claude Code's shape (checked where read: seri.pure.hooks).
+    "hooks": None,
     "mcp": {"startup_wait": None, "tool_search_threshold": None, "project_secrets": None},
 }
 # Sections where an unknown key is an error rather than a warning.

@@ -280,6 +280,50 @@ class ApplyCompaction(Request[bool]):
     summary_cost: float | None = None
 
 
+# What hooks decide (``seri.pure.hook_decisions``): nothing, or one of these.
+HookVerdict = Literal["", "allow", "deny", "ask", "block"]
+
+
+@attrs.frozen
+class HookDecision:
+    """What the hooks of one event decided; the empty decision is "go on as if none ran"."""
+
+    decision: HookVerdict = ""
+    # Why (for deny, ask, block): what the model or the person reads.
+    reason: str = ""
+    # Added for the model (additionalContext, a prompt hook's stdout).
+    context: tuple[str, ...] = ()
+    # For the person (systemMessage, a non-blocking error).
+    notices: tuple[str, ...] = ()
+    # ``continue: false``: the session stops what it is doing.
+    stop: bool = False
+    stop_reason: str = ""
+
+    @property
+    def label(self) -> str:
+        """One word for the trajectory and the chat line."""
+        if self.decision:
+            return self.decision
+        if self.stop:
+            return "stop"
+        return "context" if self.context else "none"
+
+
+NOTHING = HookDecision()
+
+
+@attrs.frozen
+class RunHooks(Request[HookDecision]):
+    """Run the hooks configured for ``event`` whose matcher takes ``subject`` (a tool's name;
+    empty for events without one), with ``fields`` as the event's own part of their input.
+    Answered with what they decided together (``seri.pure.hook_decisions``)."""
+
+    event: str
+    fields: tuple[tuple[str, Any], ...] = ()
+    subject: str = ""
+    tool_call: str = ""
+
+
 Effect = (
     CallModel
     | AskPerson
@@ -293,10 +337,22 @@ Effect = (
     | ApplyCompaction
     | SpillText
     | ShrinkPayloads
+    | RunHooks
 )
 
 # Every answer an effect can get: what a flow's generator is sent.
-Reply = ModelReply | ModelFailed | Answer | ResolvedPath | ToolRun | UsageTotals | str | bool | None
+Reply = (
+    ModelReply
+    | ModelFailed
+    | Answer
+    | ResolvedPath
+    | ToolRun
+    | UsageTotals
+    | HookDecision
+    | str
+    | bool
+    | None
+)
 # A flow of effects that ends with a ``T``.
 Flow = Generator[Effect, Reply, T]
 EFFECT_TYPES: tuple[type, ...] = typing.get_args(Effect)

@@ -601,6 +601,42 @@ class TurnEnd(Event):
     error: str | Absent = field("what went wrong", optional=True)
 
 
+@attrs.frozen(kw_only=True)
+class HookRun(Event):
+    """A hook ran (README: Hooks and skills): a command the person or an approved project
+    configured for an event of the session."""
+
+    type: ClassVar[str] = "hook_run"
+
+    event: str = field(
+        "the hook event: `SessionStart`, `UserPromptSubmit`, `PreToolUse`, `PostToolUse`, "
+        "`PreCompact`, `PostCompact`, `Stop` or `SessionEnd`",
+        telemetry="plain",
+    )
+    command: str = field("the command as configured", telemetry="content")
+    source: str = field(
+        "where it is configured: `config.json`, `.seri/hooks.json` or `.claude/settings.json`",
+        telemetry="plain",
+    )
+    exit_code: int | None = field(
+        "its exit status (null: it did not finish in time, or did not start)", telemetry="plain"
+    )
+    seconds: float = field("how long it ran", telemetry="plain")
+    decision: str = field(
+        "what it decided: `allow`, `deny`, `ask`, `block` (a prompt refused, or the model sent "
+        "back to work), `stop`, `context` (it added text for the model) or `none`",
+        telemetry="plain",
+    )
+    reason: str | Absent = field(
+        "its reason, added context or error, as the model or the person read it",
+        optional=True,
+        telemetry="content",
+    )
+    tool_call: str | Absent = field(
+        "the tool call it was about (PreToolUse, PostToolUse)", optional=True, telemetry="plain"
+    )
+
+
 EVENT_TYPES: tuple[type[Event], ...] = (
     Header,
     ModelCall,
@@ -629,6 +665,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     SubagentEnd,
     McpServer,
     MemoryStaged,
+    HookRun,
 )
 
 EVENTS_BY_TYPE: Mapping[str, type[Event]] = {kind.type: kind for kind in EVENT_TYPES}

@@ -78,6 +78,7 @@ _INSIDE_TOOL = frozenset(
         events.MemoryStaged.type,
         events.SubagentStart.type,
         events.McpServer.type,
+        events.HookRun.type,
     }
 )
 # Records written while a model call is under way: they belong to the next call span.

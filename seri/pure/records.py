@@ -18,7 +18,7 @@ Role = Literal["system", "user", "assistant", "tool"]
 # offer them and compaction treats the recap specially. "partial" marks the text
 # of an answer whose stream was cut or failed: kept, so nothing the person saw is
 # lost, and flagged as incomplete.
-MessageKind = Literal["", "recap", "rule", "synthetic", "partial"]
+MessageKind = Literal["", "recap", "rule", "synthetic", "partial", "skill", "hook"]
 
 
 @attrs.frozen

@@ -51,6 +51,8 @@ _HEADINGS = {
     ("user", ""): "User",
     ("user", "recap"): "Recap (earlier history, compacted)",
     ("user", "rule"): "Project rule",
+    ("user", "skill"): "Skill (started by the user)",
+    ("user", "hook"): "Hook (added for the model)",
     ("assistant", ""): "Assistant",
     ("assistant", "partial"): "Assistant (cut off: not finished)",
     ("system", ""): "System",

@@ -84,6 +84,8 @@ class Settings:
     permissions: Mapping[str, Any] = _EMPTY
     # config.json's ``mcpServers`` as written (seri.pure.mcp_config reads it, with the env).
     mcp_servers: Mapping[str, Any] = _EMPTY
+    # config.json's ``hooks`` as written, in Claude Code's shape (seri.pure.hooks reads it).
+    hooks: Mapping[str, Any] = _EMPTY
     mcp_startup_wait: float = DEFAULT_MCP_STARTUP_WAIT
     # -1: never defer; 0: always, when there is an MCP tool.
     mcp_tool_search_threshold: int = DEFAULT_MCP_TOOL_SEARCH_THRESHOLD
@@ -325,6 +327,7 @@ def parse_settings(config: Mapping[str, Any], env: Mapping[str, str]) -> Setting
         compaction_auto=compaction_auto,
         permissions=_mapping("permissions", config.get("permissions", {})),
         mcp_servers=_mapping("mcpServers", config.get("mcpServers", {})),
+        hooks=_mapping("hooks", config.get("hooks", {})),
         mcp_startup_wait=_seconds(
             "mcp.startup_wait", mcp.get("startup_wait", DEFAULT_MCP_STARTUP_WAIT)
         ),

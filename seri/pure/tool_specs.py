@@ -35,7 +35,7 @@ Access = Literal["read", "write", "exec", "meta"]
 # What a recap's Read:/Modified: lists make of a call's path ("": nothing).
 RecapKind = Literal["read", "modified", ""]
 # Which part of seri runs the tool (the tool host dispatches on it).
-Runner = Literal["files", "shell", "subagent", "memory", "mcp", "tool_search"]
+Runner = Literal["files", "shell", "subagent", "memory", "mcp", "tool_search", "skill"]
 # How a person is shown a call to approve: a file's diff, the command, the subagent's task,
 # the memory entry, or the arguments as JSON.
 ShownAs = Literal["diff", "command", "task", "memory", "arguments"]

@@ -47,7 +47,13 @@ from seri.pure.redaction import REDACTED, Redactor
 # What a project can bring that runs code or receives data, and the file it comes in.
 # A new kind (hooks, skills) is one more entry here, its own approvals and its own reader.
 MCP_SERVER = "mcp_server"
-PROJECT_KINDS: Mapping[str, str] = {MCP_SERVER: ".mcp.json"}
+HOOK = "hook"
+SKILL = "skill"
+PROJECT_KINDS: Mapping[str, str] = {
+    MCP_SERVER: ".mcp.json",
+    HOOK: ".seri/settings.json or .claude/settings.json",
+    SKILL: "SKILL.md",
+}
 
 # seri's own key variables: never a project's business unless the person says so.
 SERI_KEY_VARIABLES = ("OPENROUTER_API_KEY", "SERI_API_KEY")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
-from seri.pure import events
+from seri.pure import events, hook_points
 from seri.pure.compaction_contract import (
     LastCompaction,
     auto_off_detail,
@@ -113,6 +113,8 @@ class TaskSetup:
     max_budget_usd: float | None = None
     # compaction.auto: false never compacts without being asked; an overflow fails the turn.
     auto_compact: bool = True
+    # The hook events the session has hooks for (seri.pure.hook_points asks only those).
+    hook_events: frozenset[str] = frozenset()
 
     @property
     def tool_names(self) -> tuple[str, ...]:
@@ -413,6 +415,7 @@ class _Loop:
             # no summarizer is paid for (a llama.cpp slot of n_ctx 256 cost eight calls).
             return NotCompacted(Why.DOES_NOT_FIT, self.too_big(0))
         self.pending_record = None
+        yield from hook_points.before_compaction(self.setup, trigger, focus)
         why_not = yield from self.compaction(trigger, focus, keep)
         if why_not is not None and why_not.reason is not Why.NO_CUT:
             return why_not
@@ -429,6 +432,7 @@ class _Loop:
                     f"{event.estimate_after:,} tokens), but {outcome.detail}",
                 )
             yield Record(event)
+            yield from hook_points.after_compaction(self.setup, event)
         return outcome
 
     def take_pending_record(self) -> events.Compaction | None:
@@ -518,8 +522,13 @@ def run_task(
     if refusal:
         yield Record(events.TurnEnd(status="refused", turns=loop.turns, error=refusal))
         return loop.end("refused", detail=refusal)
+    hooked = yield from hook_points.prompt_submitted(setup, prompt)
+    if isinstance(hooked, str):
+        yield Record(events.TurnEnd(status="refused", turns=loop.turns, error=hooked))
+        return loop.end("refused", detail=hooked)
     yield from loop.cap_history()
-    yield loop.add((prompt,))
+    yield loop.add((prompt, *hooked))
+    sent_back = 0
     while True:
         if loop.turns >= setup.max_turns:
             message = (
@@ -549,6 +558,11 @@ def run_task(
             return loop.end("length", detail=detail)
         yield loop.add((reply.message,))
         if not reply.message.tool_calls:
+            back = yield from hook_points.stop_sent_back(setup, sent_back, reply.message.text)
+            if back is not None:
+                sent_back += 1
+                yield loop.add((back,))
+                continue
             yield Record(events.TurnEnd(status="done", turns=loop.turns))
             return loop.end("done", reply.message.text)
         interrupted = yield from _answer_calls(loop, reply)
@@ -863,6 +877,7 @@ def _one_call(loop: _Loop, call: ToolCall, reply: ModelReply, seen_ids: set[str]
                 events.Denial(id=call.id, name=call.name, rule="(project)", reason=where.refused)
             )
             return ToolRun(f"denied: {where.refused}", is_error=True)
+    verdict = yield from hook_points.before_tool(setup, call, arguments)
     decision = decide(
         loop.policy,
         call.name,
@@ -871,6 +886,7 @@ def _one_call(loop: _Loop, call: ToolCall, reply: ModelReply, seen_ids: set[str]
         resolved_path=where.absolute,
         spec=spec,
     )
+    decision = hook_points.with_hook(decision, verdict)
     if decision.action == "deny" or (decision.action == "ask" and not setup.interactive):
         reason = decision.reason
         if decision.action == "ask":
@@ -906,6 +922,7 @@ def _one_call(loop: _Loop, call: ToolCall, reply: ModelReply, seen_ids: set[str]
         run = attrs.evolve(run, text=run.text or INTERRUPTED_RESULT, is_error=True)
     whole = len(run.text.encode("utf-8", "replace"))
     run = attrs.evolve(run, text=(yield from loop.capped_result(run.text)))
+    run = yield from hook_points.after_tool(setup, call, arguments, run)
     yield Record(
         events.ToolResult(
             id=call.id,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import attrs
 
@@ -23,7 +23,7 @@ from seri.pure.cuts import keep_budget
 from seri.pure.effects import Flow
 from seri.pure.output_budget import OutputBudget
 from seri.pure.permission_policy import Policy
-from seri.pure.records import Message
+from seri.pure.records import Message, MessageKind
 from seri.pure.redaction import Redactor
 from seri.pure.rules import GlobRule
 from seri.pure.settings import Settings, configured_max_tokens
@@ -49,6 +49,9 @@ from seri.runtime.ports import (
     ToolPort,
 )
 from seri.runtime.run_events import RunEvents
+
+if TYPE_CHECKING:
+    from seri.runtime.hook_host import HookHost
 
 T = TypeVar("T")
 
@@ -106,6 +109,8 @@ class AgentPorts:
     tools: ToolPort | None = None
     person: Person | None = None
     spending: SpendingPort | None = None
+    # The session's hooks (None: none configured; the loop then never asks).
+    hooks: HookHost | None = None
 
 
 class Agent:
@@ -119,9 +124,12 @@ class Agent:
     def run(self, flow: Flow[T]) -> T:
         return self.interpreter.run(flow)
 
-    def run_task(self, conversation: Conversation, prompt: str, turns_used: int = 0) -> TaskEnd:
-        """Work on ``prompt`` until the model answers without a tool call, or the budget ends."""
-        message = Message(role="user", text=prompt)
+    def run_task(
+        self, conversation: Conversation, prompt: str, turns_used: int = 0, kind: MessageKind = ""
+    ) -> TaskEnd:
+        """Work on ``prompt`` until the model answers without a tool call, or the budget ends
+        (``kind``: "skill" for a skill the person started with /name)."""
+        message = Message(role="user", text=prompt, kind=kind)
         return self.run(run_task(self.setup, conversation, message, turns_used))
 
     def compact(self, conversation: Conversation, focus: str, trigger: str) -> CompactEnd:
@@ -162,6 +170,11 @@ def build_agent(role: Role, brief: AgentBrief, ports: AgentPorts) -> Agent:
         budget=OutputBudget.of(settings.sampling) if brief.budget is None else brief.budget,
         max_budget_usd=None if ports.spending is None else settings.max_budget_usd,
         auto_compact=settings.compaction_auto,
+        hook_events=(
+            frozenset()
+            if ports.hooks is None
+            else ports.hooks.configured(child=role is not Role.CHAT)
+        ),
     )
     if role is not Role.COMPACTION and isinstance(ports.model, ModelCaller):
         # (A test may lend a fake ModelPort, which builds no request.)
@@ -175,5 +188,6 @@ def build_agent(role: Role, brief: AgentBrief, ports: AgentPorts) -> Agent:
         redactor=ports.redactor,
         spill_dir=ports.spill_dir,
         spending=ports.spending,
+        hooks=ports.hooks,
     )
     return Agent(role, setup, interpreter)

@@ -15,6 +15,7 @@ import attrs
 from seri.io.terminal import Screen
 from seri.pure.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from seri.pure.goals import exit_status_of
+from seri.pure.records import MessageKind
 from seri.pure.settings import Settings
 from seri.pure.terminal_text import neutralise
 from seri.pure.turn import TaskEnd
@@ -24,6 +25,7 @@ from seri.runtime.ports import EventObserver
 from seri.runtime.profile import Profile
 from seri.runtime.run_output import unfinished_line
 from seri.runtime.session.controller import SessionController
+from seri.runtime.skill_catalogue import SkillSet
 
 
 class ChatSession:
@@ -41,6 +43,11 @@ class ChatSession:
     @property
     def project(self) -> str:
         return self.session.project
+
+    @property
+    def skills(self) -> SkillSet:
+        """The session's Agent Skills (``/name`` starts one)."""
+        return self.session.skills
 
     @classmethod
     def open(
@@ -94,9 +101,9 @@ class ChatSession:
         for note in self.session.take_notes():
             print(neutralise(note), file=sys.stderr)
 
-    def run_task(self, text: str) -> TaskEnd:
+    def run_task(self, text: str, kind: MessageKind = "") -> TaskEnd:
         try:
-            return self.session.run_task(text)
+            return self.session.run_task(text, kind=kind)
         finally:
             self.view.close()
 

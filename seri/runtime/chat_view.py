@@ -16,6 +16,7 @@ import attrs
 from seri.io.terminal import Screen, Spinner
 from seri.pure import events
 from seri.pure.effects import Answer, AskPerson, ToolRun
+from seri.pure.hook_points import HOOK_DENIAL
 from seri.pure.records import ToolCall
 from seri.pure.terminal_style import Span
 from seri.pure.terminal_text import neutralise
@@ -206,6 +207,11 @@ class ChatView:
                 self._compacting(event)
             case events.Compaction():
                 self._compacted(event)
+            case events.HookRun():
+                from seri.pure.hook_decisions import hook_line  # a session with hooks only
+
+                line = self.redact(hook_line(event, self.interactive))
+                self.screen.say(neutralise(line), "notice")
             case events.Denial() if not self.interactive:
                 self._denied_headless(event)
             case _ if not self.interactive:
@@ -243,6 +249,8 @@ class ChatView:
         call = f"{name}({subject})" if subject else name
         if denial.rule:
             line = f"{call} not run: denied by rule {denial.rule}"
+        elif denial.reason.startswith(HOOK_DENIAL):
+            line = f"{call} not run: denied by {denial.reason}"
         else:
             allow = _allow_hint(name, subject)
             line = f"{denial.reason or call + ' needs approval'}; --allow {allow} allows it"

@@ -11,19 +11,21 @@ the session changed meanwhile, and a file's text before and after a write for th
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TypeVar, assert_never
+from typing import TYPE_CHECKING, TypeVar, assert_never
 
 import attrs
 
 from seri.pure import events
 from seri.pure.compaction_outcome import SESSION_CHANGED
 from seri.pure.effects import (
+    NOTHING,
     ApplyCompaction,
     AskPerson,
     CallModel,
     CountSpending,
     Effect,
     Flow,
+    HookDecision,
     ModelFailed,
     ModelReply,
     Persist,
@@ -31,6 +33,7 @@ from seri.pure.effects import (
     Reply,
     Request,
     ResolvePath,
+    RunHooks,
     RunTool,
     Say,
     ShrinkPayloads,
@@ -51,6 +54,9 @@ from seri.runtime.ports import (
     ToolPort,
 )
 
+if TYPE_CHECKING:
+    from seri.runtime.hook_host import HookHost
+
 A = TypeVar("A")
 T = TypeVar("T")
 
@@ -69,6 +75,7 @@ class Interpreter:
         redactor: Redactor,
         spill_dir: Path | None = None,
         spending: SpendingPort | None = None,
+        hooks: HookHost | None = None,
     ) -> None:
         self.model = model
         self.tools = tools
@@ -83,6 +90,8 @@ class Interpreter:
         # The summarizer's calls since the current compaction was announced: what it cost,
         # for its ledger entry.
         self.summarizing = UsageTotals()
+        # The session's hooks (None: it has none, and the loop never asks).
+        self.hooks = hooks
 
     def run(self, loop: Flow[T]) -> T:
         try:
@@ -129,6 +138,8 @@ class Interpreter:
                 return _answer(effect, self._shrink(effect))
             case ApplyCompaction():
                 return _answer(effect, self._compact(effect))
+            case RunHooks():
+                return _answer(effect, self._hooks(effect))
             case _:
                 assert_never(effect)
 
@@ -170,6 +181,14 @@ class Interpreter:
     def _tool_result(self, effect: RunTool) -> ToolRun:
         run = self.tools.run(effect.call, effect.arguments, effect.max_chars)
         return attrs.evolve(run, text=self.redactor.text(run.text))
+
+    def _hooks(self, effect: RunHooks) -> HookDecision:
+        if self.hooks is None:
+            return NOTHING
+        said, runs = self.hooks.answer(effect)
+        for run in runs:
+            self._record(Record(run))
+        return said
 
     def _persist(self, effect: Persist) -> None:
         self.session.append([self._redacted(m) for m in effect.messages])

@@ -266,6 +266,17 @@ def _last(chat: ChatSession, rest: str) -> LineOutcome:
     return show_last(chat, rest)
 
 
+def _skill(chat: ChatSession, name: str, rest: str) -> LineOutcome:
+    """``/skill-name args``: the skill's content and the person's words, as one message (a
+    custom slash command is a skill: one mechanism, not two)."""
+    from seri.pure.skills import activation_text
+
+    skill = chat.skills.find(name)
+    assert skill is not None
+    end = chat.run_task(activation_text(skill, rest), kind="skill")
+    return chat.report(end, print_answer=not chat.interactive)
+
+
 def _help(chat: ChatSession, _: str) -> LineOutcome:
     _say(HELP)
     return None
@@ -402,6 +413,8 @@ def command_menu() -> tuple[tuple[str, str, str], ...]:
 def run_slash(chat: ChatSession, line: str) -> LineOutcome:
     name, _, rest = line.strip().partition(" ")
     command = _BY_NAME.get(name)
+    if command is None and chat.skills.find(name[1:]) is not None:
+        return _skill(chat, name[1:], rest.strip())
     if command is None:
         # A typo is not a failed task: the session's exit status stays as it was.
         _say(f"unknown command {name}; /help lists them")

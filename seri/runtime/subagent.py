@@ -79,6 +79,7 @@ def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
         spill_dir=host.context.spill_dir,
         tools=child_host,
         spending=host.spending,
+        hooks=host.hooks,
     )
     try:
         end = build_agent(Role.SUBAGENT, brief, ports).run_task(Conversation(()), prompt)

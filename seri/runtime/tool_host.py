@@ -51,10 +51,12 @@ from seri.pure.tool_specs import (
 if TYPE_CHECKING:
     from seri.io.prompt_files import StartupFiles
     from seri.io.sandbox import Sandbox
+    from seri.runtime.hook_host import HookHost
     from seri.runtime.mcp_tools import McpTools
     from seri.runtime.ports import SpendingPort
     from seri.runtime.profile import Profile
     from seri.runtime.run_events import RunEvents
+    from seri.runtime.skill_catalogue import SkillSet
 
 # The `task` tool's child agent: (the parent's host, description, prompt) -> its result.
 SubagentRunner = Callable[["ToolHost", str, str], ToolRun]
@@ -98,6 +100,10 @@ class ToolServices:
     mcp: McpTools | None = None
     spending: SpendingPort | None = None
     start_subagent: SubagentRunner | None = None
+    # The session's skills, whose activate_skill calls run here (None: the session has none).
+    skills: SkillSet | None = None
+    # The session's hooks: a subagent's tool calls run them too (None: none configured).
+    hooks: HookHost | None = None
 
 
 class ToolHost:
@@ -122,6 +128,8 @@ class ToolHost:
         self.start_subagent = services.start_subagent
         self.mcp = services.mcp
         self.spending = services.spending
+        self.skills = services.skills
+        self.hooks = services.hooks
         profile = services.profile
         self.context = ToolContext(
             project=self.project,
@@ -177,6 +185,8 @@ class ToolHost:
     def run(
         self, call: ToolCall, arguments: Mapping[str, Any], max_chars: int | None = None
     ) -> ToolRun:
+        if self.skills is not None and self.skills.runs(call.name):
+            return self.skills.run(arguments)
         spec = self.spec(call.name)
         runner = spec.runner if spec is not None else ""
         if spec is None and self.mcp is not None and call.name.startswith(MCP_PREFIX):

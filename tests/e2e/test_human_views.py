@@ -78,6 +78,15 @@ def _seed(run_seri: RunSeri, project: Path, seri_home: Path) -> tuple[str, str]:
             }
         )
     )
+    # A project hook and skills whose names, commands and descriptions are hostile.
+    hook = {"type": "command", "command": f"printf '%s' '{ONE_LINE}' >/dev/null"}
+    (project / ".seri").mkdir()
+    (project / ".seri" / "hooks.json").write_text(
+        json.dumps({"hooks": {"PreToolUse": [{"matcher": "Glob", "hooks": [hook]}]}})
+    )
+    for root, name in ((project / ".agents" / "skills", "tidy"), (seri_home / "skills", HOSTILE)):
+        (root / name).mkdir(parents=True)
+        (root / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {HOSTILE}\n---\n")
     script: list[dict[str, Any]] = [
         {
             "tool_calls": [
@@ -131,6 +140,13 @@ def command_views(kept: str, dropped: str) -> dict[str, list[list[str]]]:
         "memory": [["memory", "list"], ["memory", "approve", "1"], ["memory", "reject", "2"]],
         "mcp": [["mcp", "list"], ["mcp", "approve", ONE_LINE], ["mcp", "list"], ["mcp", "revoke"]],
         "completion": [["completion", "bash"], ["completion", "session-ids"]],
+        "skills": [
+            ["skills", "list"],
+            ["skills", "approve"],
+            ["skills", "list"],
+            ["skills", "revoke"],
+        ],
+        "hooks": [["hooks", "list"], ["hooks", "approve"], ["hooks", "list"], ["hooks", "revoke"]],
     }
 
 
@@ -201,6 +217,8 @@ def test_every_view_of_every_command_is_inert_over_hostile_data(
         f"pin --session {kept} --list",
         "mcp list",
         "memory list",
+        "skills list",
+        "hooks list",
         "chat (interactive, every slash command)",
     ):
         assert "PWNED-TITLE" in seen[view] and "␛]0;" in seen[view], view

@@ -13,7 +13,6 @@ import os
 import signal
 import time
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
@@ -22,7 +21,6 @@ from seri.io import conversations
 from seri.io.goals import carried_pins
 from seri.io.leases import Lease
 from seri.io.pins import add_pin
-from seri.io.prompt_files import load_startup_files
 from seri.pure.compaction_outcome import NO_CUT, NotCompacted
 from seri.pure.effects import AskPerson
 from seri.pure.events import Header, ModelSwitch
@@ -44,6 +42,7 @@ from seri.runtime.session.seat import Seat
 from seri.runtime.session.workbench import TaskTerms, Workbench
 
 if TYPE_CHECKING:
+    from seri.pure.records import MessageKind
     from seri.runtime.agent import Agent
     from seri.runtime.rewind import Confirm
 
@@ -88,7 +87,9 @@ class SessionController(SessionGoals, SessionReads):
         self._policy = SessionPolicy(
             opening.build_policy(settings, profile.root, options.allow, project)
         )
-        self._startup = load_startup_files(profile.root, Path(project))
+        self._startup, self.skills = opening.startup_files(
+            self._store, profile.root, project, settings
+        )
         self._recording = SessionRecording(
             profile, self._redactor, observers, env=env, settings=settings
         )
@@ -106,9 +107,10 @@ class SessionController(SessionGoals, SessionReads):
         )
         sandbox = self._bench.sandbox
         # What opening found wrong (prompt files skipped, no OS sandbox, MCP servers not
-        # started), for the front-end to show when it likes (take_notes).
+        # started, skills and hooks), for the front-end to show when it likes (take_notes).
         self._notes = opening.opening_notes(self._startup, sandbox, interactive=interactive)
         self._notes += self._bench.servers.notes
+        self._notes += self._bench.open_extensions(self.skills, settings.hooks, front.recorded)
         self._run = RunSetup(
             project=project,
             prompt_hashes=self._startup.prompt.hashes,
@@ -181,7 +183,7 @@ class SessionController(SessionGoals, SessionReads):
 
     # -- what a front-end does -----------------------------------------------------------------
 
-    def run_task(self, text: str, turns_used: int = 0) -> TaskEnd:
+    def run_task(self, text: str, turns_used: int = 0, kind: MessageKind = "") -> TaskEnd:
         """Work on ``text`` until the model answers without a tool call, or a budget ends.
 
         Interrupted or failed between effects (Ctrl-C, a full disk), part of the turn may be
@@ -197,7 +199,7 @@ class SessionController(SessionGoals, SessionReads):
         agent = self._agent()
         try:
             self._task_running = True
-            end = agent.run_task(self._conversation, text, turns_used)
+            end = agent.run_task(self._conversation, text, turns_used, kind=kind)
         except BaseException:
             self._reload_quietly()
             raise
@@ -302,6 +304,7 @@ class SessionController(SessionGoals, SessionReads):
         """The run's end: its usage told, its last events and the lease's release stored."""
         recording = self._recording
         try:
+            self._bench.session_ended(self.interactive)
             self._bench.report_usage(recording.events, self._tell)
             self._bench.close_client()
             # The last recorded events and the lease's release: one transaction.
@@ -353,6 +356,7 @@ class SessionController(SessionGoals, SessionReads):
                 with self._store.write() as conn:
                     self._hold.store_tags(conn, self.options.tags)
             self._recording.start(self.session_id, self._settings, self._header)
+            self._bench.session_started(self.session_id, self._recording.events, not created)
 
     def _header(self) -> Header:
         events = self._recording.events

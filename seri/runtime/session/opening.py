@@ -23,6 +23,7 @@ from seri.runtime.session.ports import Tell
 if TYPE_CHECKING:
     from seri.io.prompt_files import StartupFiles
     from seri.io.sandbox import Sandbox
+    from seri.runtime.skill_catalogue import SkillSet
 
 # What a session's lease names as its holder.
 LEASE_COMMAND = "seri chat"
@@ -112,3 +113,15 @@ def prompt_drift(
     from seri.pure.prompt_drift import drift_note, prompt_changes
 
     return drift_note(session_id, prompt_changes(dict(frozen), dict(now)))
+
+
+def startup_files(
+    store: Store, root: Path, project: str, settings: Settings
+) -> tuple[StartupFiles, SkillSet]:
+    """The frozen prompt's files and the session's Agent Skills, whose catalogue is frozen
+    with them (README: Hooks and skills)."""
+    from seri.io.prompt_files import load_startup_files
+    from seri.runtime.skill_catalogue import load_skills
+
+    skills = load_skills(store, Path(project), root, settings.context_window)
+    return load_startup_files(root, Path(project), (skills.prompt_source(),)), skills

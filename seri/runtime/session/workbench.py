@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -34,8 +34,11 @@ from seri.runtime.session.servers import SessionServers
 from seri.runtime.session.window import ModelWindow
 
 if TYPE_CHECKING:
+    from seri.pure.events import HookRun
     from seri.pure.tool_outcome import ToolOutcome
+    from seri.runtime.hook_host import HookHost
     from seri.runtime.model_caller import ModelCaller
+    from seri.runtime.skill_catalogue import SkillSet
     from seri.runtime.tool_host import ToolHost
 
 
@@ -77,7 +80,10 @@ class Workbench:
         self._startup = startup
         self.sandbox = opening.open_sandbox(project, protected, env)
         # What bash and the check command get: no API key, no secret-looking variables.
-        self._child_env = child_environment(env, KEY_VARIABLES)
+        self.child_env = child_environment(env, KEY_VARIABLES)
+        # The session's skills and hooks (README: Hooks and skills), once opened.
+        self._skills: SkillSet | None = None
+        self._hook_host: HookHost | None = None
         # MCP servers start now, in the background, while the person types.
         self.servers = SessionServers(
             profile.store, settings, project, api_key, will_ask=interactive
@@ -87,6 +93,30 @@ class Workbench:
         # The current task's tool host: an "always" given during the task reaches the
         # subagents it starts later in that task (they run under its policy).
         self._tool_host: ToolHost | None = None
+
+    def open_extensions(
+        self, skills: SkillSet, person_hooks: Mapping[str, Any], show: Callable[[HookRun], None]
+    ) -> tuple[str, ...]:
+        """The session's skills (their activation tool is offered) and hooks (README: Hooks
+        and skills): what was wrong with them, or waits for approval, for the notes."""
+        from seri.runtime.hook_start import open_hooks
+
+        self._skills = skills
+        self._hook_host, notes = open_hooks(
+            self._profile.store, person_hooks, Path(self._project), self.sandbox,
+            self.child_env, show,
+        )  # fmt: skip
+        return skills.notes() + notes
+
+    def session_started(self, session_id: str, events: RunEvents | None, resumed: bool) -> None:
+        from seri.runtime.hook_start import session_started
+
+        session_started(self._hook_host, session_id, events, resumed=resumed)
+
+    def session_ended(self, interactive: bool) -> None:
+        from seri.runtime.hook_start import session_ended
+
+        session_ended(self._hook_host, interactive)
 
     def agent(
         self,
@@ -106,6 +136,8 @@ class Workbench:
         window = self._task_window(settings, events)
         self.servers.ready_for_task(events)
         offered, deferred = self.servers.offered()
+        if self._skills is not None:
+            offered = (*offered, *self._skills.tool())
         scope = ToolScope(
             project=Path(self._project),
             session_id=terms.session_id,
@@ -114,7 +146,7 @@ class Workbench:
             redactor=self._redactor,
             api_key=self._api_key,
             startup=self._startup,
-            child_env=self._child_env,
+            child_env=self.child_env,
         )
         services = ToolServices(
             profile=self._profile,
@@ -123,6 +155,8 @@ class Workbench:
             mcp=self.servers.tools,
             spending=spending,
             start_subagent=run_subagent,
+            skills=self._skills,
+            hooks=self._hook_host,
         )
         tools = ToolHost(scope, terms.policy, services)
         if self._interactive:
@@ -151,6 +185,7 @@ class Workbench:
             tools=tools if hooks is None else HookedTools(tools, hooks),
             person=person,
             spending=spending,
+            hooks=self._hook_host,
         )
         return build_agent(Role.CHAT, brief, ports)
 
@@ -178,7 +213,7 @@ class Workbench:
             spill_dir=self._profile.root / SPILL_DIR,
             redact=self._redactor.text,
             sandbox=self.sandbox,
-            env=self._child_env,
+            env=self.child_env,
             on_output=on_output,
         )
         return self._redactor.text(result.text)
@@ -193,7 +228,7 @@ class Workbench:
             cwd=Path(self._project),
             timeout=timeout,
             sandbox=self.sandbox,
-            env=self._child_env,
+            env=self.child_env,
         )
         return attrs.evolve(result, text=self._redactor.text(result.text))
 

@@ -1,0 +1,54 @@
+"""Agent Skills: list what a chat here would load, validate a skill, approve a project's.
+
+Usage:
+  seri skills list [--json]
+  seri skills validate <directory>...
+  seri skills approve [<name>...]
+  seri skills revoke [<name>...]
+  seri skills (-h | --help)
+
+Options:
+  --json     One JSON object a line: name, origin, directory, loaded, state, description.
+  -h --help  Show this help.
+
+Skills are directories with a SKILL.md (agentskills.io): the project's in .seri/skills,
+.agents/skills and .claude/skills; yours in $SERI_HOME/skills, ~/.agents/skills and
+~/.claude/skills. A chat lists their names and descriptions in its system prompt; the model
+activates one with the activate_skill tool, you with /NAME [words]. A project's skill loads
+only once approved for that project (`approve` with no name approves all of them, as they
+are now; any change to a SKILL.md asks again). `validate` applies the specification's rules
+(as `skills-ref validate` does) and exits 2 when one is broken. README: Hooks and skills.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from seri.pure.errors import EXIT_OK, EXIT_USAGE
+from seri.runtime.profile import current_project, open_profile
+from seri.runtime.running import parse_usage
+
+
+def run(argv: list[str]) -> int:
+    options = parse_usage(__doc__ or "", argv)
+    from seri.runtime import skill_review
+
+    if options["validate"]:
+        lines, ok = skill_review.validate([Path(d) for d in options["<directory>"]])
+        for line in lines:
+            print(line, file=sys.stderr if line.startswith("seri:") else sys.stdout)
+        return EXIT_OK if ok else EXIT_USAGE
+    profile = open_profile()
+    project = Path(current_project())
+    if options["list"]:
+        for line in skill_review.list_lines(profile, project, as_json=options["--json"]):
+            print(line)
+        return EXIT_OK
+    if options["approve"]:
+        lines = skill_review.approve(profile, project, options["<name>"])
+    else:
+        lines = skill_review.revoke(profile, project, options["<name>"])
+    for line in lines:
+        print(line, file=sys.stderr)
+    return EXIT_OK

@@ -1,0 +1,100 @@
+"""Agent Skills in a chat, end to end against the loopback fake model: the catalogue in the
+frozen prompt, activation by the model's tool call and by ``/name args``, the activated skill
+carried verbatim through a compaction, a malformed skill that does not stop the others.
+
+The skill is anthropics/skills' webapp-testing, unchanged (tests/third_party/skills)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from scripts.fake_model import FakeModel
+from tests.conftest import RunSeri
+from tests.e2e.test_chat import chat_env
+
+PUBLIC = Path(__file__).parent.parent / "third_party" / "skills" / "webapp-testing"
+BODY_LINE = "To test local web applications, write native Python Playwright scripts."
+
+
+def _activate(id_: str, **arguments: str) -> dict[str, Any]:
+    return {"tool_calls": [{"id": id_, "name": "activate_skill", "arguments": arguments}]}
+
+
+def _install(home: Path) -> None:
+    shutil.copytree(PUBLIC, home / "skills" / "webapp-testing")
+
+
+def _tools(body: dict[str, Any]) -> dict[str, Any]:
+    return {t["function"]["name"]: t["function"] for t in body.get("tools", [])}
+
+
+def test_the_model_activates_a_skill_and_it_survives_compaction(
+    run_seri: RunSeri, seri_home: Path
+) -> None:
+    _install(seri_home)
+    broken = seri_home / "skills" / "broken"
+    broken.mkdir()
+    (broken / "SKILL.md").write_text("---\nname: broken\n---\nno description\n")
+    (seri_home / "config.json").write_text(json.dumps({"compaction": {"keep_tokens": 40}}))
+    script: list[dict[str, Any]] = [
+        _activate("s1", name="webapp-testing"),
+        _activate("s2", name="webapp-testing", file="LICENSE.txt"),
+        {"text": "one " + "x" * 300},
+        {"text": "two " + "y" * 300},
+        {"text": "three " + "z" * 300},
+        {"text": '{"goal": "g", "progress": [], "blockers": [], "next_steps": []}'},
+        {"text": "four"},
+    ]
+    with FakeModel(script) as fake:
+        done = run_seri(
+            "chat", input="test the app\ntwo\nthree\n/compact\nfour\n", env=chat_env(fake)
+        )
+        requests = fake.requests
+    assert done.returncode == 0, done.stderr
+    assert "skill" in done.stderr and "broken" in done.stderr and "no description" in done.stderr
+    system = requests[0]["messages"][0]["content"]
+    assert "<available_skills>" in system and "- webapp-testing: Toolkit for" in system
+    assert "broken" not in system
+    tool = _tools(requests[0])["activate_skill"]
+    assert tool["parameters"]["properties"]["name"]["enum"] == ["webapp-testing"]
+    results = [m["content"] for m in requests[2]["messages"] if m["role"] == "tool"]
+    assert results[0].startswith("[skill webapp-testing]") and BODY_LINE in results[0]
+    assert "examples/console_logging.py" in results[0]
+    assert "Apache License" in results[1]
+    # Compacted: the activation's messages are gone, its content rides in the recap verbatim.
+    last = requests[-1]["messages"]
+    assert all(m["role"] != "tool" for m in last)
+    recap = next(m["content"] for m in last if "[skill webapp-testing]" in str(m["content"]))
+    assert results[0].strip() in recap
+    # The frozen prompt is the same in every turn's request (the summarizer's has its own).
+    turns = [r for r in requests if "tools" in r]
+    assert len(turns) == 6 and all(r["messages"][0]["content"] == system for r in turns)
+
+
+def test_a_slash_command_is_a_skill(run_seri: RunSeri, seri_home: Path) -> None:
+    _install(seri_home)
+    with FakeModel([{"text": "tested"}]) as fake:
+        done = run_seri("chat", input="/webapp-testing the login page\n", env=chat_env(fake))
+        requests = fake.requests
+    assert done.returncode == 0, done.stderr
+    asked = requests[0]["messages"][-1]
+    assert asked["role"] == "user" and asked["content"].startswith("[skill webapp-testing]")
+    assert BODY_LINE in asked["content"] and "the login page" in asked["content"]
+    assert "tested" in done.stdout
+
+
+def test_a_project_skill_loads_only_once_approved(run_seri: RunSeri, project: Path) -> None:
+    shutil.copytree(PUBLIC, project / ".claude" / "skills" / "webapp-testing")
+    with FakeModel([{"text": "ok"}]) as fake:
+        before = run_seri("chat", "-p", "hi", env=chat_env(fake))
+        system = fake.requests[0]["messages"][0]["content"]
+    assert "webapp-testing" not in system and "activate_skill" not in _tools(fake.requests[0])
+    assert "seri skills approve webapp-testing" in before.stderr, before.stderr
+    assert run_seri("skills", "approve").returncode == 0
+    with FakeModel([{"text": "ok"}]) as fake:
+        after = run_seri("chat", "-p", "hi", env=chat_env(fake))
+        system = fake.requests[0]["messages"][0]["content"]
+    assert after.returncode == 0 and "- webapp-testing: Toolkit for" in system
