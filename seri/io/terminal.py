@@ -38,6 +38,12 @@ def wants_colour(stream: TextIO, env: Mapping[str, str]) -> bool:
     return _isatty(stream)
 
 
+def _supports_hyperlinks(env: Mapping[str, str]) -> bool:
+    from seri.pure.hyperlink_support import supports_hyperlinks
+
+    return supports_hyperlinks(env)
+
+
 def _isatty(stream: TextIO) -> bool:
     try:
         return stream.isatty()
@@ -60,6 +66,8 @@ class Screen:
         self.out_colour = wants_colour(self.out, env)
         self.err_colour = wants_colour(self.err, env)
         self.out_tty = _isatty(self.out)
+        # Links in answers as OSC 8 hyperlinks (else the URL after the text).
+        self.out_links = self.out_colour and _supports_hyperlinks(env)
         self.err_tty = _isatty(self.err)
         self.lock = threading.RLock()
         self.at_line_start = True
@@ -84,7 +92,9 @@ class Screen:
 
     def say(self, text: str, style: str = "") -> None:
         """A line for people, on stderr."""
-        if self.err_tty and len(text) > self.width():
+        # Measured only when it may be too wide: a wide character takes two columns.
+        longest = len(text) if text.isascii() else 2 * len(text)
+        if self.err_tty and longest > self.width():
             self.say_spans([(style, text + "\n")])
             return
         self.write_err(paint(text, style, colour=self.err_colour) + "\n")
