@@ -57,3 +57,7 @@ signum
 _.seri_version
 _.from_
 _.to
+
+# The ACP SDK calls its client's methods by name (tests/e2e/test_acp.py's Editor).
+_.request_permission
+_.session_update

@@ -16,6 +16,7 @@ Commands:
   memory      list, approve or reject staged memory writes
   mcp         list MCP servers and their tools; approve a project's servers
   completion  print a completion script for bash, zsh or fish
+  acp         serve seri to an editor over the Agent Client Protocol (stdio)
 
 Run `seri COMMAND --help` for a command's options. `seri` alone starts `seri chat`, and so
 do chat's own options without a command: `seri -p TEXT`, `seri --continue`.
@@ -52,6 +53,7 @@ COMMANDS = {
     "memory": "seri.commands.memory",
     "mcp": "seri.commands.mcp",
     "completion": "seri.commands.completion",
+    "acp": "seri.commands.acp",
 }
 
 # The options of seri chat that start a chat without its name (`seri -p TEXT`).

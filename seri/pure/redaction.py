@@ -42,6 +42,23 @@ _SECRET_SHAPES = re.compile(
     r"|(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?:(?i:basic|digest|token)\s+)?[^\s\"',}]{8,}"
     r"|-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)"
 )
+# Literals every match of _SECRET_SHAPES holds one of. The case-blind words are looked for
+# in the lowered text: only B/b, E/e, A/a, R/r, U/u, T/t, H/h, O/o match those letters under
+# re's IGNORECASE ("authorization"'s i would also match the Turkish dotted and dotless I,
+# hence its prefix alone).
+_SHAPE_LITERALS = ("sk-", "xox", "AKIA", "-----BEGIN ")
+_SHAPE_WORDS = ("bearer", "author")
+_GITHUB_PREFIX = re.compile(r"gh[pousr]_")
+
+
+def _may_hold_a_shape(text: str) -> bool:
+    """False only where ``_SECRET_SHAPES`` cannot match (it need not run)."""
+    if any(literal in text for literal in _SHAPE_LITERALS) or _GITHUB_PREFIX.search(text):
+        return True
+    lowered = text.lower()
+    return any(word in lowered for word in _SHAPE_WORDS)
+
+
 # scheme://user:password@host: the password goes, the rest (where it points) stays.
 _URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s/:@\\\"'<>]+:)([^\s/@\\\"'<>]+)(@)")
 # .netrc: `machine h login u password p` (on one line or several). Line-anchored patterns
@@ -134,10 +151,17 @@ class Redactor:
         for secret in self.secrets:
             if secret in text:
                 text = text.replace(secret, REDACTED)
-        text = _SECRET_ASSIGNMENT.sub(lambda m: m[1] + m[2] + REDACTED + m[2], text)
-        text = _SECRET_SHAPES.sub(REDACTED, text)
-        text = _URL_PASSWORD.sub(lambda m: m[1] + REDACTED + m[3], text)
-        if "password" in text.lower() or "passwd" in text.lower() or "secret" in text.lower():
+        # Each pattern runs only where the text holds a literal it cannot match without:
+        # a scan costs ~0.2 s a megabyte a pattern, and a command's whole output (tens of
+        # megabytes) is spilled through here.
+        if "=" in text:
+            text = _SECRET_ASSIGNMENT.sub(lambda m: m[1] + m[2] + REDACTED + m[2], text)
+        if _may_hold_a_shape(text):
+            text = _SECRET_SHAPES.sub(REDACTED, text)
+        if "://" in text:
+            text = _URL_PASSWORD.sub(lambda m: m[1] + REDACTED + m[3], text)
+        lowered = text.lower()
+        if "password" in lowered or "passwd" in lowered or "secret" in lowered:
             text = _NETRC_PASSWORD.sub(_netrc_value, text)
             text = _CONFIG_PASSWORD.sub(_config_value, text)
         return text

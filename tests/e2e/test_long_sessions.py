@@ -23,12 +23,18 @@ WINDOW = 30_000
 FILE_BYTES = 6_000  # about 1,500 tokens a task: a compaction every few tasks
 
 
+# Each answer in one piece: what is long here is the session, not the stream. The fake's
+# default 4-character pieces in 7-byte HTTP chunks cost about two thirds of this run; the
+# other e2e tests get those cut streams (and tests/test_provider_client.py cuts them anywhere).
+WHOLE = {"piece_chars": 10_000, "split_bytes": 1 << 16}
+
+
 def _steps() -> list[dict[str, object]]:
     steps: list[dict[str, object]] = []
     for task in range(TASKS):
         call = {"id": f"r{task}", "name": "read_file", "arguments": {"path": f"notes/{task}.txt"}}
-        steps.append({"tool_calls": [call]})
-        steps.append({"text": f"task {task} read"})
+        steps.append({"tool_calls": [call], **WHOLE})
+        steps.append({"text": f"task {task} read", **WHOLE})
     return steps
 
 

@@ -73,6 +73,17 @@ class SessionServers:
             started = {server.name for server in chosen}
             self.unapproved = tuple(n for n in self.unapproved if n not in started)
 
+    def add(self, configs: tuple[McpServerConfig, ...], api_key: str) -> None:
+        """Start these servers too, already trusted by the caller (ACP's client servers,
+        approved as a project's are); added for seri acp."""
+        if not configs:
+            return
+        if self.tools is None:
+            from seri.runtime.mcp_tools import McpTools
+
+            self.tools = McpTools(self._project, (api_key,))
+        self.tools.add(configs)
+
     def offered(self) -> tuple[tuple[ToolSpec, ...], bool]:
         """The tools a task offers now (built-in, then those of servers up), and whether MCP
         tools go out by name only (then with tool_search)."""
