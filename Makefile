@@ -10,8 +10,9 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Programs the tests drive: tmux (seri chat in a real terminal), zsh and fish (the
 # completion scripts), jq (the scripted run of scripts/examples), tinyproxy (a real forward
-# proxy for seri's HTTP client). Debian packages, installed when missing (CI runs as root).
-TEST_PROGRAMS := tmux zsh fish jq tinyproxy
+# proxy for seri's HTTP client), less (the pager of long output). Debian packages,
+# installed when missing (CI runs as root).
+TEST_PROGRAMS := tmux zsh fish jq tinyproxy less
 
 .PHONY: install sandbox-tools demo try test test-quickstart test-real test-phoenix test-harbor check golden bench bench-otlp compaction-matrix races fuzz clean test-programs mcp-servers bench-mcp
 

@@ -118,6 +118,8 @@ def main() -> int:
             "SERI_HOME": str(home),
             "SERI_BASE_URL": fake.base_url,
             "SERI_MODEL": "demo/scripted-model",
+            # The demo runs through without stopping: `sessions show` pages on a terminal.
+            "SERI_PAGER": "cat",
         }
         print(
             "The commands below run in a scratch project with these settings; paste them into\n"

@@ -62,6 +62,8 @@ def seri_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, st
     env.update(
         {"SERI_HOME": str(home), "TZ": "UTC", "PYTHONUNBUFFERED": "1", "SERI_MODEL": "fake/model"}
     )
+    # Long output on a terminal goes through a pager; the tests of the pager ask for one.
+    env["SERI_PAGER"] = "cat"
     env.update(extra or {})
     return env
 

@@ -211,13 +211,16 @@ def _show(profile: Profile, raw_id: str, *, as_json: bool) -> int:
         if as_json:
             write_json_lines(sys.stdout, store, session_id, head)
             return 0
-        _print_human(state.session, head, store, session_id)
+        from seri.io.pager import paged
+
+        with paged(sys.stdout) as out:  # on a terminal, through $PAGER (else less), as git
+            _print_human(out, state.session, head, store, session_id)
     return 0
 
 
-def _print_human(session: Session, head: dict[str, Any], store: Any, session_id: str) -> None:
-
-    out = sys.stdout
+def _print_human(
+    out: Any, session: Session, head: dict[str, Any], store: Any, session_id: str
+) -> None:
     fields = [
         ("session", session.id),
         ("project", session.project),

@@ -38,6 +38,12 @@ def wants_colour(stream: TextIO, env: Mapping[str, str]) -> bool:
     return _isatty(stream)
 
 
+def _supports_hyperlinks(env: Mapping[str, str]) -> bool:
+    from seri.pure.hyperlink_support import supports_hyperlinks
+
+    return supports_hyperlinks(env)
+
+
 def _isatty(stream: TextIO) -> bool:
     try:
         return stream.isatty()
@@ -60,6 +66,13 @@ class Screen:
         self.out_colour = wants_colour(self.out, env)
         self.err_colour = wants_colour(self.err, env)
         self.out_tty = _isatty(self.out)
+        # The pager reads the keyboard: whatever else reads it (the chat's keys typed
+        # while a task runs) stops meanwhile. The chat sets this; elsewhere nothing reads.
+        self.keys_paused: Callable[[], contextlib.AbstractContextManager[None]] = (
+            contextlib.nullcontext
+        )
+        # Links in answers as OSC 8 hyperlinks (else the URL after the text).
+        self.out_links = self.out_colour and _supports_hyperlinks(env)
         self.err_tty = _isatty(self.err)
         self.lock = threading.RLock()
         self.at_line_start = True
@@ -84,7 +97,9 @@ class Screen:
 
     def say(self, text: str, style: str = "") -> None:
         """A line for people, on stderr."""
-        if self.err_tty and len(text) > self.width():
+        # Measured only when it may be too wide: a wide character takes two columns.
+        longest = len(text) if text.isascii() else 2 * len(text)
+        if self.err_tty and longest > self.width():
             self.say_spans([(style, text + "\n")])
             return
         self.write_err(paint(text, style, colour=self.err_colour) + "\n")
@@ -95,6 +110,32 @@ class Screen:
         if self.err_tty:
             spans = wrap_spans(spans, self.width())
         self.write_err(paint_spans(spans, colour=self.err_colour))
+
+    def say_long(self, spans: Iterable[Span]) -> None:
+        """Like ``say_spans``, but output taller than the terminal goes through the pager
+        (``seri.io.pager``: ``$PAGER``, else ``less``), as git shows a long diff."""
+        if not self.err_tty:
+            self.say_spans(spans)
+            return
+        wrapped = wrap_spans(spans, self.width())
+        text = paint_spans(wrapped, colour=self.err_colour)
+        if text.count("\n") < self.height() - 1:
+            self.write_err(text)
+            return
+        from seri.io.pager import paged
+
+        with self.lock, self.keys_paused():
+            self._wipe_spinner()
+            with paged(self.err) as out:
+                out.write(text)
+            self.at_line_start = True
+
+    def height(self) -> int:
+        """The terminal's rows (24 when it cannot say)."""
+        try:
+            return os.get_terminal_size(self.err.fileno()).lines or 24
+        except (OSError, ValueError, AttributeError):
+            return 24
 
     def answer_spans(self, spans: Iterable[Span]) -> None:
         self.write_out(paint_spans(spans, colour=self.out_colour))

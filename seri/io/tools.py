@@ -295,7 +295,7 @@ def _write_file(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOu
 
 
 def _edit(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
-    from seri.pure.edit_match import plan_edit
+    from seri.pure.edit_match import edit_failure, plan_edit
 
     path = resolve_in_project(root, str(args["path"]))
     rel = relative_name(root, path)
@@ -309,30 +309,10 @@ def _edit(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
     if isinstance(original, ToolOutcome):
         return original
     plan = plan_edit(original, old, new, replace_all=replace_all, cap=FILE_CAP_BYTES)
-    if plan.outcome == "unchanged":
-        return failure(
-            "old_string and new_string are the same; nothing to change",
-            outcome="unchanged",
-            path=rel,
-            replacements=0,
-        )
-    if plan.outcome == "not_found":
-        return failure(
-            f"old_string not found in {rel}. It must match the file exactly, whitespace and "
-            "indentation included, without read_file's line numbers; read the file again.",
-            outcome="not_found",
-            path=rel,
-            replacements=0,
-        )
-    if plan.outcome == "ambiguous":
-        return failure(
-            f"old_string occurs {plan.occurrences} times in {rel}; include more surrounding "
-            "lines to make it unique, or set replace_all to true to replace every one.",
-            outcome="ambiguous",
-            path=rel,
-            replacements=0,
-            occurrences=plan.occurrences,
-        )
+    why = edit_failure(plan, rel)
+    if why is not None:
+        counted = {"occurrences": plan.occurrences} if plan.outcome == "ambiguous" else {}
+        return failure(why, outcome=plan.outcome, path=rel, replacements=0, **counted)
     if plan.outcome == "too_large":
         return _too_large(rel, plan.size, edit=True)
     try:

@@ -46,3 +46,24 @@ def plan_edit(
         return EditPlan("too_large", replacements=replaced, occurrences=count, size=size)
     updated = original.replace(old, new) if replace_all else original.replace(old, new, 1)
     return EditPlan("applied", updated, replaced, count)
+
+
+def edit_failure(plan: EditPlan, rel: str) -> str | None:
+    """Why the edit tool refuses ``plan`` on the file named ``rel``, as the model is told;
+    None when the failure (if any) is not one the file's text alone decides.
+
+    The tool and the check made before asking a person share these words, so a call
+    refused before it runs reads exactly as it would have read after."""
+    if plan.outcome == "unchanged":
+        return "old_string and new_string are the same; nothing to change"
+    if plan.outcome == "not_found":
+        return (
+            f"old_string not found in {rel}. It must match the file exactly, whitespace and "
+            "indentation included, without read_file's line numbers; read the file again."
+        )
+    if plan.outcome == "ambiguous":
+        return (
+            f"old_string occurs {plan.occurrences} times in {rel}; include more surrounding "
+            "lines to make it unique, or set replace_all to true to replace every one."
+        )
+    return None

@@ -168,6 +168,21 @@ class RunTool(Request[ToolRun]):
 
 
 @attrs.frozen
+class CheckEdit(Request[ToolRun | None]):
+    """Before a person is asked about an edit: does the file's text already refuse it?
+
+    Answered with the tool's own failure, shown as a run that failed (None: ask). An edit
+    whose ``old_string`` is not in the file changes nothing, so there is nothing to
+    approve; the model gets the error at once, as Claude Code's input check gives it.
+    """
+
+    call: ToolCall
+    arguments: Mapping[str, Any]
+    # The file as the project names it (``ResolvedPath.relative``).
+    path: str
+
+
+@attrs.frozen
 class ResolvedPath:
     relative: str | None
     absolute: str | None
@@ -329,6 +344,7 @@ Effect = (
     | AskPerson
     | ResolvePath
     | RunTool
+    | CheckEdit
     | Persist
     | Record
     | CountSpending

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from seri.pure.lazy_pattern import LazyPattern
-from seri.pure.terminal_style import Span
+from seri.pure.terminal_style import Span, hyperlink_target
 
 # Line starts that may still turn out to be a block marker, given more characters.
 _UNDECIDED = LazyPattern(r"[ \t]*(?:#{1,6}|[-*+]|\d{1,9}\.?|>|`{1,2}|~{1,2})?")
@@ -30,9 +30,14 @@ _RULE_WIDTH = 24
 
 
 class MarkdownStream:
-    """Feed text with ``feed``, end with ``finish``; each returns the spans to show."""
+    """Feed text with ``feed``, end with ``finish``; each returns the spans to show.
 
-    def __init__(self) -> None:
+    With ``hyperlinks`` (a terminal known to support OSC 8) a link's text is the link;
+    without, the text is followed by its URL in parentheses, as rich and glow show it.
+    """
+
+    def __init__(self, hyperlinks: bool = False) -> None:
+        self.hyperlinks = hyperlinks
         self._reset()
 
     def _reset(self) -> None:
@@ -44,6 +49,7 @@ class MarkdownStream:
         self._italic = False
         self._star = False  # a "*" held back: the first half of "**", or an *italic*?
         self._base = ""  # the style of the current line's ordinary text
+        self._link: str | None = None  # a "[text](url" held back until it is known a link
 
     def feed(self, text: str) -> list[Span]:
         out: list[Span] = []
@@ -59,7 +65,9 @@ class MarkdownStream:
             self._decide(start, out, at_end=True)
         if self._line_kind == "fence_line":
             self._fence_line(self._start, out)
-        elif self._star:
+        while self._link is not None:  # given back, it may hold the start of another
+            self._not_a_link("", out)
+        if self._star:
             out.append((self._inline_style(), "*"))
         self._reset()  # ready for the next answer
         return _merged(out)
@@ -156,6 +164,8 @@ class MarkdownStream:
         self._new_line()
 
     def _end_line(self, out: list[Span]) -> None:
+        while self._link is not None:  # given back, it may hold the start of another
+            self._not_a_link("", out)
         if self._star:
             out.append((self._inline_style(), "*"))
         out.append(("", "\n"))
@@ -169,6 +179,7 @@ class MarkdownStream:
         self._italic = False
         self._star = False
         self._base = ""
+        self._link = None
 
     # -- inline spans --------------------------------------------------------------------------
 
@@ -182,6 +193,9 @@ class MarkdownStream:
         return self._base
 
     def _inline(self, char: str, out: list[Span]) -> None:
+        if self._link is not None:
+            self._link_char(char, out)
+            return
         if self._star:
             self._star = False
             if char == "*" and not self._code:
@@ -198,7 +212,59 @@ class MarkdownStream:
         if char == "*" and not self._code:
             self._star = True
             return
+        if char == "[" and not self._code:
+            self._link = char
+            return
         out.append((self._inline_style(), char))
+
+    # -- links ---------------------------------------------------------------------------------
+
+    def _link_char(self, char: str, out: list[Span]) -> None:
+        """One more character of a possible ``[text](url)``: held, shown as a link once the
+        ``)`` comes, or given back as the text it was when it turns out not to be one."""
+        held = self._link or ""
+        closed = held.find("](")
+        if closed < 0:
+            if held.endswith("]"):
+                if char == "(":
+                    self._link = held + char
+                else:
+                    self._not_a_link(char, out)
+            elif char == "[" or len(held) > _LINK_TEXT_LIMIT:
+                self._not_a_link(char, out)
+            else:
+                self._link = held + char
+            return
+        if char == ")":
+            self._link = None
+            self._show_link(held[1:closed], held[closed + 2 :], out)
+        elif char.isspace() or len(held) - closed > _LINK_URL_LIMIT:
+            self._not_a_link(char, out)
+        else:
+            self._link = held + char
+
+    def _not_a_link(self, char: str, out: list[Span]) -> None:
+        held, self._link = (self._link or "") + char, None
+        out.append((self._inline_style(), held[0]))  # the "[", as written
+        self._replay_inline(held[1:], out)
+
+    def _replay_inline(self, text: str, out: list[Span]) -> None:
+        for char in text:
+            self._inline(char, out)
+
+    def _show_link(self, text: str, url: str, out: list[Span]) -> None:
+        shown = text.replace("`", "").replace("**", "") or url
+        if self.hyperlinks and hyperlink_target(url):
+            out.append((f"link {url}", shown))
+            return
+        out.append(("link", shown))
+        if url and url != shown:
+            out.append(("notice", f" ({url})"))
+
+
+# A "[" opens at most this much link text, and "](" this much URL, before it is given back.
+_LINK_TEXT_LIMIT = 500
+_LINK_URL_LIMIT = 2000
 
 
 def _merged(spans: list[Span]) -> list[Span]:

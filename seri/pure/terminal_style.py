@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from seri.pure.cell_width import cells, grapheme_cells, graphemes
 from seri.pure.terminal_text import neutralise
 
 # Select Graphic Rendition parameters per style name.
@@ -37,6 +38,7 @@ SGR: dict[str, str] = {
     "rule": "2",
     "tool": "1",
     "spinner": "36",
+    "link": "4",
 }
 
 RESET = "\x1b[0m"
@@ -58,8 +60,35 @@ def paint(text: str, style: str, *, colour: bool) -> str:
     return "\n".join(f"{start}{line}{RESET}" if line else "" for line in safe.split("\n"))
 
 
+# OSC 8: the text between the two is a hyperlink to the URL (terminals that know it).
+_LINK_OPEN = "\x1b]8;;{}\x1b\\"
+_LINK_CLOSE = "\x1b]8;;\x1b\\"
+_LINK_SCHEMES = ("http://", "https://", "mailto:")
+
+
+def hyperlink_target(url: str) -> bool:
+    """Whether ``url`` may be put in an OSC 8 hyperlink: a web or mail address of printable
+    ASCII with no spaces (nothing in it can end the escape sequence early)."""
+    printable = url.isascii() and all(0x21 <= ord(c) <= 0x7E for c in url)
+    return printable and url.lower().startswith(_LINK_SCHEMES)
+
+
+def paint_link(text: str, url: str, *, colour: bool) -> str:
+    """``text`` as a hyperlink to ``url`` (a ``link URL`` span; made only for terminals
+    that support OSC 8); without colour, or for a URL unfit for one, the text alone."""
+    shown = paint(text, "link", colour=colour)
+    if not colour or not hyperlink_target(url) or not shown:
+        return shown
+    return _LINK_OPEN.format(url) + shown + _LINK_CLOSE
+
+
 def paint_spans(spans: Iterable[Span], *, colour: bool) -> str:
-    return "".join(paint(text, style, colour=colour) for style, text in spans)
+    return "".join(
+        paint_link(text, style[5:], colour=colour)
+        if style.startswith("link ")
+        else paint(text, style, colour=colour)
+        for style, text in spans
+    )
 
 
 # What starts a line's content after its indent: a rule of folded output, a diff's sign.
@@ -94,7 +123,7 @@ def _wrap_lines(lines: list[tuple[list[Span], bool]], width: int) -> list[Span]:
     out: list[Span] = []
     for line, ended in lines:
         text = "".join(part for _, part in line)
-        if len(text) <= width:
+        if cells(text) <= width:
             out += line
         else:
             out += _wrapped(line, _hanging_indent(text), width)
@@ -114,33 +143,58 @@ def _hanging_indent(text: str) -> str:
 
 
 def _wrapped(line: list[Span], hanging: str, width: int) -> list[Span]:
-    if len(hanging) > width // 2:
+    """``line`` broken into rows of at most ``width`` columns (a wide character counts
+    two); each row after the first starts with ``hanging``."""
+    if cells(hanging) > width // 2:
         hanging = ""
-    text = "".join(part for _, part in line)
+    clusters = [(style, c, grapheme_cells(c)) for style, part in line for c in graphemes(part)]
+    text = "".join(c for _, c, _ in clusters)
     # Prose breaks between words; a diff or a command's output where the width ends.
     by_words = not text.lstrip(" ").startswith(_MARKERS)
-    cuts: list[tuple[int, int]] = []  # (end of a piece, start of the next)
-    start, room = 0, width
-    while len(text) - start > room:
-        end = start + room
-        space = text.rfind(" ", start + room // 2, end + 1) if by_words else -1
-        cuts.append((space, space + 1) if space > start else (end, end))
-        start = cuts[-1][1]
-        room = width - len(hanging)
+    starts, dropped = _row_starts(clusters, width, width - cells(hanging), by_words)
     out: list[Span] = []
-    position = 0
-    for style, part in line:
-        for index, char in enumerate(part):
-            at = position + index
-            for end, resume in cuts:
-                if at == end:
-                    out.append(("", "\n" + hanging))
-                if end <= at < resume:
-                    break
-            else:
-                out.append((style, char))
-        position += len(part)
+    for index, (style, cluster, _) in enumerate(clusters):
+        if index in dropped:
+            continue  # the space a row was broken at
+        if index in starts:
+            out.append(("", "\n" + hanging))
+        out.append((style, cluster))
     return _merged(out)
+
+
+def _row_starts(
+    clusters: list[tuple[str, str, int]], first: int, rest: int, by_words: bool
+) -> tuple[set[int], set[int]]:
+    """Where each row after the first starts (an index into ``clusters``), and the spaces
+    dropped where a row was broken between words."""
+    starts: set[int] = set()
+    dropped: set[int] = set()
+    row, used, room, index = 0, 0, first, 0
+    while index < len(clusters):
+        size = clusters[index][2]
+        if used + size <= room or index == row:
+            used += size
+            index += 1
+            continue
+        # clusters[index] does not fit: break at the last space of the row past its middle.
+        cut, filled = index, used
+        space = -1
+        for back in range(index, row, -1):
+            if back < index:
+                filled -= clusters[back][2]
+            if filled < room // 2:
+                break
+            if by_words and clusters[back][1] == " ":
+                space = back
+                break
+        if space > row:
+            dropped.add(space)
+            cut = space + 1
+        if cut >= len(clusters):
+            break
+        starts.add(cut)
+        row, used, room, index = cut, 0, rest, cut
+    return starts, dropped
 
 
 def _merged(spans: list[Span]) -> list[Span]:

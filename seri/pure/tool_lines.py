@@ -53,8 +53,19 @@ def call_subject(arguments: Mapping[str, object]) -> str:
     return ""
 
 
+def _cells(text: str) -> int:
+    from seri.pure.cell_width import cells
+
+    return cells(text)
+
+
 def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: max(1, width - 1)] + "…"
+    """At most ``width`` columns of ``text`` (a CJK character or an emoji is two)."""
+    if text.isascii():
+        return text if len(text) <= width else text[: max(1, width - 1)] + "…"
+    from seri.pure.cell_width import clip
+
+    return clip(text, max(1, width))
 
 
 def tool_line(
@@ -79,7 +90,7 @@ def tool_line(
     if subject:
         shown = _clip(subject, max(10, room if not detail else min(room, 60)))
         spans.append(("", f"  {shown}"))
-        room -= len(shown) + 2
+        room -= (len(shown) if shown.isascii() else _cells(shown)) + 2
     if changes is not None:
         added, removed = changes
         spans += [("", "  "), ("add", f"+{added}"), ("", " "), ("delete", f"−{removed}")]

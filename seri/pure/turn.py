@@ -28,6 +28,7 @@ from seri.pure.compaction_outcome import CHANGED, Compacted, NotCompacted, Why, 
 from seri.pure.effects import (
     AskPerson,
     CallModel,
+    CheckEdit,
     CountSpending,
     Flow,
     ModelFailed,
@@ -887,6 +888,16 @@ def _one_call(loop: _Loop, call: ToolCall, reply: ModelReply, seen_ids: set[str]
         spec=spec,
     )
     decision = hook_points.with_hook(decision, verdict)
+    if decision.action == "ask" and _readable(loop.policy, spec, where):
+        failed = yield from perform(CheckEdit(call, arguments, str(where.relative)))
+        if failed is not None:
+            size = len(failed.text.encode("utf-8", "replace"))
+            yield Record(
+                events.ToolResult(
+                    id=call.id, name=call.name, ok=False, bytes=size, text=failed.text
+                )
+            )
+            return failed
     if decision.action == "deny" or (decision.action == "ask" and not setup.interactive):
         reason = decision.reason
         if decision.action == "ask":
@@ -935,6 +946,24 @@ def _one_call(loop: _Loop, call: ToolCall, reply: ModelReply, seen_ids: set[str]
         )
     )
     return run
+
+
+def _readable(policy: Policy, spec: ToolSpec, where: ResolvedPath) -> bool:
+    """Whether an edit may be checked against its file before anyone is asked: only when
+    read_file may read that file, so that a refused edit tells the model nothing about a
+    file it could not read."""
+    if spec.name != "edit" or where.relative is None:
+        return False
+    from seri.pure.permissions import decide
+
+    read = decide(
+        policy,
+        "read_file",
+        {"path": where.relative},
+        project_relative_path=where.relative,
+        resolved_path=where.absolute,
+    )
+    return read.action == "allow"
 
 
 @attrs.frozen

@@ -28,9 +28,10 @@ _FENCES = ("```", "~~~")
 
 
 class AnswerBlocks:
-    def __init__(self, width: int = 100) -> None:
+    def __init__(self, width: int = 100, hyperlinks: bool = False) -> None:
         self.width = width
-        self._stream = MarkdownStream()
+        self.hyperlinks = hyperlinks
+        self._stream = MarkdownStream(hyperlinks)
         self._line = ""  # the current line's start, while its kind is not known
         self._kind = ""  # "" at a line's start, "text", "table" or "code"
         self._held: list[str] = []  # the lines of a table or code block being held
@@ -100,7 +101,7 @@ class AnswerBlocks:
             return
         block, self._held = "".join(self._held), []
         self._fence = ""
-        out.append(("rich", render_block(block, self.width)))
+        out.append(("rich", render_block(block, self.width, self.hyperlinks)))
 
 
 def _line_kind(start: str, holding: str) -> str | None:
@@ -139,8 +140,9 @@ def _import_rich() -> None:
         importlib.import_module(module)
 
 
-def render_block(block: str, width: int) -> str:
-    """A table or code block as rich draws it, for a 256-colour terminal."""
+def render_block(block: str, width: int, hyperlinks: bool = False) -> str:
+    """A table or code block as rich draws it, for a 256-colour terminal (a link in a
+    table as an OSC 8 hyperlink with ``hyperlinks``, else its text and the URL)."""
     import io
 
     for loading in _RICH_LOADING:
@@ -155,7 +157,7 @@ def render_block(block: str, width: int) -> str:
         width=width,
         legacy_windows=False,
     )
-    markdown: Any = Markdown(neutralise(block), code_theme="monokai")
+    markdown: Any = Markdown(neutralise(block), code_theme="monokai", hyperlinks=hyperlinks)
     console.print(markdown)
     text: str = console.file.getvalue()  # type: ignore[attr-defined]
     return _without_blank_edges(text)

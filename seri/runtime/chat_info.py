@@ -220,8 +220,8 @@ def show_last(chat: ChatSession, rest: str) -> int | None:
             chat.view.screen.say(f"only {len(outputs)} tool results are kept")
             return None
         output = outputs[-back]
-    chat.view.screen.say(f"── #{output.number} {output.title}", "bold")
-    chat.view.screen.say(output.text.rstrip("\n"))
+    title = f"── #{output.number} {output.title}\n"
+    chat.view.screen.say_long([("bold", title), ("", output.text.rstrip("\n") + "\n")])
     return None
 
 
@@ -255,7 +255,7 @@ def show_diff(chat: ChatSession, rest: str) -> int | None:
             f"no changes to {wanted} in this session" if wanted else "no changes in this session"
         )
         return None
-    screen.say_spans(spans)
+    screen.say_long(spans)
     return None
 
 

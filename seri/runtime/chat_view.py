@@ -98,7 +98,7 @@ class ChatView:
             if self._markdown is None:
                 from seri.runtime.answer_blocks import AnswerBlocks
 
-                self._markdown = AnswerBlocks(screen.width() - 1)
+                self._markdown = AnswerBlocks(screen.width() - 1, screen.out_links)
             self._show_pieces(self._markdown.feed(text))
         else:
             screen.write_out(neutralise(text))
@@ -134,7 +134,7 @@ class ChatView:
         elif self.screen.out_colour:
             from seri.runtime.answer_blocks import AnswerBlocks
 
-            blocks = AnswerBlocks(self.screen.width() - 1)
+            blocks = AnswerBlocks(self.screen.width() - 1, self.screen.out_links)
             self._show_pieces([*blocks.feed(body), *blocks.finish()])
         else:
             self.screen.write_out(neutralise(body))

@@ -22,6 +22,7 @@ from seri.pure.effects import (
     ApplyCompaction,
     AskPerson,
     CallModel,
+    CheckEdit,
     CountSpending,
     Effect,
     Flow,
@@ -116,6 +117,8 @@ class Interpreter:
                 return _answer(effect, self.tools.resolve(effect.raw))
             case RunTool():
                 return _answer(effect, self._run_tool(effect))
+            case CheckEdit():
+                return _answer(effect, self._check_edit(effect))
             case Persist():
                 self._persist(effect)
                 return _answer(effect, None)
@@ -176,6 +179,30 @@ class Interpreter:
         if isinstance(path, str) and not run.is_error:
             change = (before, self.tools.current_text(path))
         person.tool_finished(call, arguments, run, change)
+        return run
+
+    def _check_edit(self, effect: CheckEdit) -> ToolRun | None:
+        from seri.pure.edit_match import edit_failure, plan_edit
+
+        arguments = effect.arguments
+        before = self.tools.current_text(effect.path)
+        if before is None or "\ufffd" in before:
+            # No file seri would show, or bytes that are not UTF-8 (the tool refuses those
+            # in its own words): the call goes on, and the tool says what is wrong.
+            return None
+        plan = plan_edit(
+            before,
+            str(arguments.get("old_string", "")),
+            str(arguments.get("new_string", "")),
+            replace_all=bool(arguments.get("replace_all", False)),
+        )
+        refused = edit_failure(plan, effect.path)
+        if refused is None:
+            return None
+        run = ToolRun(self.redactor.text(refused), is_error=True)
+        if self.person.shows_tools:
+            self.person.tool_started(effect.call, arguments)
+            self.person.tool_finished(effect.call, arguments, run, None)
         return run
 
     def _tool_result(self, effect: RunTool) -> ToolRun:

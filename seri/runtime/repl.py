@@ -137,6 +137,7 @@ def _prompts(
         chat = opener.result()
         chat.view.read_line = lambda question: _read_line(session, busy, question)
         chat.view.stop_key = lambda: "Esc" if busy.escaped else "Ctrl-C"
+        chat.view.screen.keys_paused = busy.paused  # a pager (/last, /diff) reads the keys
         chat.show_notes()
         banner.print_once(banner_line(chat))
         try:
