@@ -84,16 +84,34 @@ def test_a_bash_call_runs(
     assert (project / "out.txt").read_text() == "ran\n"
 
 
+def test_a_request_the_servers_window_cannot_hold_is_not_sent(
+    run_seri: RunSeri, seri_home: Path, small_llama: LlamaServer
+) -> None:
+    """The server states a 1,024-token window, smaller than seri's own prompt: seri says so
+    before sending anything (issue 31: a refused request is the exception, not the plan)."""
+    _configure(seri_home)
+    result = run_seri("chat", "-p", "Repeat exactly: ok", env=_env(small_llama), timeout=300)
+    assert result.returncode == 2, result.stderr
+    assert "context_window" in result.stderr, result.stderr
+    assert not _events(run_seri, "overflow")
+    assert not _events(run_seri, "model_call")
+    # The window seri judged by is the server's own, as its message says.
+    assert f"{small_llama.context:,}" in result.stderr, result.stderr
+
+
 def test_the_servers_own_overflow_is_recognised(
     run_seri: RunSeri, seri_home: Path, small_llama: LlamaServer
 ) -> None:
-    _configure(seri_home)
+    """config.json claims a window the server does not have: the request goes out and
+    llama.cpp's own refusal is recognised as an overflow, not a failure of another kind."""
+    seri_home.mkdir(parents=True, exist_ok=True)
+    config = {"context_window": 100_000, "sampling": {"temperature": 0}}
+    (seri_home / "config.json").write_text(json.dumps(config))
     result = run_seri("chat", "-p", "Repeat exactly: ok", env=_env(small_llama), timeout=300)
-    assert result.returncode == 1
+    assert result.returncode == 1, result.stderr
     assert "too long" in result.stderr, result.stderr
     overflow = _events(run_seri, "overflow")
     assert overflow and "exceeds the available context size" in overflow[0]["error"]
-    assert _events(run_seri, "context_window")[0]["tokens"] == small_llama.context
 
 
 def test_a_tool_call_cut_by_max_tokens_is_dropped_and_the_session_goes_on(
