@@ -147,6 +147,9 @@ def command_views(kept: str, dropped: str) -> dict[str, list[list[str]]]:
             ["skills", "revoke"],
         ],
         "hooks": [["hooks", "list"], ["hooks", "approve"], ["hooks", "list"], ["hooks", "revoke"]],
+        # No human view: stdout is JSON-RPC only and stderr has no stored data (the stored
+        # data it sends, as JSON, is tests/e2e/test_acp.py's).
+        "acp": [],
     }
 
 
