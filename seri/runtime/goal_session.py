@@ -17,8 +17,12 @@ import attrs
 from seri.io.goals import OPEN, StoredGoal
 from seri.pure.errors import SeriError
 from seri.pure.goals import CheckOutcome, Goal, GoalLimits
+from seri.pure.records import MessageKind
 from seri.pure.turn import EndStatus, TaskEnd
-from seri.runtime.goal_loop import GoalPorts, RunTask, run_goal
+from seri.runtime.goal_loop import GoalPorts, run_goal
+
+# One task of the front-end's, with the kind of its first message ("skill": /name args).
+RunKindedTask = Callable[[str, int, MessageKind], TaskEnd]
 
 if TYPE_CHECKING:
     from seri.runtime.chat_session import ChatSession
@@ -60,13 +64,23 @@ def run_toward_goal(
     session: SessionController,
     text: str,
     tell: Callable[[str], None],
-    run_task: RunTask | None = None,
+    run_task: RunKindedTask | None = None,
 ) -> TaskEnd:
     """Run ``text`` as a task; with an open goal, check it and go on until the goal is met
     or a rule ends the run (the returned end's status says which). ``run_task``: the
     front-end's own way to run one (the session's by default); ``tell``: where a check's
     line goes."""
-    runner: RunTask = run_task or session.run_task
+    kinded: RunKindedTask = run_task or (
+        lambda prompt, used, kind: session.run_task(prompt, used, kind=kind)
+    )
+    # `/name args` naming a skill is that skill, as typed in the chat (-p "/name args" too):
+    # the first task's message is the skill's, the goal's text the person's words.
+    first_prompt, first_kind = _as_typed(session, text)
+    kinds = [first_kind]
+
+    def runner(prompt: str, used: int) -> TaskEnd:
+        return kinded(prompt, used, kinds.pop() if kinds else "")
+
     stored = open_goal(session)
     until = session.options.until
     if until is not None and (stored is None or stored.goal.command != until):
@@ -74,7 +88,7 @@ def run_toward_goal(
         start_goal(session, Goal(text, until))
         stored = open_goal(session)
     if stored is None:
-        return runner(text, 0)
+        return runner(first_prompt, 0)
     goal, before = stored.goal, stored.checks
     timeout = session.settings.goal_check_timeout
     ports = GoalPorts(
@@ -86,7 +100,7 @@ def run_toward_goal(
     )
     options = session.options
     limits = GoalLimits(max_checks=options.max_checks, max_wall=options.max_wall)
-    ended = run_goal(goal, limits, text, ports, timeout=timeout)
+    ended = run_goal(goal, limits, first_prompt, ports, timeout=timeout)
     task = ended.task
     if task is None:  # the wall-time alarm rang between two of a task's effects
         task = TaskEnd("wall", "", session.conversation, session.last_task_turns)
@@ -97,6 +111,18 @@ def run_toward_goal(
         if ended.status == status:
             return attrs.evolve(task, status=status, detail=ended.detail, by_user=False)
     return task
+
+
+def _as_typed(session: SessionController, text: str) -> tuple[str, MessageKind]:
+    """``text`` as the session runs it: ``/name args`` naming one of its skills is the
+    skill's activation (its body and the person's words), anything else itself."""
+    name, _, rest = text.strip().partition(" ")
+    skill = session.skills.find(name[1:]) if name.startswith("/") else None
+    if skill is None:
+        return text, ""
+    from seri.pure.skills import activation_text
+
+    return activation_text(skill, rest.strip()), "skill"
 
 
 def _check_runner(session: SessionController, goal: Goal, timeout: float) -> RunCheck:
@@ -179,9 +205,9 @@ def chat_task(chat: ChatSession, text: str) -> TaskEnd:
         else:
             print(neutralise(f"seri: {line}"), file=sys.stderr)
 
-    def run_one(prompt: str, used: int) -> TaskEnd:
+    def run_one(prompt: str, used: int, kind: MessageKind) -> TaskEnd:
         try:
-            return chat.session.run_task(prompt, used)
+            return chat.session.run_task(prompt, used, kind=kind)
         finally:
             chat.view.close()
 

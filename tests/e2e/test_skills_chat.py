@@ -11,6 +11,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from scripts.fake_model import FakeModel
 from tests.conftest import RunSeri
 from tests.e2e.test_chat import chat_env
@@ -84,6 +86,29 @@ def test_a_slash_command_is_a_skill(run_seri: RunSeri, seri_home: Path) -> None:
     assert asked["role"] == "user" and asked["content"].startswith("[skill webapp-testing]")
     assert BODY_LINE in asked["content"] and "the login page" in asked["content"]
     assert "tested" in done.stdout
+
+
+@pytest.mark.parametrize("output_format", ["text", "json"])
+def test_a_slash_command_given_to_p_is_the_skill_too(
+    run_seri: RunSeri, seri_home: Path, output_format: str
+) -> None:
+    """`seri chat -p "/name args"` runs the skill as the chat does (Claude Code's `-p
+    "/command"`); a slash word that names no skill goes to the model as written."""
+    _install(seri_home)
+    with FakeModel([{"text": "tested"}, {"text": "as written"}]) as fake:
+        done = run_seri(
+            "chat", "--output-format", output_format, "-p", "/webapp-testing the login page",
+            env=chat_env(fake),
+        )  # fmt: skip
+        plain = run_seri("chat", "-p", "/no-such-skill here", env=chat_env(fake))
+        requests = fake.requests
+    assert done.returncode == 0, done.stderr
+    asked = requests[0]["messages"][-1]
+    assert asked["role"] == "user" and asked["content"].startswith("[skill webapp-testing]")
+    assert BODY_LINE in asked["content"] and "the login page" in asked["content"]
+    assert "tested" in done.stdout
+    assert plain.returncode == 0, plain.stderr
+    assert requests[1]["messages"][-1]["content"] == "/no-such-skill here"
 
 
 def test_a_project_skill_loads_only_once_approved(run_seri: RunSeri, project: Path) -> None:

@@ -184,13 +184,10 @@ class SessionController(SessionGoals, SessionReads):
     # -- what a front-end does -----------------------------------------------------------------
 
     def run_task(self, text: str, turns_used: int = 0, kind: MessageKind = "") -> TaskEnd:
-        """Work on ``text`` until the model answers without a tool call, or a budget ends.
-
-        Interrupted or failed between effects (Ctrl-C, a full disk), part of the turn may be
-        stored: the store is the truth, and the session is read back whole before the
-        exception goes on. A prompt refused before anything of it was stored leaves no
-        empty new session behind (for a later --continue to pick).
-        """
+        """Work on ``text`` (of ``kind``) until the model answers without a tool call, or a
+        budget ends. Interrupted between effects (Ctrl-C, a full disk), the session is read
+        back whole from the store before the exception goes on; a prompt refused before
+        anything was stored leaves no empty new session for a later --continue to pick."""
         self._bench.servers.ask(self._front.approve_server)
         new_session = not self.session_id
         self._ensure_session(for_task=True)
