@@ -13,12 +13,14 @@ from typing import Any
 
 import attrs
 
-# JSON-RPC 2.0's codes, and ACP's own for a session that needs a key first.
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
+# JSON-RPC 2.0's codes are MCP's too (seri.pure.jsonrpc); ACP adds one for a session that
+# needs a key first.
+from seri.pure.jsonrpc import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+)
+
 AUTH_REQUIRED = -32000
 # A request that cannot be served as things stand (a session leased elsewhere, unknown id).
 REFUSED = -32002

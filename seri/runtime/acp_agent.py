@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from seri import __version__
-from seri.pure import acp_wire
+from seri.pure import acp_wire, jsonrpc
 from seri.pure.acp_wire import AcpError, Call
 from seri.pure.errors import SeriError
 from seri.runtime.acp_commands import available_commands, slash_command
@@ -36,7 +36,7 @@ def _absolute_dir(params: dict[str, Any]) -> str:
     cwd = params.get("cwd")
     if not isinstance(cwd, str) or not os.path.isabs(cwd) or not os.path.isdir(cwd):
         raise AcpError(
-            acp_wire.INVALID_PARAMS, f"cwd must be an existing absolute directory: {cwd!r}"
+            jsonrpc.INVALID_PARAMS, f"cwd must be an existing absolute directory: {cwd!r}"
         )
     return os.path.realpath(cwd)
 
@@ -44,7 +44,7 @@ def _absolute_dir(params: dict[str, Any]) -> str:
 def _session_id(params: dict[str, Any]) -> str:
     sid = params.get("sessionId")
     if not isinstance(sid, str) or not sid:
-        raise AcpError(acp_wire.INVALID_PARAMS, "sessionId (a string) is required")
+        raise AcpError(jsonrpc.INVALID_PARAMS, "sessionId (a string) is required")
     return sid
 
 
@@ -52,7 +52,7 @@ def prompt_text(blocks: object) -> str:
     """The task's text from ACP content blocks: text as is, an embedded resource's text with
     its URI, a link by its URI (the model reads the file with its tools)."""
     if not isinstance(blocks, list):
-        raise AcpError(acp_wire.INVALID_PARAMS, "prompt is a list of content blocks")
+        raise AcpError(jsonrpc.INVALID_PARAMS, "prompt is a list of content blocks")
     parts: list[str] = []
     for block in blocks:
         if not isinstance(block, dict):
@@ -67,7 +67,7 @@ def prompt_text(blocks: object) -> str:
             parts.append(str(block.get("uri", "")))
     text = "\n\n".join(p for p in parts if p)
     if not text.strip():
-        raise AcpError(acp_wire.INVALID_PARAMS, "the prompt has no text seri can read")
+        raise AcpError(jsonrpc.INVALID_PARAMS, "the prompt has no text seri can read")
     return text
 
 
@@ -118,15 +118,15 @@ class AcpAgent:
             if self.env.get("SERI_DEBUG") == "1":
                 traceback.print_exc(file=sys.stderr)
             return acp_wire.error(
-                id_, acp_wire.INTERNAL_ERROR, f"internal error: {type(e).__name__}"
+                id_, jsonrpc.INTERNAL_ERROR, f"internal error: {type(e).__name__}"
             )
 
     def _handler(self, call: Call) -> Handler:
         handler = METHODS.get(call.method)
         if handler is None:
-            raise AcpError(acp_wire.METHOD_NOT_FOUND, f"no method {call.method}")
+            raise AcpError(jsonrpc.METHOD_NOT_FOUND, f"no method {call.method}")
         if not self.initialized and call.method != "initialize":
-            raise AcpError(acp_wire.INVALID_REQUEST, f"{call.method} before initialize")
+            raise AcpError(jsonrpc.INVALID_REQUEST, f"{call.method} before initialize")
         return handler
 
     # -- from the reader thread ----------------------------------------------------------------
@@ -323,7 +323,7 @@ class AcpAgent:
             self.running = ""
         reason = acp_updates.stop_reason(end.status, by_user=end.by_user or self.cancelled)
         if reason is None:
-            raise AcpError(acp_wire.INTERNAL_ERROR, unfinished_line(end, controller.redact))
+            raise AcpError(jsonrpc.INTERNAL_ERROR, unfinished_line(end, controller.redact))
         return {"stopReason": reason}
 
     def _start_client_servers(self, controller: AcpSession, front: AcpFront) -> None:

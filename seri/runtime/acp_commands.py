@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from seri.pure import acp_wire
+from seri.pure import jsonrpc
 from seri.pure.acp_wire import AcpError
 
 if TYPE_CHECKING:
@@ -46,13 +46,13 @@ def slash_command(controller: AcpSession, front: AcpFront, text: str) -> dict[st
         said = "compacted" if why_not is None else f"not compacted: {why_not.detail}"
     elif name == "pin":
         if not rest.strip():
-            raise AcpError(acp_wire.INVALID_PARAMS, "/pin needs the note to pin")
+            raise AcpError(jsonrpc.INVALID_PARAMS, "/pin needs the note to pin")
         said = f"pinned note {controller.pin(rest.strip())}"
     elif name == "rewind":
         said = _rewind(controller, rest.split())
     else:
         raise AcpError(
-            acp_wire.INVALID_PARAMS, f"no command /{name} here (try /compact, /pin, /rewind)"
+            jsonrpc.INVALID_PARAMS, f"no command /{name} here (try /compact, /pin, /rewind)"
         )
     front.update(acp_updates.chunk("agent_message_chunk", said))
     return {"stopReason": "end_turn"}
@@ -67,6 +67,6 @@ def _rewind(controller: AcpSession, words: list[str]) -> str:
         return "\n".join(f"{t.n}: {t.text[:80]}" for t in turns) or "nothing to rewind to"
     mode = words[1] if len(words) > 1 else "both"
     if not words[0].isdigit() or mode not in ("files", "conversation", "both"):
-        raise AcpError(acp_wire.INVALID_PARAMS, "/rewind N [files|conversation|both] [--yes]")
+        raise AcpError(jsonrpc.INVALID_PARAMS, "/rewind N [files|conversation|both] [--yes]")
     done = controller.rewind(int(words[0]), mode, yes=yes)
     return "; ".join(done or ()) or "nothing was changed"
