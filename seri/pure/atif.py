@@ -396,6 +396,8 @@ class _Builder:
         # Subagents without a step of their own, whose calls were counted here instead.
         self.unshown: set[str] = set()
         self.embedded: set[str] = set()
+        # The announcement of the compaction under way (compaction_start): a fact of its step.
+        self.compaction_announced: dict[str, Any] | None = None
 
     # -- the timeline --------------------------------------------------------------------
 
@@ -531,12 +533,16 @@ class _Builder:
             self._subagent_end(body)
         elif kind in _FOLDED:
             self._folded(kind, body)
+        elif kind == event_records.CompactionStart.type:
+            self.compaction_announced = {"timestamp": when, **body}
         else:
             self._close_agent_step()
             self.current = None
             extra: dict[str, Any] = {"event": kind, **body}
             if kind == event_records.Compaction.type and self.summary_calls:
                 extra["summarizer"] = self._summarizer_so_far()
+            if kind == event_records.Compaction.type and self.compaction_announced:
+                extra["announced"], self.compaction_announced = self.compaction_announced, None
             self._new("system", when, message=_system_message(kind, body), extra=extra)
 
     def _model_call(self, body: dict[str, Any], when: str | None) -> None:
