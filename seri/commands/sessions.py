@@ -58,7 +58,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
 
-    from seri.io.goals import StoredGoal
     from seri.pure.records import Session
 
 
@@ -132,10 +131,10 @@ def _list(profile: Profile, *, all_projects: bool, as_json: bool, limit: int | N
     more = limit is not None and len(rows) > limit
     rows = rows[:limit] if more else rows
     if as_json:
-        from seri.io.goals import goals_of
+        from seri.io.goal_listing import listed_goals
         from seri.pure.json_lines import json_line  # json: only a --json listing pays for it
 
-        goals = goals_of(profile.store, [str(row[0]) for row in rows])
+        goals = listed_goals(profile.store, [str(row[0]) for row in rows])
         lines = (
             json_line(listing_to_dict(row, goals.get(str(row[0]))), compact=False) for row in rows
         )
@@ -179,7 +178,7 @@ def _screen_rows() -> int:
     return max(5, shutil.get_terminal_size().lines - 3)
 
 
-def listing_to_dict(row: Sequence[Any], goal: StoredGoal | None = None) -> dict[str, Any]:
+def listing_to_dict(row: Sequence[Any], goal: dict[str, Any] | None = None) -> dict[str, Any]:
     """A listing row (``session_index.listing_rows``) as the JSON object scripts rely on."""
     from seri.pure import json_text
     from seri.runtime.sessions_export import row_to_dict
@@ -196,7 +195,7 @@ def listing_to_dict(row: Sequence[Any], goal: StoredGoal | None = None) -> dict[
         # The run tags (SERI_RUN_TAGS, --tag) of its runs: {} when none.
         "tags": json_text.loads_stored(tags),
         # The session's goal (text, command, status: open, done, stalled, ...), or null.
-        "goal": None if goal is None else goal.export(),
+        "goal": goal,
     }
 
 

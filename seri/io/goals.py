@@ -12,6 +12,7 @@ from typing import Any
 import apsw
 import attrs
 
+from seri.io.goal_listing import goal_fields
 from seri.io.store import Store
 from seri.pure.goals import Goal, goal_pin
 
@@ -30,13 +31,9 @@ class StoredGoal:
         return self.status == OPEN
 
     def export(self) -> dict[str, Any]:
-        return {
-            "text": self.goal.text,
-            "command": self.goal.command,
-            "status": self.status,
-            "last_end": self.last_end or None,
-            "checks": self.checks,
-        }
+        return goal_fields(
+            self.goal.text, self.goal.command, self.status, self.checks, self.last_end
+        )
 
 
 def set_goal(store: Store, session_id: str, goal: Goal, now: float) -> None:
@@ -89,24 +86,6 @@ def copy_goal(conn: apsw.Connection, source_id: str, target_id: str) -> None:
         " WHERE session_id = ?",
         (target_id, source_id),
     )
-
-
-def goals_of(store: Store, session_ids: list[str]) -> dict[str, StoredGoal]:
-    """The goals of many sessions at once (``seri sessions --json``)."""
-    found: dict[str, StoredGoal] = {}
-    for start in range(0, len(session_ids), 500):
-        chunk = session_ids[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        rows = store.connection.execute(
-            "SELECT session_id, text, command, status, checks, last_end"  # noqa: S608
-            f" FROM session_goals WHERE session_id IN ({marks})",
-            chunk,
-        )
-        for session_id, text, command, status, checks, last_end in rows:
-            found[str(session_id)] = StoredGoal(
-                Goal(str(text), str(command)), str(status), int(checks), str(last_end)
-            )
-    return found
 
 
 def carried_pins(store: Store, session_id: str) -> tuple[str, ...]:
