@@ -21,6 +21,7 @@ and runs ``argv`` as ``UID``:``GID``. The machine's own limit is untouched.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -81,6 +82,10 @@ class AsUser:
         self.user = user
         self.ids = ids if user == "unprivileged" else (0, 0)
         self.as_other = user == "unprivileged" and os.geteuid() == 0
+        if self.as_other:
+            unreachable = _seri_unreachable(*self.ids)
+            if unreachable:
+                pytest.skip(f"another user cannot run the installed seri here: {unreachable}")
         self.base = Path(tempfile.mkdtemp(prefix="seri-as-", dir="/tmp"))
         os.chmod(self.base, 0o755)
         self.project = self.base / "project"
@@ -125,6 +130,26 @@ class AsUser:
         left = _unmount_beneath(self.base)
         assert not left, f"{self.base} left in place: still mounted beneath it: {left}"
         shutil.rmtree(self.base, ignore_errors=True)
+
+
+@functools.cache
+def _seri_unreachable(uid: int, gid: int) -> str:
+    """Why the user cannot start the installed seri ("" when it can): a directory above the
+    checkout or the interpreter that others may not enter (a 0700 temporary checkout,
+    ~/.pyenv) leaves only root able to run it, and every run as the user would fail for
+    that, not for the sandbox."""
+    from tests.conftest import SERI
+
+    done = subprocess.run(
+        ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--", SERI, "--version"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=30,
+    )
+    if done.returncode == 0:
+        return ""
+    return (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1][:200]
 
 
 def _mounts_beneath(base: Path) -> list[str]:
