@@ -1,5 +1,6 @@
 """The result record and the cost budget, for any ending and any totals: the record's
-exit status follows from its status (done is 0 and nothing else is), it is plain JSON, its
+exit status follows from its status (done is 0 and nothing else is; a goal run's own ends
+and context_exhausted have theirs, seri.pure.goals), it is plain JSON, its
 cost and cached share are the totals'; the budget stops exactly when the reported cost
 reached it, and always when a call reported no cost."""
 
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 from seri.pure.cost_budget import budget_stop
 from seri.pure.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNFINISHED, EXIT_USAGE
+from seri.pure.goals import GOAL_EXIT_STATUS
 from seri.pure.records import Usage
 from seri.pure.run_result import (
     EXIT_TERMINATED,
@@ -71,6 +73,8 @@ def test_the_record_follows_from_the_ending_and_the_totals(
     status, code = record["status"], record["exit_status"]
     assert (status == "done") == (code == EXIT_OK)
     allowed = {
+        # README "Goals": stalled 3, max_checks 4, wall 5; context_exhausted 6.
+        **{name: {exit_status} for name, exit_status in GOAL_EXIT_STATUS.items()},
         "done": {EXIT_OK},
         "interrupted": {EXIT_INTERRUPTED, EXIT_TERMINATED},
         "error": {EXIT_UNFINISHED, EXIT_USAGE},

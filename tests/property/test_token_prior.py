@@ -14,7 +14,7 @@ import math
 from typing import Any
 
 import attrs
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from scripts.fake_model import Utf8Ratio, count_prompt_tokens
@@ -30,7 +30,7 @@ from seri.pure.token_prior import (
     text_prior,
 )
 from seri.pure.tokens import sized_tokens, utf8_size
-from seri.pure.window import Window
+from seri.pure.window import MIN_HISTORY_LOCAL, Window
 from tests.property.strategies import histories_with_payloads
 
 # The character classes, and text mixing them: prose, code and JSON, Cyrillic, CJK, emoji.
@@ -97,6 +97,9 @@ def test_each_class_is_priced_as_its_densest_tokenizer_counts_it() -> None:
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow])
+# A system prompt and tools (9,321 characters, 7,002 tokens by the densest count) that leave
+# no history room at the prior: priced sparser, the request "fits" and is sent, 2 tokens over.
+@example(history=[Message(role="user", text="")], overhead_chars=9_321, tokens=8_000, keep=2_000)
 @given(
     histories(),
     st.integers(0, 12_000),
@@ -119,8 +122,11 @@ def test_a_request_the_prior_says_fits_is_never_over_a_dense_providers_window(
         # ...so a request it lets through fits the window with its answer's room.
         assert counted + window.answer_tokens <= tokens
     priced = window.priced(local, prior)
-    # (Unless priced sparser to leave a history room beside a fixed part that fills it.)
-    if (priced.scale >= prior or priced is window) and priced.request_fits(local):
+    # Unless priced sparser to leave a history room beside a fixed part that fills it at the
+    # prior (``Window.priced``'s cap: no request fits then, and the first reply measures the
+    # real scale); the request that fits at that sparser price is sent at ``window``'s.
+    capped = (tokens - window.answer_tokens) / (window.overhead_local + MIN_HISTORY_LOCAL) < prior
+    if not capped and priced.request_fits(local):
         assert counted + window.answer_tokens <= tokens
 
 
