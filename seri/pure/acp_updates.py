@@ -8,11 +8,12 @@ Plain dicts, shaped as the ACP schema names them (camelCase); the runtime only s
 
 from __future__ import annotations
 
-import json
 import posixpath
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from seri.pure import json_text
+from seri.pure.bounded_input import TOOL_ARGUMENTS
 from seri.pure.effects import Answer, ToolRun
 from seri.pure.events import Compaction
 from seri.pure.records import Message, Session, ToolCall
@@ -54,7 +55,7 @@ def stop_reason(status: str, *, by_user: bool) -> str | None:
 
 def _arguments(call: ToolCall) -> dict[str, Any]:
     try:
-        value = json.loads(call.arguments or "{}")
+        value = json_text.loads_bounded(call.arguments or "{}", TOOL_ARGUMENTS)
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}

@@ -13,6 +13,9 @@ from typing import Any
 
 import attrs
 
+from seri.pure import json_text
+from seri.pure.bounded_input import ACP_STDIO
+
 # JSON-RPC 2.0's codes are MCP's too (seri.pure.jsonrpc); ACP adds one for a session that
 # needs a key first.
 from seri.pure.jsonrpc import (
@@ -69,7 +72,7 @@ Incoming = Call | Reply | Malformed
 def parse_line(line: str) -> Incoming:
     """What the client's ``line`` is, never an exception."""
     try:
-        body = json.loads(line)
+        body = json_text.loads_bounded(line, ACP_STDIO)
     except ValueError as e:
         return Malformed(PARSE_ERROR, f"not JSON: {e}")
     if not isinstance(body, dict):

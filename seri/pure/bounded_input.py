@@ -57,6 +57,10 @@ MCP_STDIO = InputLimits(
 MCP_HTTP = InputLimits(
     "the MCP server", max_line_bytes=64 * MIB, max_message_bytes=64 * MIB, max_total_bytes=64 * MIB
 )
+# What an ACP client (an editor) writes on seri's stdin: one JSON-RPC message a line.
+ACP_STDIO = InputLimits(
+    "the ACP client", max_line_bytes=64 * MIB, max_message_bytes=64 * MIB, max_total_bytes=0
+)
 CONFIG_FILE = InputLimits(
     "config.json", max_line_bytes=4 * MIB, max_message_bytes=4 * MIB, max_total_bytes=4 * MIB
 )
@@ -84,6 +88,7 @@ SOURCES: dict[str, InputLimits] = {
     "provider answer": PROVIDER_ANSWER,
     "mcp stdio": MCP_STDIO,
     "mcp http": MCP_HTTP,
+    "acp stdio": ACP_STDIO,
     "config.json": CONFIG_FILE,
     ".mcp.json": PROJECT_MCP_FILE,
     "legacy session file": LEGACY_SESSION_FILE,

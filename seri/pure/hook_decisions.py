@@ -17,13 +17,12 @@ contexts and messages are all kept, in order.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
 
-from seri.pure import events
+from seri.pure import events, json_text
 from seri.pure.effects import NOTHING, HookDecision, HookVerdict
 from seri.pure.hook_events import (
     POST_TOOL_USE,
@@ -115,7 +114,7 @@ def _json_object(text: str) -> dict[str, Any] | None:
     if not stripped.startswith("{"):
         return None
     try:
-        data = json.loads(stripped)
+        data = json_text.loads(stripped)
     except ValueError:
         return None
     return data if isinstance(data, dict) else None

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from seri.pure import events
+from seri.pure import events, json_text
+from seri.pure.bounded_input import BoundedInputError, InputLimits
 from seri.pure.effects import NOTHING, HookDecision
 from seri.pure.hook_decisions import combined, decide
 from seri.pure.hook_events import (
@@ -72,19 +73,26 @@ def approval_name(hook: HookCommand) -> str:
 
 def project_documents(project: Path) -> list[tuple[str, Any, str]]:
     """(source, its ``hooks`` object, why it could not be read) for each project file."""
+    from seri.io.config import read_bounded_text
+
     found = []
     for source in PROJECT_SOURCES:
         path = project / source
         if not path.is_file():
             continue
+        limits = InputLimits(
+            source,
+            max_line_bytes=SETTINGS_CAP,
+            max_message_bytes=SETTINGS_CAP,
+            max_total_bytes=SETTINGS_CAP,
+        )
         try:
-            too_big = path.stat().st_size > SETTINGS_CAP
-            document = None if too_big else json.loads(path.read_text(encoding="utf-8"))
+            document = json_text.loads_bounded(read_bounded_text(path, limits), limits)
+        except BoundedInputError as exc:
+            found.append((source, None, f"{source} was not read for hooks: {exc.reason}"))
+            continue
         except (OSError, ValueError) as exc:
             found.append((source, None, f"{source} was not read for hooks: {exc}"))
-            continue
-        if too_big:
-            found.append((source, None, f"{source} is larger than {SETTINGS_CAP // 1024} KiB"))
             continue
         hooks = document.get("hooks") if isinstance(document, dict) else None
         found.append((source, hooks, ""))

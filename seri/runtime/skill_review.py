@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from seri.io import mcp_approvals
+from seri.io.prompt_files import PROMPT_FILE_CAP
 from seri.pure.errors import SeriError
 from seri.pure.skill_frontmatter import FrontMatterError, parse_front_matter, problems
 from seri.pure.terminal_text import one_line
@@ -65,10 +66,15 @@ def validate(directories: list[Path]) -> tuple[list[str], bool]:
     ok = True
     for directory in directories:
         file = directory / "SKILL.md"
+        found: tuple[str, ...]
         try:
-            text = file.read_text(encoding="utf-8")
-            fields, _ = parse_front_matter(text)
-            found = problems(fields, os.path.basename(os.path.realpath(directory)))
+            with file.open("rb") as handle:
+                data = handle.read(PROMPT_FILE_CAP + 1)
+            if len(data) > PROMPT_FILE_CAP:
+                found = (f"SKILL.md is larger than {PROMPT_FILE_CAP // 1024} KiB",)
+            else:
+                fields, _ = parse_front_matter(data.decode("utf-8"))
+                found = problems(fields, os.path.basename(os.path.realpath(directory)))
         except (OSError, FrontMatterError, UnicodeDecodeError) as exc:
             found = (str(exc),)
         if found:

@@ -802,6 +802,7 @@ FUZZED_SOURCES = {
     "provider answer": "tests/property/test_bounded_input.py::test_H2_fuzz_provider_answers",
     "mcp stdio": "tests/mcp/test_bounded_servers.py::test_H2_fuzz_mcp_stdio_lines",
     "mcp http": "tests/mcp/test_bounded_servers.py::test_H2_fuzz_mcp_http_bodies",
+    "acp stdio": "tests/property/test_bounded_input.py::test_H2_fuzz_acp_lines",
     "config.json": "tests/faults/test_hostile_input.py::test_H2_fuzz_config",
     ".mcp.json": "tests/faults/test_hostile_input.py::test_H2_fuzz_project_mcp_json",
     "legacy session file": "tests/faults/test_hostile_input.py::test_H2_fuzz_legacy_session_files",

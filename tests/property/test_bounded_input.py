@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seri.pure import json_text, jsonrpc
+from seri.pure import acp_wire, json_text, jsonrpc
 from seri.pure.bounded_input import (
     MAX_DEPTH,
     MCP_STDIO,
@@ -267,3 +267,19 @@ def test_H2_fuzz_provider_answers(body: str | bytes) -> None:
     if isinstance(parsed, dict):
         assemble_completion(parsed)
         window_from_listing(parsed, "m")
+
+
+@settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "100")), deadline=None)
+@given(
+    st.one_of(
+        st.text(max_size=80),
+        json_values.map(lambda v: json.dumps({"jsonrpc": "2.0", "id": 1, "params": v})),
+        st.integers(0, 50_000).map(lambda n: '{"jsonrpc":"2.0","method":"m","params":' + "[" * n),
+    )
+)
+def test_H2_fuzz_acp_lines(line: str) -> None:
+    """What the ACP client writes on stdin, a line at a time: a call, a reply or a malformed
+    message (answered with an error), never an exception; nothing deeper than the limit."""
+    assert isinstance(
+        acp_wire.parse_line(line), acp_wire.Call | acp_wire.Reply | acp_wire.Malformed
+    )
