@@ -229,21 +229,27 @@ class StdioTransport:
                 chunk = b""
             if not chunk:
                 break
+            # A message can answer only a request sent before its bytes were read: one the
+            # reader is still going through when the next call is sent must not fail that call.
+            sent = self._pending.last_id()
             for line in lines.feed(chunk):
                 if isinstance(line, OverlongLine):
-                    self._over_limit(message_too_big(self._limits).reason)
+                    self._over_limit(message_too_big(self._limits).reason, sent)
                 else:
-                    self._dispatch(line)
+                    self._dispatch(line, sent)
         self._ended()
 
-    def _over_limit(self, what: str) -> None:
+    def _over_limit(self, what: str, sent: int) -> None:
         """A message seri would not read: whichever request it answered gets no other
-        answer, so every request waiting fails now rather than at its timeout."""
+        answer, so every request waiting that it could answer (those sent by the time it
+        was read, ids up to ``sent``) fails now rather than at its timeout."""
         self._pending.fail_all(
-            Failure(OVERSIZED, f"the server sent {what}, which was dropped"), final=False
+            Failure(OVERSIZED, f"the server sent {what}, which was dropped"),
+            final=False,
+            up_to=sent,
         )
 
-    def _dispatch(self, line: bytes) -> None:
+    def _dispatch(self, line: bytes, sent: int) -> None:
         for message in jsonrpc.decode_line(line, self._limits):
             if isinstance(message, Response | ErrorResponse):
                 if message.id is not None:
@@ -257,7 +263,7 @@ class StdioTransport:
                 self._unreadable += 1
                 self._last_unreadable = message.sample
                 if message.over_limit:
-                    self._over_limit(message.reason)
+                    self._over_limit(message.reason, sent)
 
     def _answer_server(self, asked: ServerRequest) -> None:
         if asked.method == "ping":

@@ -119,11 +119,21 @@ class PendingRequests:
         with self._lock:
             self._slots.pop(request_id, None)
 
-    def fail_all(self, failure: Failure, *, final: bool) -> None:
-        """Answer every waiting request with ``failure``; ``final`` refuses new ones too."""
+    def last_id(self) -> int:
+        """The id of the latest request opened (0 before the first)."""
         with self._lock:
-            slots = list(self._slots.values())
-            self._slots.clear()
+            return self._next_id
+
+    def fail_all(self, failure: Failure, *, final: bool, up_to: int | None = None) -> None:
+        """Answer every waiting request with ``failure``, or only those opened up to id
+        ``up_to``; ``final`` refuses new ones too."""
+        with self._lock:
+            failed = [
+                request_id
+                for request_id in self._slots
+                if up_to is None or (isinstance(request_id, int) and request_id <= up_to)
+            ]
+            slots = [self._slots.pop(request_id) for request_id in failed]
             if final:
                 self._closed = failure
         for slot in slots:

@@ -15,11 +15,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from scripts.fake_model import FakeModel
 from seri.io.mcp_hub import McpHub
+from seri.io.mcp_transport import OVERSIZED, Failure, PendingRequests
 from tests.conftest import RunSeri
 from tests.fuzzing import FUZZ
 from tests.mcp.conftest import FAKE_API_KEY, configs, free_port, hostile, parent_environment
@@ -161,8 +162,29 @@ def fuzzed_stdio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpHub]:
         yield made
 
 
+def test_a_message_over_the_limit_fails_only_the_requests_sent_before_it_was_read() -> None:
+    pending = PendingRequests()
+    first = pending.open()
+    sent = pending.last_id()
+    second = pending.open()
+    assert not isinstance(first, Failure) and not isinstance(second, Failure)
+    pending.fail_all(Failure(OVERSIZED, "dropped"), final=False, up_to=sent)
+    assert first[1].event.is_set() and first[1].answer == Failure(OVERSIZED, "dropped")
+    assert not second[1].event.is_set() and pending.count() == 1
+
+
 @FUZZ
 @given(st.lists(rpc_lines, min_size=1, max_size=4), st.sampled_from(["\n", "\r\n"]))
+# CI: the too-deep line failed the raw call; the line over the limit, read after the next
+# call was sent, failed that one too (every waiting request, not only those sent before it)
+@example(
+    [
+        '{"jsonrpc":"2.0","id":1,"result":' + "[" * 100 + "]" * 100 + "}",
+        '{"jsonrpc": "2.0", "method": "ping", "id": 0}',
+        "x" * 8192,
+    ],
+    "\r\n",
+)
 def test_H2_fuzz_mcp_stdio_lines(fuzzed_stdio: McpHub, lines: list[str], ending: str) -> None:
     """Whatever lines a stdio server writes, the call ends in an outcome within its bound
     and the next call works (the reader thread lives)."""
