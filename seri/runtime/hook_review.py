@@ -56,8 +56,18 @@ def list_lines(profile: Profile, project: Path, *, as_json: bool) -> list[str]:
 
 def approve(profile: Profile, project: Path, names: list[str]) -> list[str]:
     """Approve the project's hooks named (every waiting one when none is), as they are now."""
+    from seri.pure.trust import shown_entry
+    from seri.runtime.mcp_review import screen_redactor
+
+    # The row keeps the entry masked, as an MCP server's: a token in a command stays out.
+    redactor = screen_redactor()
     waiting = [
-        Candidate(approval_name(h), h.digest, json.dumps(dict(h.entry)), h.command)
+        Candidate(
+            approval_name(h),
+            h.digest,
+            shown_entry(dict(h.entry), redactor),
+            redactor.text(h.command),
+        )
         for h, _ in _loaded(profile, project).waiting
     ]
     return approval_review.approve_waiting(profile.store, project, HOOKS, waiting, names)
