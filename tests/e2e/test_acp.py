@@ -560,3 +560,36 @@ def test_a_line_over_the_limit_is_refused_without_being_held_and_it_serves_on(
     assert "longer than seri's limit of 64 MiB" in refused["error"]["message"]
     assert grown_mib < 80, f"seri's peak memory grew by {grown_mib:.0f} MiB"
     assert served["id"] == 3 and "result" in served
+
+
+def test_a_config_warning_is_said_once_a_session(seri_home: Path, project: Path) -> None:
+    """config.json is read once per session/new (the key is looked for in that reading),
+    so its warnings reach stderr once."""
+    seri_home.mkdir(parents=True, exist_ok=True)
+    (seri_home / "config.json").write_text(json.dumps({"modle": "x"}))
+    with FakeModel([]) as fake:
+        lines = [
+            json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}),
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "session/new",
+                    "params": {"cwd": str(project), "mcpServers": []},
+                }
+            ),
+        ]
+        done = subprocess.run(
+            [SERI, "acp"],
+            input="\n".join(lines) + "\n",
+            capture_output=True,
+            text=True,
+            env=_env(seri_home, fake),
+            cwd=project,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    answers = {a.get("id"): a for a in map(json.loads, done.stdout.splitlines())}
+    assert "sessionId" in answers[2]["result"]
+    assert done.stderr.count("unknown key 'modle'") == 1, done.stderr
