@@ -123,3 +123,42 @@ def test_a_project_skill_loads_only_once_approved(run_seri: RunSeri, project: Pa
         after = run_seri("chat", "-p", "hi", env=chat_env(fake))
         system = fake.requests[0]["messages"][0]["content"]
     assert after.returncode == 0 and "- webapp-testing: Toolkit for" in system
+
+
+def _compaction(run_seri: RunSeri, session_id: str, home: Path) -> dict[str, Any]:
+    shown = run_seri("sessions", "show", session_id, "--json", env={"SERI_HOME": str(home)})
+    assert shown.returncode == 0, shown.stderr
+    [entry] = json.loads(shown.stdout.splitlines()[0])["compactions"]
+    return {k: v for k, v in entry.items() if k not in ("trigger", "at", "seconds")}
+
+
+def test_seri_compact_sizes_a_session_with_skills_as_its_chat_does(
+    run_seri: RunSeri, seri_home: Path, tmp_path: Path
+) -> None:
+    """`seri compact` counts the frozen prompt the chat sends, the skills' catalogue (and
+    their activation tool) included: the same session compacted from the chat (/compact) and
+    from the shell is sized and cut the same (it was sized without them, a smaller
+    estimate than the chat's, so a cut near the keep budget fell elsewhere)."""
+    _install(seri_home)
+    (seri_home / "config.json").write_text(
+        json.dumps({"context_window": 16_000, "compaction": {"keep_tokens": 300}})
+    )
+    recap = {"text": '{"goal": "g", "progress": [], "blockers": [], "next_steps": []}'}
+    lines = "".join(f"task {n}: " + "look at the parser " * 40 + "\n" for n in range(6))
+    with FakeModel([{"text": f"seen {n} " + "w" * 400} for n in range(6)]) as fake:
+        built = run_seri("chat", input=lines, env=chat_env(fake))
+    assert built.returncode == 0, built.stderr
+    session_id = json.loads(run_seri("sessions", "--json").stdout.splitlines()[0])["id"]
+    shell_home = tmp_path / "shell-profile"
+    shutil.copytree(seri_home, shell_home)
+    with FakeModel([recap]) as fake:
+        chat = run_seri("chat", "--resume", session_id, input="/compact\n", env=chat_env(fake))
+    assert chat.returncode == 0, chat.stderr
+    with FakeModel([recap]) as fake:
+        shell_env = chat_env(fake, SERI_HOME=str(shell_home))
+        shell = run_seri("compact", "--session", session_id, env=shell_env)
+    assert shell.returncode == 0, shell.stderr
+    by_chat = _compaction(run_seri, session_id, seri_home)
+    by_shell = _compaction(run_seri, session_id, shell_home)
+    assert by_chat["evicted"] > 0
+    assert by_shell == by_chat
