@@ -11,6 +11,8 @@ POST_TOOL_USE = "PostToolUse"
 PRE_COMPACT = "PreCompact"
 POST_COMPACT = "PostCompact"
 STOP = "Stop"
+# Stop's counterpart when a subagent (the task tool's child) ends (Claude Code's name).
+SUBAGENT_STOP = "SubagentStop"
 SESSION_END = "SessionEnd"
 EVENTS = (
     SESSION_START,
@@ -20,10 +22,14 @@ EVENTS = (
     PRE_COMPACT,
     POST_COMPACT,
     STOP,
+    SUBAGENT_STOP,
     SESSION_END,
 )
 # How many times in one task Stop hooks may send the model back to work.
 STOP_LOOP_LIMIT = 3
+# The type a subagent's hooks are told (``agent_type``, SubagentStop's matcher): seri has one
+# kind of subagent, the general one Claude Code names so.
+SUBAGENT_TYPE = "general-purpose"
 
 PERSON_SOURCE = "config.json"
 PROJECT_SOURCES = (".seri/hooks.json", ".claude/settings.json")

@@ -79,7 +79,7 @@ def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
         spill_dir=host.context.spill_dir,
         tools=child_host,
         spending=host.spending,
-        hooks=host.hooks,
+        hooks=None if host.hooks is None else host.hooks.for_child(child_id),
     )
     try:
         end = build_agent(Role.SUBAGENT, brief, ports).run_task(Conversation(()), prompt)

@@ -350,3 +350,87 @@ def test_a_subagents_tool_calls_run_the_hooks_too(
     assert [(r["event"], r["tool_call"], r["decision"]) for r in runs] == [
         ("PreToolUse", "b1", "deny")
     ]
+
+
+# A Python hook for Stop, SubagentStop and PreToolUse: logs its input; sends a subagent back
+# once (exit 2, Claude Code's blocking error), then lets it end.
+SUBAGENT_GATE = """\
+import json, sys
+data = json.load(sys.stdin)
+with open("events.jsonl", "a") as log:
+    log.write(json.dumps(data) + "\\n")
+if data["hook_event_name"] == "SubagentStop" and not data["stop_hook_active"]:
+    print("cite the file you read", file=sys.stderr)
+    sys.exit(2)
+"""
+
+
+def test_a_subagents_end_runs_subagent_stop_not_stop(
+    run_seri: RunSeri, project: Path, seri_home: Path
+) -> None:
+    """As in Claude Code: inside a subagent its tool calls run PreToolUse and its end runs
+    SubagentStop (matched on the agent type), which can send it back to work; the session's
+    Stop runs for the parent's end only. The subagent's hooks are told its id and type."""
+    (project / "gate.py").write_text(SUBAGENT_GATE)
+    (project / "notes.txt").write_text("notes\n")
+    command = f"{sys.executable} gate.py"
+    hooks = {
+        **_command("SubagentStop", command, "general-purpose"),
+        **_command("Stop", command),
+        **_command("PreToolUse", command),
+    }
+    _config(seri_home, hooks)
+    script: list[dict[str, Any]] = [
+        {"tool_calls": [call("t1", "task", description="read", prompt="read notes.txt")]},
+        {"tool_calls": [call("r1", "read_file", path="notes.txt")]},
+        {"text": "it says notes"},
+        {"text": "notes.txt says notes"},
+        {"text": "the subagent read it"},
+    ]
+    with FakeModel(script) as fake:
+        done = run_seri("chat", "--allow", "task", "-p", "read it", env=chat_env(fake))
+        requests = fake.requests
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "the subagent read it"
+    sent_back = requests[3]["messages"][-1]
+    assert sent_back == {"role": "user", "content": "[hook SubagentStop]\ncite the file you read"}
+    assert "notes.txt says notes" in _tool_results(requests[4])[0]
+    seen = [json.loads(line) for line in (project / "events.jsonl").read_text().splitlines()]
+    assert [(s["hook_event_name"], s.get("agent_type")) for s in seen] == [
+        ("PreToolUse", None),
+        ("PreToolUse", "general-purpose"),
+        ("SubagentStop", "general-purpose"),
+        ("SubagentStop", "general-purpose"),
+        ("Stop", None),
+    ]
+    child = seen[2]["agent_id"]
+    assert child and seen[1]["agent_id"] == child == seen[3]["agent_id"]
+    assert "agent_id" not in seen[0] and "agent_id" not in seen[4]
+    assert seen[2]["stop_hook_active"] is False and seen[3]["stop_hook_active"] is True
+    assert seen[2]["last_assistant_message"] == "it says notes"
+    assert seen[4]["last_assistant_message"] == "the subagent read it"
+    runs = _hook_runs(run_seri)
+    assert [(r["event"], r["decision"]) for r in runs] == [
+        ("PreToolUse", "none"),
+        ("PreToolUse", "none"),
+        ("SubagentStop", "block"),
+        ("SubagentStop", "none"),
+        ("Stop", "none"),
+    ]
+
+
+def test_a_subagent_stop_hook_matching_another_type_does_not_run(
+    run_seri: RunSeri, project: Path, seri_home: Path
+) -> None:
+    (project / "gate.py").write_text(SUBAGENT_GATE)
+    _config(seri_home, _command("SubagentStop", f"{sys.executable} gate.py", "code-reviewer"))
+    script: list[dict[str, Any]] = [
+        {"tool_calls": [call("t1", "task", description="say", prompt="say hi")]},
+        {"text": "hi"},
+        {"text": "it said hi"},
+    ]
+    with FakeModel(script) as fake:
+        done = run_seri("chat", "--allow", "task", "-p", "go", env=chat_env(fake))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "it said hi"
+    assert not (project / "events.jsonl").exists()
