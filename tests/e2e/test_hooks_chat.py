@@ -2,9 +2,10 @@
 ``seri`` against the loopback fake model, with Claude Code's JSON on stdin and Claude Code's
 exit codes and JSON output, recorded in the trajectory and shown as one line.
 
-One of them is a Claude Code hook from a public repository, unchanged (NTCoding/
-living-architecture's block-dangerous-commands.sh with its .claude/settings.json; see
-tests/third_party/hooks/SOURCES.md), run as a project hook before and after approval."""
+Two of them are Claude Code hooks from public repositories, unchanged (NTCoding/
+living-architecture's block-dangerous-commands.sh with its .claude/settings.json, run as a
+project hook before and after approval; anthropics/claude-plugins-official's
+validate-bash.sh, the person's own; see tests/third_party/hooks/SOURCES.md)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ from tests.conftest import RunSeri
 from tests.e2e.test_chat import call, chat_env
 
 PUBLIC = Path(__file__).parent.parent / "third_party" / "hooks" / "living-architecture"
+# anthropics/claude-plugins-official's example PreToolUse hook that validates Bash commands.
+VALIDATE_BASH = Path(__file__).parent.parent / "third_party" / "hooks" / "plugin-dev"
 
 # A Python hook: denies rm -rf with a reason (Claude Code's JSON output) and logs its input.
 DENY_RM = """\
@@ -434,3 +437,39 @@ def test_a_subagent_stop_hook_matching_another_type_does_not_run(
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "it said hi"
     assert not (project / "events.jsonl").exists()
+
+
+def test_anthropics_bash_validator_example_runs_unchanged(
+    run_seri: RunSeri, project: Path, seri_home: Path
+) -> None:
+    """The plugin-dev example hook from anthropics/claude-plugins-official, byte for byte,
+    configured as its header says (PreToolUse on Bash): it reads Claude Code's stdin with
+    jq and blocks with exit 2, its stderr the reason the model reads. `rm -rf` and `sudo`
+    are denied and never run; `ls` runs."""
+    hooks_dir = project / ".claude" / "hooks"
+    hooks_dir.mkdir(parents=True)
+    shutil.copy2(VALIDATE_BASH / "validate-bash.sh", hooks_dir / "validate-bash.sh")
+    (project / "build").mkdir()
+    command = '"$CLAUDE_PROJECT_DIR"/.claude/hooks/validate-bash.sh'
+    _config(seri_home, _command("PreToolUse", command, "Bash"))
+    script: list[dict[str, Any]] = [
+        {"tool_calls": [call("b1", "bash", command="rm -rf build")]},
+        {"tool_calls": [call("b2", "bash", command="ls")]},
+        {"tool_calls": [call("b3", "bash", command="sudo ls")]},
+        {"text": "done"},
+    ]
+    with FakeModel(script) as fake:
+        done = run_seri("chat", "--allow", "bash", "-p", "clean up", env=chat_env(fake))
+        requests = fake.requests
+    assert done.returncode == 0, done.stderr
+    assert (project / "build").is_dir()
+    denied, listed, elevated = _tool_results(requests[3])
+    assert "Dangerous command detected: rm -rf" in denied
+    assert "build" in listed
+    assert "Command requires elevated privileges" in elevated
+    runs = _hook_runs(run_seri)
+    assert [(r["tool_call"], r["exit_code"], r["decision"]) for r in runs] == [
+        ("b1", 2, "deny"),
+        ("b2", 0, "none"),
+        ("b3", 2, "deny"),
+    ]
