@@ -166,6 +166,7 @@ def test_every_event_is_claude_codes_name() -> None:
         "PreCompact",
         "PostCompact",
         "Stop",
+        "SubagentStart",
         "SubagentStop",
         "SessionEnd",
     }

@@ -11,7 +11,9 @@ POST_TOOL_USE = "PostToolUse"
 PRE_COMPACT = "PreCompact"
 POST_COMPACT = "PostCompact"
 STOP = "Stop"
-# Stop's counterpart when a subagent (the task tool's child) ends (Claude Code's name).
+# When a subagent (the task tool's child) starts, and Stop's counterpart when it ends
+# (Claude Code's names).
+SUBAGENT_START = "SubagentStart"
 SUBAGENT_STOP = "SubagentStop"
 SESSION_END = "SessionEnd"
 EVENTS = (
@@ -22,6 +24,7 @@ EVENTS = (
     PRE_COMPACT,
     POST_COMPACT,
     STOP,
+    SUBAGENT_START,
     SUBAGENT_STOP,
     SESSION_END,
 )

@@ -27,6 +27,7 @@ from seri.pure.hook_events import (
     PROJECT_SOURCES,
     SESSION_END,
     SESSION_START,
+    SUBAGENT_START,
     SUBAGENT_STOP,
     SUBAGENT_TYPE,
     USER_PROMPT_SUBMIT,
@@ -179,12 +180,19 @@ class HookHost:
         SubagentStop."""
         found = configured_events(self.set.hooks)
         if child:
-            return found & {PRE_TOOL_USE, POST_TOOL_USE, SUBAGENT_STOP}
-        found = found - {SUBAGENT_STOP}
+            found = found & {PRE_TOOL_USE, POST_TOOL_USE, SUBAGENT_STOP}
+        else:
+            found = found - {SUBAGENT_STOP}
+        # SessionStart's (or SubagentStart's) context goes with the first prompt.
         return found | {USER_PROMPT_SUBMIT} if self.pending else found
 
     def answer(self, effect: RunHooks) -> tuple[HookDecision, tuple[events.HookRun, ...]]:
-        """The loop's question (an effect): what the hooks decided, and their records."""
+        """The loop's question (an effect): what the hooks decided, and their records. A
+        subagent's prompt runs no UserPromptSubmit hook (it is the parent's tool call);
+        it only carries SubagentStart's context."""
+        if self.agent_id and effect.event == USER_PROMPT_SUBMIT:
+            context, self.pending = tuple(self.pending), []
+            return HookDecision(context=context), ()
         # SubagentStop's matcher is about the subagent's type (Claude Code's).
         subject = SUBAGENT_TYPE if effect.event == SUBAGENT_STOP else effect.subject
         said, runs = self.run(effect.event, dict(effect.fields), subject, effect.tool_call)
@@ -226,8 +234,8 @@ class HookHost:
         return combined(decisions), tuple(runs)
 
     def at_session(self, event: str, fields: Mapping[str, Any], subject: str) -> None:
-        """SessionStart or SessionEnd: run, record and show; SessionStart's context waits
-        for the next prompt."""
+        """SessionStart, SessionEnd or SubagentStart: run, record and show; SessionStart's
+        (SubagentStart's) context waits for the next prompt (the subagent's)."""
         if event not in configured_events(self.set.hooks):
             return
         said, runs = self.run(event, fields, subject)
@@ -236,8 +244,13 @@ class HookHost:
                 self.events.record(run)
             if self.show is not None:
                 self.show(run)
-        if event == SESSION_START:
+        if event in (SESSION_START, SUBAGENT_START):
             self.pending.extend(said.context)
+
+    def subagent_start(self) -> None:
+        """SubagentStart, in the subagent's host before its first request: it cannot stop
+        the subagent; its context goes with the subagent's prompt."""
+        self.at_session(SUBAGENT_START, {}, SUBAGENT_TYPE)
 
     def session_start(self, source: str) -> None:
         self.at_session(SESSION_START, {"source": source}, source)

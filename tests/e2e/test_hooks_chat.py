@@ -355,8 +355,8 @@ def test_a_subagents_tool_calls_run_the_hooks_too(
     ]
 
 
-# A Python hook for Stop, SubagentStop and PreToolUse: logs its input; sends a subagent back
-# once (exit 2, Claude Code's blocking error), then lets it end.
+# A Python hook for every event: logs its input; gives a subagent context at its start, sends
+# it back once at its end (exit 2, Claude Code's blocking error), then lets it end.
 SUBAGENT_GATE = """\
 import json, sys
 data = json.load(sys.stdin)
@@ -365,22 +365,29 @@ with open("events.jsonl", "a") as log:
 if data["hook_event_name"] == "SubagentStop" and not data["stop_hook_active"]:
     print("cite the file you read", file=sys.stderr)
     sys.exit(2)
+if data["hook_event_name"] == "SubagentStart":
+    print(json.dumps({"hookSpecificOutput": {"hookEventName": "SubagentStart",
+        "additionalContext": "notes.txt is in the project's root"}}))
 """
 
 
-def test_a_subagents_end_runs_subagent_stop_not_stop(
+def test_a_subagents_start_and_end_run_subagent_start_and_stop(
     run_seri: RunSeri, project: Path, seri_home: Path
 ) -> None:
-    """As in Claude Code: inside a subagent its tool calls run PreToolUse and its end runs
-    SubagentStop (matched on the agent type), which can send it back to work; the session's
-    Stop runs for the parent's end only. The subagent's hooks are told its id and type."""
+    """As in Claude Code: a subagent's start runs SubagentStart (its context goes with the
+    subagent's prompt, which runs no UserPromptSubmit hook), its tool calls run PreToolUse
+    and its end runs SubagentStop (matched on the agent type), which can send it back to
+    work; the session's Stop runs for the parent's end only. The subagent's hooks are told
+    its id and type."""
     (project / "gate.py").write_text(SUBAGENT_GATE)
     (project / "notes.txt").write_text("notes\n")
     command = f"{sys.executable} gate.py"
     hooks = {
+        **_command("SubagentStart", command, "general-purpose"),
         **_command("SubagentStop", command, "general-purpose"),
         **_command("Stop", command),
         **_command("PreToolUse", command),
+        **_command("UserPromptSubmit", command),
     }
     _config(seri_home, hooks)
     script: list[dict[str, Any]] = [
@@ -395,26 +402,35 @@ def test_a_subagents_end_runs_subagent_stop_not_stop(
         requests = fake.requests
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "the subagent read it"
+    child_prompt = requests[1]["messages"][1:]
+    assert child_prompt == [
+        {"role": "user", "content": "read notes.txt"},
+        {"role": "user", "content": "[hook UserPromptSubmit]\nnotes.txt is in the project's root"},
+    ]
     sent_back = requests[3]["messages"][-1]
     assert sent_back == {"role": "user", "content": "[hook SubagentStop]\ncite the file you read"}
     assert "notes.txt says notes" in _tool_results(requests[4])[0]
     seen = [json.loads(line) for line in (project / "events.jsonl").read_text().splitlines()]
     assert [(s["hook_event_name"], s.get("agent_type")) for s in seen] == [
+        ("UserPromptSubmit", None),
         ("PreToolUse", None),
+        ("SubagentStart", "general-purpose"),
         ("PreToolUse", "general-purpose"),
         ("SubagentStop", "general-purpose"),
         ("SubagentStop", "general-purpose"),
         ("Stop", None),
     ]
     child = seen[2]["agent_id"]
-    assert child and seen[1]["agent_id"] == child == seen[3]["agent_id"]
-    assert "agent_id" not in seen[0] and "agent_id" not in seen[4]
-    assert seen[2]["stop_hook_active"] is False and seen[3]["stop_hook_active"] is True
-    assert seen[2]["last_assistant_message"] == "it says notes"
-    assert seen[4]["last_assistant_message"] == "the subagent read it"
+    assert child and all(s["agent_id"] == child for s in seen[2:6])
+    assert all("agent_id" not in s for s in (seen[0], seen[1], seen[6]))
+    assert seen[4]["stop_hook_active"] is False and seen[5]["stop_hook_active"] is True
+    assert seen[4]["last_assistant_message"] == "it says notes"
+    assert seen[6]["last_assistant_message"] == "the subagent read it"
     runs = _hook_runs(run_seri)
     assert [(r["event"], r["decision"]) for r in runs] == [
+        ("UserPromptSubmit", "none"),
         ("PreToolUse", "none"),
+        ("SubagentStart", "context"),
         ("PreToolUse", "none"),
         ("SubagentStop", "block"),
         ("SubagentStop", "none"),
