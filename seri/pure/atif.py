@@ -35,7 +35,7 @@ from typing import Any
 import attrs
 
 from seri.pure import events as event_records
-from seri.pure import json_text
+from seri.pure import history_events, json_text, tool_events
 from seri.pure.records import Message
 from seri.pure.timestamps import iso_utc
 
@@ -46,10 +46,10 @@ _SUBAGENT_RESULT = re.compile(r"\[subagent ([0-9A-Za-z_-]+)\]")
 # Events whose facts belong to the tool call that was running when they were recorded.
 _CALL_DETAILS = frozenset(
     {
-        event_records.Edit.type,
-        event_records.Check.type,
-        event_records.Checkpoint.type,
-        event_records.MemoryStaged.type,
+        tool_events.Edit.type,
+        tool_events.Check.type,
+        tool_events.Checkpoint.type,
+        tool_events.MemoryStaged.type,
     }
 )
 # Events that become no step: they are summed, or kept in the document's extra.
@@ -147,7 +147,7 @@ def subagents_started(events: Iterable[RecordedEvent]) -> tuple[str, ...]:
     """The child sessions a run's events name (the caller loads their messages)."""
     found = []
     for event in events:
-        if event.type == event_records.SubagentStart.type:
+        if event.type == tool_events.SubagentStart.type:
             child = _json_object(event.body).get("child")
             if isinstance(child, str) and child not in found:
                 found.append(child)
@@ -170,9 +170,9 @@ def _split_spans(
     for event in events:
         if inside:
             child = _json_object(event.body).get("child")
-            if event.type == event_records.SubagentStart.type:
+            if event.type == tool_events.SubagentStart.type:
                 depth += 1
-            elif event.type == event_records.SubagentEnd.type and (depth == 0 or child == inside):
+            elif event.type == tool_events.SubagentEnd.type and (depth == 0 or child == inside):
                 if depth == 0:
                     own.append(event)
                     inside = ""
@@ -181,7 +181,7 @@ def _split_spans(
             spans[inside].append(event)
             continue
         own.append(event)
-        if event.type == event_records.SubagentStart.type:
+        if event.type == tool_events.SubagentStart.type:
             child = _json_object(event.body).get("child")
             if isinstance(child, str):
                 inside = child
@@ -334,13 +334,13 @@ def _text_of(value: Any) -> tuple[str, dict[str, Any]]:
 
 def _system_message(kind: str, body: Mapping[str, Any]) -> str:
     """A short line for a system step (its details are in the step's extra)."""
-    if kind == event_records.Compaction.type:
+    if kind == history_events.Compaction.type:
         return (
             f"compaction ({body.get('trigger', '?')}): {body.get('evicted', '?')} messages "
             f"replaced by a recap, estimate {body.get('estimate_before', '?')} -> "
             f"{body.get('estimate_after', '?')} tokens"
         )
-    if kind == event_records.Shrink.type:
+    if kind == history_events.Shrink.type:
         return f"shrink ({body.get('trigger', '?')}): {body.get('elided', '?')} payloads elided"
     if kind == event_records.Overflow.type:
         return f"the provider refused the request as too long: {body.get('error', '')}"
@@ -355,14 +355,14 @@ def _system_message(kind: str, body: Mapping[str, Any]) -> str:
         return f"{key} lowered to {body.get('to', '?')}: {body.get('why', '')}"
     if kind == event_records.ModelSwitch.type:
         return f"model switched to {body.get('model', '?')}"
-    if kind == event_records.Rule.type:
+    if kind == history_events.Rule.type:
         return f"rule {body.get('name', '?')} fired"
     if kind == event_records.HookRun.type:
         return (
             f"hook {body.get('event', '?')} ({body.get('source', '?')}): "
             f"{body.get('decision', '?')}, exit {body.get('exit_code')}"
         )
-    if kind == event_records.McpServer.type:
+    if kind == tool_events.McpServer.type:
         ready = (
             f"MCP server {body.get('server', '?')!r} is ready, with {body.get('tools', 0)} tool(s)"
         )
@@ -503,11 +503,11 @@ class _Builder:
         when = _stamp(at)
         if kind == event_records.ModelCall.type:
             self._model_call(body, when)
-        elif kind == event_records.ToolCall.type:
+        elif kind == tool_events.ToolCall.type:
             self._tool_call_event(body, when)
-        elif kind in (event_records.ToolResult.type, event_records.Denial.type):
+        elif kind in (tool_events.ToolResult.type, tool_events.Denial.type):
             self._tool_result_event(kind, body)
-        elif kind == event_records.SessionRule.type:
+        elif kind == tool_events.SessionRule.type:
             step = self.call_steps.get(str(body.get("id")))
             if step is not None:
                 step.result(str(body.get("id"))).setdefault("extra", {})["approved_always"] = (
@@ -522,26 +522,26 @@ class _Builder:
             step = self.call_steps[self.running_call]
             facts = step.result(self.running_call).setdefault("extra", {})
             facts.setdefault(kind, []).append(body)
-        elif kind == event_records.McpServer.type and self.running_call in self.call_steps:
+        elif kind == tool_events.McpServer.type and self.running_call in self.call_steps:
             # Noticed on a call to the server (it died on it, say): that call's facts.
             step = self.call_steps[self.running_call]
             facts = step.result(self.running_call).setdefault("extra", {})
             facts.setdefault(kind, []).append(body)
-        elif kind == event_records.SubagentStart.type:
+        elif kind == tool_events.SubagentStart.type:
             self._subagent_start(body)
-        elif kind == event_records.SubagentEnd.type:
+        elif kind == tool_events.SubagentEnd.type:
             self._subagent_end(body)
         elif kind in _FOLDED:
             self._folded(kind, body)
-        elif kind == event_records.CompactionStart.type:
+        elif kind == history_events.CompactionStart.type:
             self.compaction_announced = {"timestamp": when, **body}
         else:
             self._close_agent_step()
             self.current = None
             extra: dict[str, Any] = {"event": kind, **body}
-            if kind == event_records.Compaction.type and self.summary_calls:
+            if kind == history_events.Compaction.type and self.summary_calls:
                 extra["summarizer"] = self._summarizer_so_far()
-            if kind == event_records.Compaction.type and self.compaction_announced:
+            if kind == history_events.Compaction.type and self.compaction_announced:
                 extra["announced"], self.compaction_announced = self.compaction_announced, None
             self._new("system", when, message=_system_message(kind, body), extra=extra)
 
@@ -589,7 +589,7 @@ class _Builder:
         else:
             result = step.result(call_id)
         extra = result.setdefault("extra", {})
-        if kind == event_records.Denial.type:
+        if kind == tool_events.Denial.type:
             extra["denial"] = {k: body[k] for k in ("rule", "reason", "by") if k in body}
             result.setdefault("content", f"denied: {body.get('reason', '')}")
             return

@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 import attrs
 
-from seri.pure import events
+from seri.pure import events, history_events, tool_events
 from seri.pure.genai_attributes import (
     AGENT_NAME,
     Content,
@@ -70,14 +70,14 @@ AgentRole = Literal["pending", "task", "standalone", "subagent"]
 # life is noticed on a call to it, and recorded before the call's result).
 _INSIDE_TOOL = frozenset(
     {
-        events.Checkpoint.type,
-        events.Edit.type,
-        events.Check.type,
-        events.Denial.type,
-        events.SessionRule.type,
-        events.MemoryStaged.type,
-        events.SubagentStart.type,
-        events.McpServer.type,
+        tool_events.Checkpoint.type,
+        tool_events.Edit.type,
+        tool_events.Check.type,
+        tool_events.Denial.type,
+        tool_events.SessionRule.type,
+        tool_events.MemoryStaged.type,
+        tool_events.SubagentStart.type,
+        tool_events.McpServer.type,
         events.HookRun.type,
     }
 )
@@ -89,12 +89,12 @@ _NOT_A_STEP = _DURING_CALL | {events.ContextWindow.type}
 # other record (a type added later, say) becomes an event of whatever is open, or nothing.
 _IN_TASK = frozenset(
     {
-        events.Rule.type,
-        events.SessionRule.type,
-        events.MemoryStaged.type,
-        events.Checkpoint.type,
-        events.Edit.type,
-        events.Check.type,
+        history_events.Rule.type,
+        tool_events.SessionRule.type,
+        tool_events.MemoryStaged.type,
+        tool_events.Checkpoint.type,
+        tool_events.Edit.type,
+        tool_events.Check.type,
         # A goal's check comes after its task ended: its failure is the next task's start.
         events.GoalCheck.type,
         events.GoalEnd.type,
@@ -291,7 +291,9 @@ class _Step:
 
     def innermost_scope(self, record: TrajectoryRecord, at: int) -> int:
         """The index of the scope a record's event belongs to, opening a task if none is open."""
-        if self.stack and (record.type in _INSIDE_TOOL or record.type == events.ToolResult.type):
+        if self.stack and (
+            record.type in _INSIDE_TOOL or record.type == tool_events.ToolResult.type
+        ):
             return len(self.stack) - 1
         return self.agent(record, at)
 
@@ -613,7 +615,7 @@ class _Step:
         root = self.stack[0]
         if index == 0 and isinstance(root, AgentScope) and root.role in ("pending", "standalone"):
             role: AgentRole = "standalone" if asked else "task"
-            compacted = root.compacted or record.type == events.Compaction.type
+            compacted = root.compacted or record.type == history_events.Compaction.type
             self.stack[0] = attrs.evolve(root, role=role, compacted=compacted)
 
     def tool_call(self, record: TrajectoryRecord, at: int) -> None:
@@ -777,13 +779,13 @@ _HANDLERS = {
     events.ModelCall.type: _Step.model_call,
     events.SummaryCall.type: _Step.summary_call,
     events.Overflow.type: _Step.overflow,
-    events.Compaction.type: _Step.maintenance,
-    events.Shrink.type: _Step.maintenance,
-    events.ToolCall.type: _Step.tool_call,
-    events.ToolResult.type: _Step.tool_result,
-    events.Denial.type: _Step.denial,
-    events.SubagentStart.type: _Step.subagent_start,
-    events.SubagentEnd.type: _Step.subagent_end,
+    history_events.Compaction.type: _Step.maintenance,
+    history_events.Shrink.type: _Step.maintenance,
+    tool_events.ToolCall.type: _Step.tool_call,
+    tool_events.ToolResult.type: _Step.tool_result,
+    tool_events.Denial.type: _Step.denial,
+    tool_events.SubagentStart.type: _Step.subagent_start,
+    tool_events.SubagentEnd.type: _Step.subagent_end,
     events.TurnEnd.type: _Step.turn_end,
     events.ModelSwitch.type: _Step.model_switch,
     events.ContextWindow.type: _Step.context_window,

@@ -23,7 +23,8 @@ from typing import Any
 
 from seri import __version__
 from seri.io.otlp_sender import CLOSE_SECONDS, BackgroundSender
-from seri.pure.events import Event, Header
+from seri.pure.event_record import Event
+from seri.pure.events import Header
 from seri.pure.genai_attributes import CONTENT_LIMIT, Content
 from seri.pure.genai_trace import (
     TraceOutput,
