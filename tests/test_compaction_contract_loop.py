@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import attrs
 
-from seri.pure import events
+from seri.pure import events, history_events
 from seri.pure.compaction_contract import LastCompaction
 from seri.pure.effects import CallModel, Record
 from seri.pure.records import Message
@@ -70,9 +70,9 @@ def test_every_compaction_is_announced_before_its_summarizer_call() -> None:
     loop = Watching(calls=2, billed=9_000)
     end = drive(run_task(_setup(), _conversation(_history(12, 200)), Message("user", "go")), loop)
     assert end.status == "done" and loop.compactions >= 1
-    first = loop.order.index(events.CompactionStart.type)
-    assert first < loop.order.index("summary") < loop.order.index(events.Compaction.type)
-    assert loop.order.count(events.CompactionStart.type) >= loop.compactions
+    first = loop.order.index(history_events.CompactionStart.type)
+    assert first < loop.order.index("summary") < loop.order.index(history_events.Compaction.type)
+    assert loop.order.count(history_events.CompactionStart.type) >= loop.compactions
 
 
 def test_auto_off_never_calls_the_summarizer() -> None:

@@ -1,4 +1,5 @@
-"""Event types are named in one place: ``seri/pure/events.py``.
+"""Event types are named in one place: the event record modules (``seri/pure/events.py``
+with ``tool_events.py`` and ``history_events.py``, whose records ``events.EVENT_TYPES`` lists).
 
 Read statically from the source: a string equal to an event type, where code dispatches on
 it (compared, a ``case``, a dict key, a member of a set), is a second definition of that
@@ -8,6 +9,7 @@ type that a rename would silently leave behind. Code says ``ModelCall.type`` ins
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,7 +19,10 @@ from seri.pure import events
 from seri.pure.genai_attributes import EVENT_FIELDS
 
 ROOT = Path(__file__).resolve().parent.parent
-EVENTS_MODULE = ROOT / "seri" / "pure" / "events.py"
+# The modules that define the records, and only records: a type's literal is its record's.
+EVENT_MODULES = frozenset(
+    ROOT / "seri" / "pure" / name for name in ("events.py", "tool_events.py", "history_events.py")
+)
 TYPE_NAMES = frozenset(kind.type for kind in events.EVENT_TYPES)
 # The same words with another meaning, where they are not an event's type.
 OTHER_MEANINGS = {
@@ -78,10 +83,15 @@ def dispatch_literals(source: str) -> list[tuple[int, str]]:
     return sorted({(c.lineno, str(c.value)) for c in found if c.value in TYPE_NAMES})
 
 
-def test_no_event_type_literal_outside_the_events_module() -> None:
+def test_the_event_modules_are_where_the_records_are() -> None:
+    homes = {Path(sys.modules[kind.__module__].__file__ or "") for kind in events.EVENT_TYPES}
+    assert homes == EVENT_MODULES
+
+
+def test_no_event_type_literal_outside_the_event_modules() -> None:
     stray = []
     for path in sorted((ROOT / "seri").rglob("*.py")):
-        if path == EVENTS_MODULE:
+        if path in EVENT_MODULES:
             continue
         where = path.relative_to(ROOT).as_posix()
         for line, name in dispatch_literals(path.read_text()):
@@ -116,11 +126,11 @@ words = "model_call is a word here"
 
 
 def test_each_event_type_is_one_record() -> None:
-    """No two records share a type, and no class outside events.py claims one."""
+    """No two records share a type, and no class outside the event modules claims one."""
     named = [kind.type for kind in events.EVENT_TYPES]
     assert len(named) == len(set(named))
     for path in sorted((ROOT / "seri").rglob("*.py")):
-        if path == EVENTS_MODULE:
+        if path in EVENT_MODULES:
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):

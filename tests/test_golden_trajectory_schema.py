@@ -10,7 +10,7 @@ import json
 import os
 from pathlib import Path
 
-from seri.pure.events import event_schema, schema_table
+from seri.pure.trajectory_schema import event_schema, schema_table
 from tests.golden_files import check_golden
 
 REPO = Path(__file__).resolve().parents[1]

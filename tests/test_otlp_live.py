@@ -18,7 +18,7 @@ import pytest
 
 from seri.io.store import open_store
 from seri.io.trajectory_reader import stored_records
-from seri.pure.genai_trace import TrajectoryRecord
+from seri.pure.genai_scopes import TrajectoryRecord
 from seri.pure.otlp_settings import OtlpSettings, otlp_settings
 from seri.pure.redaction import Redactor
 from seri.runtime.otlp_live import LiveExport, live_export

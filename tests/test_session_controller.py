@@ -24,7 +24,7 @@ from seri.io import conversations, leases
 from seri.io.leases import SessionBusy
 from seri.io.store import open_store
 from seri.pure.effects import Answer, AskPerson, ToolRun
-from seri.pure.events import Event
+from seri.pure.event_record import Event
 from seri.pure.leases import Holder
 from seri.pure.records import ToolCall
 from seri.pure.settings import Settings

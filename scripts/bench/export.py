@@ -22,8 +22,8 @@ from scripts.bench.common import (
     stat,
 )
 from scripts.bench.table import Row, met
-from seri.pure import events
-from seri.pure.events import Event
+from seri.pure import events, tool_events
+from seri.pure.event_record import Event
 from seri.pure.records import Usage
 
 SESSIONS, RUNS_PER_SESSION, EVENTS_PER_RUN = 10, 10, 1000
@@ -34,7 +34,7 @@ KEY = "sk-or-v1-" + "ab12" * 16
 def _event(i: int) -> Event:
     kind = i % 3
     if kind == 0:
-        return events.ToolCall(
+        return tool_events.ToolCall(
             id=f"call_{i:08d}",
             name="edit",
             arguments='{"path":"src/handlers/item_'
@@ -43,7 +43,7 @@ def _event(i: int) -> Event:
             '"new_string":"    return [row for row in rows if row.ok]\\n"}',
         )
     if kind == 1:
-        return events.ToolResult(
+        return tool_events.ToolResult(
             id=f"call_{i - 1:08d}",
             name="edit",
             ok=i % 17 != 0,

@@ -52,7 +52,7 @@ class Sink(BaseHTTPRequestHandler):
 
 def _task_records(task: int, at: float) -> list[tuple[Any, float]]:
     """One task as seri records it: three calls, two tools with a checkpoint and an edit."""
-    from seri.pure import events
+    from seri.pure import events, tool_events
     from seri.pure.records import Usage
 
     usage = Usage(
@@ -80,15 +80,18 @@ def _task_records(task: int, at: float) -> list[tuple[Any, float]]:
             call = f"call_{task}_{turn}"
             arguments = {"path": "src/a.py", "old_string": "x" * 200, "new_string": "y" * 200}
             out += [
-                (events.ToolCall(id=call, name="edit", arguments=json.dumps(arguments)), at + 0.01),
                 (
-                    events.Checkpoint(
+                    tool_events.ToolCall(id=call, name="edit", arguments=json.dumps(arguments)),
+                    at + 0.01,
+                ),
+                (
+                    tool_events.Checkpoint(
                         tool="edit", path="src/a.py", existed=True, bytes=4000, sha256="ab" * 32
                     ),
                     at + 0.02,
                 ),
                 (
-                    events.Edit(
+                    tool_events.Edit(
                         tool="edit",
                         details=(
                             ("outcome", "applied"),
@@ -100,7 +103,7 @@ def _task_records(task: int, at: float) -> list[tuple[Any, float]]:
                     at + 0.03,
                 ),
                 (
-                    events.ToolResult(
+                    tool_events.ToolResult(
                         id=call,
                         name="edit",
                         ok=True,

@@ -91,8 +91,8 @@ def _in_process(work: Path) -> tuple[float, float]:
     from scripts.bench.data import new_session, synthetic_header
     from seri.io.recorder import Recorder
     from seri.io.store import open_store
-    from seri.pure.events import ToolCall, ToolResult
     from seri.pure.redaction import Redactor
+    from seri.pure.tool_events import ToolCall, ToolResult
 
     store = open_store(work / "rec-inprocess")
     session_id = new_session(store, "/bench/project")

@@ -13,7 +13,7 @@ from typing import Any
 
 from seri.io.conversations import decode_message, live_rows
 from seri.io.store import Store
-from seri.pure.atif import (
+from seri.pure.atif_recordings import (
     RecordedEvent,
     RunRecording,
     SessionMessages,

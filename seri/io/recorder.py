@@ -21,7 +21,8 @@ import apsw
 
 from seri.io.ids import random_id
 from seri.io.store import Store
-from seri.pure.events import Event, Header
+from seri.pure.event_record import Event
+from seri.pure.events import Header
 from seri.pure.redaction import Redactor, elide_large
 
 # Strings longer than this (in UTF-8 bytes) are elided from recordings.

@@ -15,7 +15,7 @@ from typing import Any
 
 from seri.io.store import Store
 from seri.pure import json_text
-from seri.pure.genai_trace import TrajectoryRecord
+from seri.pure.genai_scopes import TrajectoryRecord
 
 CHUNK_ROWS = 500
 

@@ -15,7 +15,7 @@ from typing import Any
 from seri.pure import json_text
 from seri.pure.bounded_input import TOOL_ARGUMENTS
 from seri.pure.effects import Answer, ToolRun
-from seri.pure.events import Compaction
+from seri.pure.history_events import Compaction
 from seri.pure.records import Message, Session, ToolCall
 
 # seri's tools as ACP's kinds (an MCP server's tool is "other").

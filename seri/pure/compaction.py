@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 
 import attrs
 
-from seri.pure import events
+from seri.pure import events, history_events
 from seri.pure.compaction_contract import contract_marks, fitted_task, task_in_hand
 from seri.pure.compaction_outcome import (
     CHANGED,
@@ -206,7 +206,7 @@ def compact(
     )
     # Announced before the summarizer is called (the contract: no compaction unannounced).
     yield Record(
-        events.CompactionStart(
+        history_events.CompactionStart(
             trigger=trigger,
             evicting=cut.index_of_first_kept,
             estimate_before=before,
@@ -255,7 +255,7 @@ def compact(
     )
     if not applied:
         return attrs.evolve(CHANGED, window=window, budget=fold.budget)
-    event = events.Compaction(
+    event = history_events.Compaction(
         trigger=trigger,
         focus=focus,
         evicted=len(evicted),

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from seri.pure import events
+from seri.pure import history_events
 from seri.pure.output_budget import OutputBudget
 from seri.pure.records import Message
 from seri.pure.tokens import estimate_tokens, message_chars, messages_chars
@@ -69,7 +69,7 @@ class Compacted:
     window: Window | None = None
     budget: OutputBudget | None = None
     # The trajectory's record of it, when the caller records it (``defer_record``).
-    event: events.Compaction | None = None
+    event: history_events.Compaction | None = None
 
 
 CompactionOutcome = Compacted | NotCompacted

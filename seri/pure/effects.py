@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, cast
 
 import attrs
 
-from seri.pure.events import Event
+from seri.pure.event_record import Event
 from seri.pure.records import Message, ToolCall, Usage
 from seri.pure.usage_totals import UsageTotals
 

@@ -6,148 +6,47 @@ Everything seri records about a run is one of these records: the loop yields the
 ``seri trajectory export`` writes, and what the exporters of stream JSON, ATIF and
 OpenTelemetry key on), and its export is the one dict every consumer reads.
 
-Each field says in its ``doc`` what it holds; the schema table of the README and
-``tests/golden/trajectory_schema.json`` are made from these records (``event_schema``),
-and a test fails when either drifts from them. A field whose value is ``ABSENT`` is left
-out of the export: some events have a shorter form (a tool call refused before it ran, a
-turn that ended without an error). The export's keys are the fields' names in their order
-(``export_name`` where Python's differs, as for ``from``).
+Here: the run's records (its header, window, model switch and usage), its model calls', and
+its tasks' (their end, their goal's checks, their hooks), and ``EVENT_TYPES``, the list of
+every type. The records of tool calls are in ``tool_events``, those that changed the history
+in ``history_events``; what a record is (``Event``, ``field``, ``ABSENT``) in
+``event_record``. Each field says in its ``doc`` what it holds; the schema table of the
+README and ``tests/golden/trajectory_schema.json`` are made from the records
+(``trajectory_schema``), and a test fails when either drifts from them.
 
-Adding an event type: a record here (with ``type`` and documented fields, each marked
-with ``telemetry`` if its OpenTelemetry span event carries it) and the place that builds
-it; ``make golden`` writes the new schema, and the README table with it. Code elsewhere
-names a type as ``ModelCall.type``, never as a string (tests/test_event_types_defined_once.py),
-and reads a stored event back through ``decode``.
+Adding an event type: a record here or in the module of its kind (with ``type`` and
+documented fields, each marked with ``telemetry`` if its OpenTelemetry span event carries
+it), listed in ``EVENT_TYPES``, and the place that builds it; ``make golden`` writes the new
+schema, and the README table with it. Code elsewhere names a type as ``ModelCall.type``,
+never as a string (tests/test_event_types_defined_once.py), and reads a stored event back
+through ``event_decoding.decode``.
 """
 
 from __future__ import annotations
 
-import collections.abc
-import enum
-import functools
-import types
-import typing
-from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Final, Literal, Self
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import attrs
 
+from seri.pure.event_record import Absent, Event, field
+from seri.pure.history_events import Compaction, CompactionStart, Rule, Shrink
 from seri.pure.records import Usage
 from seri.pure.settings import Settings
+from seri.pure.tool_events import (
+    Check,
+    Checkpoint,
+    Denial,
+    Edit,
+    McpServer,
+    MemoryStaged,
+    SessionRule,
+    SubagentEnd,
+    SubagentStart,
+    ToolCall,
+    ToolResult,
+)
 from seri.pure.usage_totals import UsageTotals
-
-
-class _Absent(enum.Enum):
-    ABSENT = "absent"
-
-    def __repr__(self) -> str:
-        return "ABSENT"
-
-
-ABSENT: Final = _Absent.ABSENT
-# The type of a field that some forms of an event leave out of its export.
-Absent = Literal[_Absent.ABSENT]
-
-
-# How a field reaches an OpenTelemetry span event (``seri.<type>.<field>``): as it is, or
-# as content (only with the opt-in, redacted and elided). A field with neither is not sent.
-Telemetry = Literal["", "plain", "content"]
-
-
-def field(
-    doc: str,
-    *,
-    export_name: str = "",
-    optional: bool = False,
-    line_key: bool = False,
-    telemetry: Telemetry = "",
-) -> Any:
-    """A documented field; ``optional`` ones default to ``ABSENT`` (left out of the export).
-
-    A ``line_key`` field is one of the keys every exported line starts with (``session``,
-    ``run``): the header carries it for those who watch a run live, and the export writes
-    it in front of the body, so ``export()`` leaves it out. ``telemetry`` says whether the
-    field is an attribute of the span event the record becomes (see ``Telemetry``).
-    """
-    metadata = {
-        "doc": doc,
-        "export_name": export_name,
-        "line_key": line_key,
-        "telemetry": telemetry,
-    }
-    if optional:
-        return attrs.field(default=ABSENT, metadata=metadata)
-    return attrs.field(metadata=metadata)
-
-
-def usage_record(usage: Usage | None) -> dict[str, Any]:
-    """A call's usage as events hold it; ``{"reported": false}`` when the provider said none."""
-    if usage is None:
-        return {"reported": False}
-    return {
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "reasoning_tokens": usage.reasoning_tokens,
-        "cached_tokens": usage.cached_tokens,
-        "cache_write_tokens": usage.cache_write_tokens,
-        "cost": usage.cost,
-        "upstream_cost": usage.upstream_cost,
-        "provider": usage.provider or None,
-    }
-
-
-@attrs.frozen
-class Event:
-    """A trajectory record. Subclasses set ``type`` and declare their fields with ``field``."""
-
-    type: ClassVar[str]
-
-    def export(self) -> dict[str, Any]:
-        """The record as stored and exported: its fields in order, the absent ones left out."""
-        out: dict[str, Any] = {}
-        for item in attrs.fields(type(self)):
-            value = getattr(self, item.name)
-            if value is ABSENT or item.metadata.get("line_key"):
-                continue
-            if item.metadata.get("flatten"):
-                out.update((key, _plain(part)) for key, part in value)
-                continue
-            out[item.metadata.get("export_name") or item.name] = _plain(value)
-        return out
-
-    def redacted(self, text: Callable[[str], str]) -> Self:
-        """The same event with ``text`` applied to every string it holds (keys included)."""
-        changes = {
-            item.name: _each_string(getattr(self, item.name), text)
-            for item in attrs.fields(type(self))
-        }
-        return attrs.evolve(self, **changes)
-
-
-def _each_string(value: Any, text: Callable[[str], str]) -> Any:
-    if isinstance(value, str):
-        return text(value)
-    if isinstance(value, tuple):
-        return tuple(_each_string(item, text) for item in value)
-    if isinstance(value, Mapping):
-        return {text(str(key)): _each_string(item, text) for key, item in value.items()}
-    if attrs.has(type(value)):  # a record inside the event, as a call's Usage
-        fields = attrs.fields(type(value))
-        return attrs.evolve(
-            value, **{f.name: _each_string(getattr(value, f.name), text) for f in fields}
-        )
-    return value
-
-
-def _plain(value: object) -> object:
-    if isinstance(value, Usage):
-        return usage_record(value)
-    if isinstance(value, tuple | list):
-        return [_plain(item) for item in value]
-    if isinstance(value, Mapping):
-        return {key: _plain(item) for key, item in value.items()}
-    return value
-
 
 # --- the run -----------------------------------------------------------------------------------
 
@@ -336,113 +235,7 @@ class OutputBudgetLowered(Event):
     why: str = field("in words", telemetry="plain")
 
 
-# --- tool calls --------------------------------------------------------------------------------
-
-
-@attrs.frozen(kw_only=True)
-class ToolCall(Event):
-    """A tool call the model asked for."""
-
-    type: ClassVar[str] = "tool_call"
-
-    id: str = field("the call's id")
-    name: str = field("the tool")
-    arguments: str = field("the arguments text as the model sent it")
-
-
-@attrs.frozen(kw_only=True)
-class ToolResult(Event):
-    """What a tool call gave the model (a call refused before it ran: `id`, `ok`, `error`)."""
-
-    type: ClassVar[str] = "tool_result"
-
-    id: str = field("the call's id")
-    name: str | Absent = field("the tool", optional=True)
-    ok: bool = field("false for an error")
-    interrupted: bool | Absent = field("Ctrl-C stopped it", optional=True)
-    bytes: int | Absent = field("of the whole result", optional=True)
-    text: str | Absent = field(
-        "what the model was given, cut to the window's share (elided when large)", optional=True
-    )
-    error: str | Absent = field("why it was refused before running", optional=True)
-
-
-@attrs.frozen(kw_only=True)
-class Denial(Event):
-    """A tool call that was not allowed to run."""
-
-    type: ClassVar[str] = "denial"
-
-    id: str = field("the call's id")
-    name: str = field("the tool", telemetry="plain")
-    rule: str = field(
-        "the deciding rule; `(protected)`, `(project)` for a path outside the project, "
-        '`""` when a person said no',
-        telemetry="plain",
-    )
-    reason: str = field(
-        "why (`denied by user: …` carries what the person typed)", telemetry="content"
-    )
-    by: str | Absent = field("`policy` or `user`", optional=True, telemetry="plain")
-
-
-@attrs.frozen(kw_only=True)
-class SessionRule(Event):
-    """A person answered "always": allow rules stored with the session (its later runs
-    allow them too)."""
-
-    type: ClassVar[str] = "session_rule"
-
-    id: str = field("the call that was approved")
-    rules: tuple[str, ...] = field("the allow rules added", telemetry="content")
-
-
-@attrs.frozen(kw_only=True)
-class Checkpoint(Event):
-    """A file's content kept before a write (what /rewind puts back)."""
-
-    type: ClassVar[str] = "checkpoint"
-
-    tool: str = field("the writing tool", telemetry="plain")
-    path: str = field("the file, relative to the project", telemetry="content")
-    existed: bool = field("whether there was a file", telemetry="plain")
-    bytes: int = field("its size", telemetry="plain")
-    sha256: str | None = field("its hash (null for a new file)", telemetry="content")
-
-
-@attrs.frozen(kw_only=True)
-class Edit(Event):
-    """What a write did to a file: the tool and its outcome's details."""
-
-    type: ClassVar[str] = "edit"
-
-    tool: str = field("`write_file` or `edit`", telemetry="plain")
-    details: tuple[tuple[str, object], ...] = attrs.field(
-        metadata={
-            "doc": "`outcome` (`applied`, `not_found`, `ambiguous`, `unchanged`, …), `path`, "
-            "`bytes`, `created`, `replacements`, `occurrences`",
-            "export_name": "",
-            "flatten": True,
-            # Its keys as span event attributes: as they are, and as content.
-            "telemetry": (
-                ("outcome", "bytes", "created", "replacements", "occurrences"),
-                ("path",),
-            ),
-        }
-    )
-
-
-@attrs.frozen(kw_only=True)
-class Check(Event):
-    """The project's check command, run after a successful write."""
-
-    type: ClassVar[str] = "check"
-
-    command: str = field("the command", telemetry="content")
-    exit_code: int | None = field("its exit status", telemetry="plain")
-    ok: bool = field("it passed", telemetry="plain")
-    seconds: float = field("how long it ran", telemetry="plain")
-    output: str = field("what it printed", telemetry="content")
+# --- tasks -------------------------------------------------------------------------------------
 
 
 @attrs.frozen(kw_only=True)
@@ -474,117 +267,6 @@ class GoalEnd(Event):
     )
     checks: int = field("the checks run", telemetry="plain")
     detail: str | Absent = field("why it ended unmet", optional=True, telemetry="content")
-
-
-@attrs.frozen(kw_only=True)
-class MemoryStaged(Event):
-    """The model asked to remember something (nothing is written until approved)."""
-
-    type: ClassVar[str] = "memory_staged"
-
-    n: int = field("the entry's number", telemetry="plain")
-    scope: str = field("`project` or `global`", telemetry="plain")
-    bytes: int = field("its size", telemetry="plain")
-
-
-@attrs.frozen(kw_only=True)
-class SubagentStart(Event):
-    """The `task` tool started a subagent."""
-
-    type: ClassVar[str] = "subagent_start"
-
-    child: str = field("the subagent's session")
-    description: str = field("the task's few words", telemetry="content")
-
-
-@attrs.frozen(kw_only=True)
-class SubagentEnd(Event):
-    """A subagent ended."""
-
-    type: ClassVar[str] = "subagent_end"
-
-    child: str = field("the subagent's session")
-    status: str = field("how its task ended, or `error`", telemetry="plain")
-    turns: int | Absent = field("the turns it took", optional=True, telemetry="plain")
-
-
-@attrs.frozen(kw_only=True)
-class McpServer(Event):
-    """An MCP server of the chat: up with its tools, not started, stopped and started again,
-    gone, or offering other tools. What a person was told on stderr is `detail`."""
-
-    type: ClassVar[str] = "mcp_server"
-
-    server: str = field("the server's name in the configuration", telemetry="plain")
-    state: str = field(
-        "`ready` (started, at the first wait or later), `failed` (could not be started, or "
-        "started again), `starting` (still starting when the first task went without it), "
-        "`restarting` (it stopped; started again once), `restarted`, `gone` (stopped again "
-        "after its restart: its tools are gone for the session) or `tools_changed`",
-        telemetry="plain",
-    )
-    tools: int = field("the tools it offers now (0 once failed or gone)", telemetry="plain")
-    detail: str | Absent = field(
-        "why, in the words said on stderr", optional=True, telemetry="content"
-    )
-
-
-# --- the history -------------------------------------------------------------------------------
-
-
-@attrs.frozen(kw_only=True)
-class Compaction(Event):
-    """Older messages were replaced by a recap."""
-
-    type: ClassVar[str] = "compaction"
-
-    trigger: str = field("`auto`, `overflow`, `manual` or `shell`", telemetry="plain")
-    focus: str = field("the words after /compact", telemetry="content")
-    evicted: int = field("messages replaced", telemetry="plain")
-    kept: int = field("messages kept", telemetry="plain")
-    estimate_before: int = field("tokens before", telemetry="plain")
-    estimate_after: int = field("tokens after", telemetry="plain")
-    summary_calls: int = field("the fold's requests, refused ones included", telemetry="plain")
-    token_scale: float = field("provider tokens per ceil(chars/4)", telemetry="plain")
-    still_too_big: str | Absent = field(
-        "why the session still does not fit after it (absent when it fits)", optional=True
-    )
-
-
-@attrs.frozen(kw_only=True)
-class CompactionStart(Event):
-    """A compaction is about to call the summarizer (its outcome follows as `compaction`)."""
-
-    type: ClassVar[str] = "compaction_start"
-
-    trigger: str = field("as for `compaction`", telemetry="plain")
-    evicting: int = field("messages the cut replaces", telemetry="plain")
-    estimate_before: int = field("tokens before", telemetry="plain")
-    context_window: int = field("the window's tokens", telemetry="plain")
-
-
-@attrs.frozen(kw_only=True)
-class Shrink(Event):
-    """Oversized tool payloads were replaced by `{"elided": true, "originalBytes": N,
-    "fullText": FILE}`."""
-
-    type: ClassVar[str] = "shrink"
-
-    trigger: str = field("as for `compaction`", telemetry="plain")
-    elided: int = field("payloads replaced", telemetry="plain")
-    messages: int = field("messages changed", telemetry="plain")
-    estimate_before: int = field("tokens before", telemetry="plain")
-    estimate_after: int = field("tokens after", telemetry="plain")
-
-
-@attrs.frozen(kw_only=True)
-class Rule(Event):
-    """A glob rule fired: its text was added for the model."""
-
-    type: ClassVar[str] = "rule"
-
-    name: str = field("the rule", telemetry="plain")
-    paths: tuple[str, ...] = field("the paths touched that matched", telemetry="content")
 
 
 @attrs.frozen(kw_only=True)
@@ -669,193 +351,3 @@ EVENT_TYPES: tuple[type[Event], ...] = (
 )
 
 EVENTS_BY_TYPE: Mapping[str, type[Event]] = {kind.type: kind for kind in EVENT_TYPES}
-
-
-@functools.cache
-def _field_types(type_: str) -> Mapping[str, Any]:
-    """The fields' types as objects (they are text here), what ``decode`` checks: resolved
-    on the first read, so that a run which reads no stored event does not pay for it."""
-    return typing.get_type_hints(EVENTS_BY_TYPE[type_])
-
-
-@attrs.frozen(kw_only=True)
-class Unknown(Event):
-    """A stored event no record here reads: a type a newer seri wrote, or a body that is not
-    the shape of its type (written by hand, or by an older seri). It keeps both as stored."""
-
-    type: ClassVar[str] = ""
-
-    kind: str = field("the type it was stored under")
-    body: Mapping[str, Any] = field("its fields as stored")
-
-    def export(self) -> dict[str, Any]:
-        return dict(self.body)
-
-
-def decode(type_: str, body: Mapping[str, Any]) -> Event:
-    """A stored event as its record, or ``Unknown`` when its type or shape is not one seri
-    knows. The one way back from the store: a decoded record's fields are of their types and
-    its export is the stored body again, so an exporter that echoes a body stays exact."""
-    kind = EVENTS_BY_TYPE.get(type_)
-    if kind is None:
-        return Unknown(kind=type_, body=body)
-    try:
-        event = _build(kind, body)
-    except TypeError:
-        return Unknown(kind=type_, body=body)
-    if event.export() != {k: v for k, v in body.items() if not _is_line_key(kind, k)}:
-        return Unknown(kind=type_, body=body)
-    return event
-
-
-def _build(kind: type[Event], body: Mapping[str, Any]) -> Event:
-    """The record of a stored body; ``TypeError`` when a field is missing, foreign or of
-    another type."""
-    values: dict[str, Any] = {}
-    field_types = _field_types(kind.type)
-    rest = dict(body)
-    flattened = ""
-    for item in attrs.fields(kind):
-        if item.metadata.get("flatten"):
-            flattened = item.name
-            continue
-        name = item.metadata.get("export_name") or item.name
-        if name in rest:
-            values[item.name] = _stored_value(rest.pop(name), field_types[item.name])
-        elif item.metadata.get("line_key"):
-            values[item.name] = ""
-        elif item.default is not ABSENT:
-            raise TypeError(f"{kind.type} without {name}")
-    if flattened:
-        values[flattened] = tuple(rest.items())
-    elif rest:
-        raise TypeError(f"{kind.type} with {', '.join(rest)}")
-    return kind(**values)
-
-
-def _is_line_key(kind: type[Event], name: str) -> bool:
-    return any(item.name == name and item.metadata.get("line_key") for item in attrs.fields(kind))
-
-
-def _stored_value(value: Any, annotation: Any) -> Any:
-    """A JSON value as the record holds it (arrays as tuples, a call's usage as ``Usage``);
-    ``TypeError`` when it is not of the field's type."""
-    if isinstance(value, list):
-        value = tuple(value)
-    if isinstance(value, Mapping) and Usage in _choices(annotation):
-        value = _usage_of(value)
-    if not _is_a(value, annotation):
-        raise TypeError(value)
-    return value
-
-
-def _choices(annotation: Any) -> tuple[Any, ...]:
-    if typing.get_origin(annotation) in (types.UnionType, typing.Union):
-        return typing.get_args(annotation)
-    return (annotation,)
-
-
-def _is_a(value: Any, annotation: Any) -> bool:
-    """Whether a decoded value is of a field's type (as far as a record's fields go)."""
-    for choice in _choices(annotation):
-        origin = typing.get_origin(choice) or choice
-        if choice is Any or choice is object:
-            return True
-        if choice is None or choice is type(None):
-            if value is None:
-                return True
-        elif origin is Literal:
-            if value in typing.get_args(choice):
-                return True
-        elif origin is tuple:
-            if isinstance(value, tuple):
-                return True
-        elif origin is Mapping or origin is collections.abc.Mapping:
-            if isinstance(value, Mapping):
-                return True
-        elif choice is float:
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                return True
-        elif choice is int:
-            if isinstance(value, int) and not isinstance(value, bool):
-                return True
-        elif isinstance(origin, type) and isinstance(value, origin):
-            return True
-    return False
-
-
-_USAGE_KEYS = tuple(usage_record(Usage()))
-
-
-def _usage_of(stored: Mapping[str, Any]) -> Usage:
-    if tuple(stored) != _USAGE_KEYS:
-        raise TypeError(stored)  # not a usage this seri writes
-    values = {key: stored[key] for key in _USAGE_KEYS}
-    values["provider"] = values["provider"] or ""
-    return Usage(**values)
-
-
-# --- the schema ---------------------------------------------------------------------------------
-
-# The keys every exported line starts with, before the event's own fields.
-LINE_KEYS: tuple[tuple[str, str], ...] = (
-    ("type", "`header` or one of the event types below"),
-    ("session", "the session the run wrote"),
-    ("run", "the run's id"),
-    ("at", "when it happened, in ISO 8601 UTC with milliseconds"),
-)
-
-
-def event_schema() -> dict[str, Any]:
-    """The line keys and every event type with its fields, as data: the golden schema file
-    and the README's table are made from this."""
-    return {
-        "line_keys": [{"name": name, "doc": doc} for name, doc in LINE_KEYS],
-        "events": [
-            {
-                "type": kind.type,
-                "about": " ".join((kind.__doc__ or "").split()),
-                "fields": [
-                    _field_schema(item)
-                    for item in attrs.fields(kind)
-                    if not item.metadata.get("line_key")
-                ],
-            }
-            for kind in EVENT_TYPES
-        ],
-    }
-
-
-def _field_schema(item: attrs.Attribute[Any]) -> dict[str, Any]:
-    if item.metadata.get("flatten"):
-        # Its pairs are the event's own keys: the doc names them.
-        return {"name": "", "type": "object", "optional": False, "doc": item.metadata["doc"]}
-    return {
-        "name": item.metadata.get("export_name") or item.name,
-        "type": str(item.type).replace(" | Absent", ""),
-        "optional": item.default is ABSENT,
-        "doc": item.metadata["doc"],
-    }
-
-
-def schema_table(schema: Mapping[str, Any] | None = None) -> str:
-    """The README's table: the line keys, then a row per type with its fields."""
-    schema = schema or event_schema()
-    keys = " · ".join(f"`{key['name']}`: {key['doc']}" for key in schema["line_keys"])
-    rows = [
-        f"Every line starts with the same keys, then the event's own fields: {keys}.",
-        "",
-        "| type | what it records | fields |",
-        "| --- | --- | --- |",
-    ]
-    for entry in schema["events"]:
-        fields = " · ".join(_field_cell(f) for f in entry["fields"])
-        rows.append(f"| `{entry['type']}` | {entry['about']} | {fields} |")
-    return "\n".join(rows) + "\n"
-
-
-def _field_cell(item: Mapping[str, Any]) -> str:
-    if not item["name"]:
-        return str(item["doc"])
-    optional = " (optional)" if item["optional"] else ""
-    return f"`{item['name']}`{optional}: {item['doc']}"

@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from seri.pure import events
+from seri.pure import event_record, events
 from seri.pure.otlp_model import Attributes, AttrValue
 from seri.pure.redaction import Redactor, elide_large
 from seri.pure.usage_totals import UsageTotals
@@ -192,7 +192,7 @@ def usage_attributes(totals: UsageTotals) -> Attributes:
 _DIAGNOSTIC_FIELDS = frozenset({"reason", "error", "why"})
 
 
-def _span_event_fields(kind: type[events.Event]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _span_event_fields(kind: type[event_record.Event]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """A record's fields as its span event carries them (its fields say so, in
     ``events.py``): the plain ones, seri's own wording last, and the content ones."""
     plain: list[str] = []

@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from seri.pure import events, json_text
+from seri.pure import event_record, events, json_text
 from seri.pure.effects import NOTHING, HookDecision, HookVerdict
 from seri.pure.hook_events import (
     POST_TOOL_USE,
@@ -152,7 +152,7 @@ def hook_line(run: events.HookRun, interactive: bool) -> str:
     command = " ".join(run.command.split())
     command = command if len(command) <= 60 else command[:59] + "…"
     exit_code = "timed out" if run.exit_code is None else f"exit {run.exit_code}"
-    reason = "" if run.reason is events.ABSENT else f": {' '.join(str(run.reason).split())}"
+    reason = "" if run.reason is event_record.ABSENT else f": {' '.join(str(run.reason).split())}"
     reason = reason if len(reason) <= 200 else reason[:199] + "…"
     line = (
         f"hook {run.event} `{command}` ({exit_code}, {run.seconds:.2f} s): {run.decision}{reason}"

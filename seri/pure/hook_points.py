@@ -38,7 +38,7 @@ from seri.pure.permission_policy import Decision
 from seri.pure.records import Message, ToolCall
 
 if TYPE_CHECKING:
-    from seri.pure import events
+    from seri.pure import history_events
 
     class TaskSetup(Protocol):
         """What of a task's setup the hook points read (``seri.pure.turn.TaskSetup``; a
@@ -133,7 +133,7 @@ def before_compaction(setup: TaskSetup, trigger: str, focus: str) -> Flow[None]:
         yield from perform(RunHooks(PRE_COMPACT, fields, trigger))
 
 
-def after_compaction(setup: TaskSetup, entry: events.Compaction) -> Flow[None]:
+def after_compaction(setup: TaskSetup, entry: history_events.Compaction) -> Flow[None]:
     if _asks(setup, POST_COMPACT):
         fields = (("trigger", entry.trigger), ("compaction", entry.export()))
         yield from perform(RunHooks(POST_COMPACT, fields, entry.trigger))

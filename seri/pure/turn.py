@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
-from seri.pure import events, hook_points
+from seri.pure import event_record, events, history_events, hook_points, tool_events
 from seri.pure.compaction_contract import (
     LastCompaction,
     auto_off_detail,
@@ -240,7 +240,7 @@ class _Loop:
         # Whether the fixed part's share of the window was said (once a task).
         self.said_fixed_part = False
         # A compaction's record, held until make_fit knows whether the session fits.
-        self.pending_record: events.Compaction | None = None
+        self.pending_record: history_events.Compaction | None = None
         # The run's last compaction (carried from task to task): the no-loop rule's facts,
         # and the local tokens added since, after which a compaction may follow another.
         self.last = conversation.last_compaction
@@ -431,7 +431,7 @@ class _Loop:
             yield from hook_points.after_compaction(self.setup, event)
         return outcome
 
-    def take_pending_record(self) -> events.Compaction | None:
+    def take_pending_record(self) -> history_events.Compaction | None:
         event, self.pending_record = self.pending_record, None
         return event
 
@@ -492,7 +492,7 @@ class _Loop:
         self.chars = chars
         self.billed = 0
         yield Record(
-            events.Shrink(
+            history_events.Shrink(
                 trigger=trigger,
                 elided=len(plan),
                 messages=len(replaced),
@@ -713,7 +713,7 @@ def _model_call(loop: _Loop) -> Flow[ModelReply | TaskEnd]:
             tool_calls=len(reply.message.tool_calls),
             model=reply.model or None,
             generation_id=reply.generation_id or None,
-            refusal=reply.refusal or events.ABSENT,
+            refusal=reply.refusal or event_record.ABSENT,
         )
     )
     return reply
@@ -824,7 +824,7 @@ def _answer_calls(loop: _Loop, reply: ModelReply) -> Flow[bool]:
     fired = rules_fired_by(loop.setup.glob_rules, touched, frozenset(loop.fired))
     for rule in fired:
         loop.fired.add(rule.name)
-        yield Record(events.Rule(name=rule.name, paths=tuple(touched)))
+        yield Record(history_events.Rule(name=rule.name, paths=tuple(touched)))
         yield loop.add((Message(role="user", text=rule.message_text(), kind="rule"),))
     return interrupted
 
@@ -840,7 +840,7 @@ def _one_call(loop: _Loop, call: ToolCall, reply: ModelReply, seen_ids: set[str]
     from seri.pure.permissions import decide
 
     setup = loop.setup
-    yield Record(events.ToolCall(id=call.id, name=call.name, arguments=call.arguments))
+    yield Record(tool_events.ToolCall(id=call.id, name=call.name, arguments=call.arguments))
     rejection = ""
     if not reply.tool_calls_runnable:
         rejection = f"not run: {reply.unrunnable_reason or 'the call arrived incomplete'}"
@@ -859,7 +859,7 @@ def _one_call(loop: _Loop, call: ToolCall, reply: ModelReply, seen_ids: set[str]
         else:
             arguments = parsed
     if rejection:
-        yield Record(events.ToolResult(id=call.id, ok=False, error=rejection))
+        yield Record(tool_events.ToolResult(id=call.id, ok=False, error=rejection))
         return ToolRun(rejection, is_error=True)
     assert spec is not None
     where = ResolvedPath(None, None)
@@ -868,7 +868,9 @@ def _one_call(loop: _Loop, call: ToolCall, reply: ModelReply, seen_ids: set[str]
         where = yield from perform(ResolvePath(raw_path))
         if where.refused:
             yield Record(
-                events.Denial(id=call.id, name=call.name, rule="(project)", reason=where.refused)
+                tool_events.Denial(
+                    id=call.id, name=call.name, rule="(project)", reason=where.refused
+                )
             )
             return ToolRun(f"denied: {where.refused}", is_error=True)
     verdict = yield from hook_points.before_tool(setup, call, arguments)
@@ -886,7 +888,7 @@ def _one_call(loop: _Loop, call: ToolCall, reply: ModelReply, seen_ids: set[str]
         if failed is not None:
             size = len(failed.text.encode("utf-8", "replace"))
             yield Record(
-                events.ToolResult(
+                tool_events.ToolResult(
                     id=call.id, name=call.name, ok=False, bytes=size, text=failed.text
                 )
             )
@@ -897,7 +899,7 @@ def _one_call(loop: _Loop, call: ToolCall, reply: ModelReply, seen_ids: set[str]
             reason = f"{reason}; approval is needed and no one can be asked in this mode"
         text = f"denied by {'rule ' + decision.rule if decision.rule else 'policy'}: {reason}"
         yield Record(
-            events.Denial(
+            tool_events.Denial(
                 id=call.id, name=call.name, rule=decision.rule, reason=reason, by="policy"
             )
         )
@@ -916,11 +918,13 @@ def _one_call(loop: _Loop, call: ToolCall, reply: ModelReply, seen_ids: set[str]
         )
         if not answer.approved:
             said = f"denied by user: {answer.reason}" if answer.reason else "denied by user"
-            yield Record(events.Denial(id=call.id, name=call.name, rule="", reason=said, by="user"))
+            yield Record(
+                tool_events.Denial(id=call.id, name=call.name, rule="", reason=said, by="user")
+            )
             return ToolRun(said, is_error=True)
         if answer.always:
             loop.policy = with_allowed(loop.policy, answer.always)
-            yield Record(events.SessionRule(id=call.id, rules=answer.always))
+            yield Record(tool_events.SessionRule(id=call.id, rules=answer.always))
     run = yield from perform(RunTool(call, arguments, loop.window.result_cap_chars))
     if run.interrupted:
         run = attrs.evolve(run, text=run.text or INTERRUPTED_RESULT, is_error=True)
@@ -928,7 +932,7 @@ def _one_call(loop: _Loop, call: ToolCall, reply: ModelReply, seen_ids: set[str]
     run = attrs.evolve(run, text=(yield from loop.capped_result(run.text)))
     run = yield from hook_points.after_tool(setup, call, arguments, run)
     yield Record(
-        events.ToolResult(
+        tool_events.ToolResult(
             id=call.id,
             name=call.name,
             ok=not run.is_error,

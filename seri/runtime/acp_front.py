@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from seri.pure import acp_updates
 from seri.pure.effects import Answer, AskPerson, ToolRun
-from seri.pure.events import Compaction, Event, ModelCall, SummaryCall
+from seri.pure.event_record import Event
+from seri.pure.events import ModelCall, SummaryCall
+from seri.pure.history_events import Compaction
 from seri.pure.records import ToolCall
 from seri.pure.terminal_text import neutralise
 from seri.runtime.acp_connection import Connection

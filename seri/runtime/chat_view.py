@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from seri.io.terminal import Screen, Spinner
-from seri.pure import events
+from seri.pure import event_record, events, history_events, tool_events
 from seri.pure.effects import Answer, AskPerson, ToolRun
 from seri.pure.hook_points import HOOK_DENIAL
 from seri.pure.records import ToolCall
@@ -196,40 +196,40 @@ class ChatView:
         spans += self._diff_after_rule(call, arguments, change)
         self.screen.say_spans(spans)
 
-    def recorded(self, event: events.Event) -> None:
+    def recorded(self, event: event_record.Event) -> None:
         """Events of the loop that leave no tool run behind: denials, rejections, compaction."""
         match event:
-            case events.ToolCall(id=call_id, name=name, arguments=text):
+            case tool_events.ToolCall(id=call_id, name=name, arguments=text):
                 self._calls[call_id] = (name, parsed_arguments(text))
             case events.ModelCall(usage=usage) | events.SummaryCall(usage=usage):
                 self.run_usage = self.run_usage.plus(UsageTotals.of_call(usage))
-            case events.CompactionStart():
+            case history_events.CompactionStart():
                 self._compacting(event)
-            case events.Compaction():
+            case history_events.Compaction():
                 self._compacted(event)
             case events.HookRun():
                 from seri.pure.hook_decisions import hook_line  # a session with hooks only
 
                 line = self.redact(hook_line(event, self.interactive))
                 self.screen.say(neutralise(line), "notice")
-            case events.Denial() if not self.interactive:
+            case tool_events.Denial() if not self.interactive:
                 self._denied_headless(event)
             case _ if not self.interactive:
                 return
-            case events.Denial():
+            case tool_events.Denial():
                 self._denied(event)
-            case events.ToolResult(id=call_id, error=str(error)):
+            case tool_events.ToolResult(id=call_id, error=str(error)):
                 # Rejected before running: unknown tool, bad arguments, a cut stream.
                 name, arguments = self._calls.get(call_id, ("tool", {}))
                 width = self.screen.width()
                 self.screen.say_spans(
                     tool_line("error", name, arguments, detail=error, width=width)
                 )
-            case events.SessionRule(rules=rules):
+            case tool_events.SessionRule(rules=rules):
                 shown = ", ".join(rules)
                 self.screen.say(f"  allowed for the rest of this session: {shown}", "notice")
 
-    def _denied(self, denial: events.Denial) -> None:
+    def _denied(self, denial: tool_events.Denial) -> None:
         _, arguments = self._calls.get(denial.id, ("", {}))
         if denial.by == "user":
             detail = denial.reason or "denied by user"
@@ -241,7 +241,7 @@ class ChatView:
             tool_line("denied", denial.name, arguments, detail=detail, width=self.screen.width())
         )
 
-    def _denied_headless(self, denial: events.Denial) -> None:
+    def _denied_headless(self, denial: tool_events.Denial) -> None:
         """-p or piped lines: a denied call is said on stderr (the answer alone on stdout),
         with the --allow that would let it run when no deny rule refused it."""
         name, arguments = self._calls.get(denial.id, (denial.name, {}))
@@ -256,7 +256,7 @@ class ChatView:
             line = f"{denial.reason or call + ' needs approval'}; --allow {allow} allows it"
         self.screen.say(neutralise(f"seri: {line}"))
 
-    def _compacting(self, start: events.CompactionStart) -> None:
+    def _compacting(self, start: history_events.CompactionStart) -> None:
         """The contract: a compaction is said before the summarizer is called."""
         self.spinner.stop()
         self.screen.fresh_line()
@@ -267,8 +267,8 @@ class ChatView:
         )
         self.screen.say(line, "notice" if self.interactive else "")
 
-    def _compacted(self, compaction: events.Compaction) -> None:
-        if compaction.still_too_big is not events.ABSENT:
+    def _compacted(self, compaction: history_events.Compaction) -> None:
+        if compaction.still_too_big is not event_record.ABSENT:
             return  # not a success: the failure that follows says what happened, once
         before, after = compaction.estimate_before, compaction.estimate_after
         from seri.pure.chat_status import compaction_notice

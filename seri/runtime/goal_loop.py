@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from seri.pure import events
+from seri.pure import event_record, events
 from seri.pure.goals import (
     CheckOutcome,
     Continue,
@@ -43,7 +43,7 @@ class GoalPorts:
 
     run_task: RunTask
     run_check: RunCheck
-    record: Callable[[events.Event], None]
+    record: Callable[[event_record.Event], None]
     note: Callable[[str, int], None]
     tell: Callable[[str], None]
     clock: Callable[[], float] = time.monotonic
@@ -171,7 +171,7 @@ def _ended(
     ports: GoalPorts, status: str, end: TaskEnd | None, checks: int, detail: str
 ) -> GoalRunEnd:
     ports.note(status, checks)
-    ports.record(events.GoalEnd(status=status, checks=checks, detail=detail or events.ABSENT))
+    ports.record(events.GoalEnd(status=status, checks=checks, detail=detail or event_record.ABSENT))
     return GoalRunEnd(status, end, checks, detail)
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from seri.pure import events, json_text
+from seri.pure import event_record, events, json_text
 from seri.pure.bounded_input import BoundedInputError, InputLimits
 from seri.pure.effects import NOTHING, HookDecision
 from seri.pure.hook_decisions import combined, decide
@@ -271,6 +271,6 @@ def _record(
         exit_code=exit_code,
         seconds=round(seconds, 3),
         decision=said.label,
-        reason=reason or events.ABSENT,
-        tool_call=call or events.ABSENT,
+        reason=reason or event_record.ABSENT,
+        tool_call=call or event_record.ABSENT,
     )

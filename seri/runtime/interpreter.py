@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, TypeVar, assert_never
 
 import attrs
 
-from seri.pure import events
+from seri.pure import events, history_events
 from seri.pure.compaction_outcome import SESSION_CHANGED
 from seri.pure.effects import (
     NOTHING,
@@ -221,7 +221,7 @@ class Interpreter:
         self.session.append([self._redacted(m) for m in effect.messages])
 
     def _record(self, effect: Record) -> None:
-        if isinstance(effect.event, events.CompactionStart):
+        if isinstance(effect.event, history_events.CompactionStart):
             self.summarizing = UsageTotals()
         self.recorder.record(effect.event)
         self.person.recorded(effect.event)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from seri.pure import json_text
 from seri.pure.bounded_input import PROJECT_MCP_FILE, BoundedInputError
 from seri.pure.effects import ToolRun
-from seri.pure.events import ABSENT, McpServer
+from seri.pure.event_record import ABSENT
 from seri.pure.mcp_config import (
     McpConfigProblem,
     McpServerConfig,
@@ -28,6 +28,7 @@ from seri.pure.mcp_config import (
 from seri.pure.mcp_startup import PROJECT_FILE, StartPlan, plan_start
 from seri.pure.terminal_text import neutralise
 from seri.pure.tool_definitions import SERVER_DEFINITION_CHARS, servers_over_budget, unlisted_tools
+from seri.pure.tool_events import McpServer
 from seri.pure.tool_specs import ToolSpec, mcp_spec
 
 if TYPE_CHECKING:

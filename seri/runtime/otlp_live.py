@@ -23,15 +23,11 @@ from typing import Any
 
 from seri import __version__
 from seri.io.otlp_sender import CLOSE_SECONDS, BackgroundSender
-from seri.pure.events import Event, Header
+from seri.pure.event_record import Event
+from seri.pure.events import Header
 from seri.pure.genai_attributes import CONTENT_LIMIT, Content
-from seri.pure.genai_trace import (
-    TraceOutput,
-    TraceState,
-    TrajectoryRecord,
-    trace_end,
-    trace_step,
-)
+from seri.pure.genai_scopes import TraceOutput, TraceState, TrajectoryRecord
+from seri.pure.genai_trace import trace_end, trace_step
 from seri.pure.otlp_model import Producer
 from seri.pure.otlp_settings import OtlpConfigError, OtlpSettings, otlp_settings
 from seri.pure.redaction import Redactor

@@ -25,7 +25,8 @@ from seri.pure.effects import (
     ToolRun,
     UpdateCounters,
 )
-from seri.pure.events import Event, Header
+from seri.pure.event_record import Event
+from seri.pure.events import Header
 from seri.pure.records import Message, ToolCall
 from seri.pure.usage_totals import UsageTotals
 

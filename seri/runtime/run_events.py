@@ -18,7 +18,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from seri.pure.events import Event, Header
+from seri.pure.event_record import Event
+from seri.pure.events import Header
 from seri.pure.terminal_text import neutralise
 
 if TYPE_CHECKING:

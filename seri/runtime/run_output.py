@@ -19,7 +19,8 @@ from collections.abc import Callable, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 from seri.io.recorder import EVENT_ELIDE_BYTES, LINE_KEYS
-from seri.pure.events import Event, Header, ModelCall, SummaryCall
+from seri.pure.event_record import Event
+from seri.pure.events import Header, ModelCall, SummaryCall
 from seri.pure.json_lines import json_line
 from seri.pure.redaction import elide_large
 from seri.pure.terminal_text import neutralise

@@ -21,9 +21,9 @@ from seri.io.ids import random_id
 from seri.io.session_log import SessionLog
 from seri.pure.effects import ToolRun
 from seri.pure.errors import SeriError
-from seri.pure.events import SubagentEnd, SubagentStart
 from seri.pure.prompt import assemble_prompt
 from seri.pure.tool_definitions import should_defer
+from seri.pure.tool_events import SubagentEnd, SubagentStart
 from seri.pure.tool_specs import READ_ONLY, SPECS, TOOL_SEARCH, ToolSpec
 from seri.pure.turn import Conversation
 from seri.runtime.agent import AgentBrief, AgentPorts, Role, build_agent

@@ -32,13 +32,13 @@ from seri.io.files import resolve_in_project as confine
 from seri.io.shown_file import current_text
 from seri.io.tools import ToolContext, run_tool, snapshot_file, spill_file
 from seri.pure.effects import ResolvedPath, ToolRun
-from seri.pure.events import Check, Checkpoint, Denial, Edit, MemoryStaged
 from seri.pure.mcp_names import PREFIX as MCP_PREFIX
 from seri.pure.permission_policy import PROTECTED_RULE, Policy
 from seri.pure.records import ToolCall
 from seri.pure.redaction import Redactor
 from seri.pure.settings import Settings
 from seri.pure.tool_definitions import search_tools
+from seri.pure.tool_events import Check, Checkpoint, Denial, Edit, MemoryStaged
 from seri.pure.tool_outcome import ToolOutcome
 from seri.pure.tool_specs import (
     FILE_CAP_BYTES,

@@ -13,7 +13,8 @@ from collections.abc import Iterator
 from seri import __version__
 from seri.io.atif_source import export_sessions, session_parts
 from seri.io.store import Store
-from seri.pure.atif import RunRecording, run_trajectory, unrecorded_trajectory
+from seri.pure.atif import run_trajectory, unrecorded_trajectory
+from seri.pure.atif_recordings import RunRecording
 from seri.pure.json_lines import line_safe
 
 

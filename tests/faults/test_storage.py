@@ -30,8 +30,8 @@ from seri.io import conversations
 from seri.io.recorder import Recorder
 from seri.io.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from seri.io.store import open_store
-from seri.pure.events import ToolCall
 from seri.pure.redaction import Redactor
+from seri.pure.tool_events import ToolCall
 from tests.faults.ledger import FaultLedger
 from tests.faults.support import (
     assert_request_ok,

@@ -28,9 +28,9 @@ from scripts.bench.data import synthetic_header
 from seri.io import conversations
 from seri.io.recorder import Recorder
 from seri.io.store import open_store
-from seri.pure.events import ToolCall
 from seri.pure.records import Message
 from seri.pure.redaction import Redactor
+from seri.pure.tool_events import ToolCall
 
 
 def append_latest(store: Any, session: str, messages: Any, now: float) -> int:

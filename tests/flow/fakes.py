@@ -16,7 +16,7 @@ from seri.pure.effects import (
     ToolRun,
     UpdateCounters,
 )
-from seri.pure.events import Event
+from seri.pure.event_record import Event
 from seri.pure.records import Message, ToolCall
 
 SECRET = "sk-or-v1-abcdefghijklmnop"

@@ -16,7 +16,8 @@ import pytest
 
 from scripts.bench.data import synthetic_header
 from seri.io.recorder import Recorder
-from seri.pure.events import Event, Header, TurnEnd
+from seri.pure.event_record import Event
+from seri.pure.events import Header, TurnEnd
 from seri.pure.redaction import Redactor
 from seri.pure.settings import Settings
 from seri.pure.tool_specs import select_specs

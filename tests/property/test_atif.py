@@ -15,14 +15,13 @@ from atif import Trajectory
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seri.pure.atif import (
+from seri.pure.atif import run_trajectory, unrecorded_trajectory
+from seri.pure.atif_recordings import (
     RecordedEvent,
     RunRecording,
     SessionMessages,
     StoredMessage,
     UnrecordedMessages,
-    run_trajectory,
-    unrecorded_trajectory,
 )
 from seri.pure.records import Message, ToolCall
 

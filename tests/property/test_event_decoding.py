@@ -9,8 +9,10 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from seri.pure.events import EVENT_TYPES, Edit, ModelCall, Unknown, decode
+from seri.pure.event_decoding import Unknown, decode
+from seri.pure.events import EVENT_TYPES, ModelCall
 from seri.pure.records import Usage
+from seri.pure.tool_events import Edit
 
 GOLDEN = Path(__file__).parent.parent / "golden" / "trajectory" / "recorded_run.jsonl"
 LINE_KEYS = ("type", "session", "run", "at")

@@ -14,7 +14,13 @@ import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
-from seri.pure import events
+from seri.pure import (
+    event_record,
+    events,
+    history_events,
+    tool_events,
+    trajectory_schema,
+)
 from seri.pure.records import Usage
 from seri.pure.redaction import Redactor
 
@@ -48,7 +54,7 @@ def value_of(annotation: str) -> st.SearchStrategy[Any]:
     choices = []
     for part in annotation.split(" | "):
         if part == "Absent":
-            choices.append(st.just(events.ABSENT))
+            choices.append(st.just(event_record.ABSENT))
         elif part == "None":
             choices.append(st.none())
         else:
@@ -57,7 +63,7 @@ def value_of(annotation: str) -> st.SearchStrategy[Any]:
     return st.one_of(*choices)
 
 
-def record_of(kind: type[events.Event]) -> st.SearchStrategy[events.Event]:
+def record_of(kind: type[event_record.Event]) -> st.SearchStrategy[event_record.Event]:
     fields = {item.name: value_of(str(item.type)) for item in attrs.fields(kind)}
     return st.fixed_dictionaries(fields).map(lambda values: kind(**values))
 
@@ -65,11 +71,11 @@ def record_of(kind: type[events.Event]) -> st.SearchStrategy[events.Event]:
 ANY_EVENT = st.sampled_from(events.EVENT_TYPES).flatmap(record_of)
 
 
-def expected_keys(event: events.Event) -> list[str]:
+def expected_keys(event: event_record.Event) -> list[str]:
     keys: list[str] = []
     for item in attrs.fields(type(event)):
         value = getattr(event, item.name)
-        if value is events.ABSENT or item.metadata.get("line_key"):
+        if value is event_record.ABSENT or item.metadata.get("line_key"):
             continue
         if item.metadata.get("flatten"):
             keys += [key for key, _ in value]
@@ -79,23 +85,23 @@ def expected_keys(event: events.Event) -> list[str]:
 
 
 @given(ANY_EVENT)
-def test_an_export_is_json_with_its_documented_keys_in_order(event: events.Event) -> None:
+def test_an_export_is_json_with_its_documented_keys_in_order(event: event_record.Event) -> None:
     exported = event.export()
     # Flattened pairs may repeat a key; a dict keeps one.
     assert list(exported) == list(dict.fromkeys(expected_keys(event)))
     assert json.loads(json.dumps(exported)) == exported
     documented = {
         field["name"]
-        for entry in events.event_schema()["events"]
+        for entry in trajectory_schema.event_schema()["events"]
         if entry["type"] == event.type
         for field in entry["fields"]
     }
-    if not isinstance(event, events.Edit):
+    if not isinstance(event, tool_events.Edit):
         assert set(exported) <= documented
 
 
 @given(ANY_EVENT)
-def test_a_redacted_event_holds_no_secret(event: events.Event) -> None:
+def test_a_redacted_event_holds_no_secret(event: event_record.Event) -> None:
     redacted = event.redacted(Redactor.of([SECRET]).text)
     assert SECRET not in json.dumps(redacted.export())
     assert type(redacted) is type(event)
@@ -103,16 +109,16 @@ def test_a_redacted_event_holds_no_secret(event: events.Event) -> None:
         assert redacted == event
 
 
-def test_every_record_of_the_module_is_listed() -> None:
+def test_every_record_of_the_modules_is_listed() -> None:
     """A record left out of ``EVENT_TYPES`` would be recorded, yet missing from the schema
     file, the README's table and the properties above."""
     declared = {
         value
-        for value in vars(events).values()
+        for module in (events, tool_events, history_events)
+        for value in vars(module).values()
         if isinstance(value, type)
-        and issubclass(value, events.Event)
-        and value not in (events.Event, events.Unknown)  # Unknown is read, never written
-        and value.__module__ == events.__name__
+        and issubclass(value, event_record.Event)
+        and value.__module__ == module.__name__
     }
     assert declared == set(events.EVENT_TYPES)
 
@@ -120,6 +126,6 @@ def test_every_record_of_the_module_is_listed() -> None:
 def test_every_type_is_named_once_and_every_field_documented() -> None:
     types = [kind.type for kind in events.EVENT_TYPES]
     assert len(types) == len(set(types))
-    for entry in events.event_schema()["events"]:
+    for entry in trajectory_schema.event_schema()["events"]:
         assert entry["about"], entry["type"]
         assert all(field["doc"] for field in entry["fields"]), entry["type"]

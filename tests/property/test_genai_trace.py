@@ -26,14 +26,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from seri.pure.genai_attributes import Content
 from seri.pure.genai_metrics import OPERATION_DURATION, TOKEN_USAGE, histograms
-from seri.pure.genai_trace import (
-    FinishedTrace,
-    TraceState,
-    TrajectoryRecord,
-    finished_traces,
-    trace_end,
-    trace_step,
-)
+from seri.pure.genai_scopes import TraceState, TrajectoryRecord
+from seri.pure.genai_trace import FinishedTrace, finished_traces, trace_end, trace_step
 from seri.pure.otlp_json import trace_request as json_request
 from seri.pure.otlp_model import Producer, Span
 from seri.pure.otlp_protobuf import trace_request as protobuf_request

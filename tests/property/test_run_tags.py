@@ -17,7 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seri.pure.genai_attributes import Content
-from seri.pure.genai_trace import TrajectoryRecord, finished_traces
+from seri.pure.genai_scopes import TrajectoryRecord
+from seri.pure.genai_trace import finished_traces
 from seri.pure.run_tags import (
     MAX_TAGS,
     TAGS_VARIABLE,

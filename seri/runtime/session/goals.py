@@ -11,7 +11,7 @@ import attrs
 
 from seri.io.goals import StoredGoal, carried_pins, clear_goal, load_goal, note_goal, set_goal
 from seri.io.store import Store
-from seri.pure import events
+from seri.pure import event_record
 from seri.pure.goals import Goal
 from seri.pure.tool_outcome import ToolOutcome
 from seri.pure.turn import Conversation
@@ -63,7 +63,7 @@ class SessionGoals:
         redacted."""
         return self._bench.check_command(command, timeout)
 
-    def record(self, event: events.Event) -> None:
+    def record(self, event: event_record.Event) -> None:
         """Record ``event`` in this run's trajectory (and tell its observers)."""
         if self._recording.events is not None:
             self._recording.events.record(event)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from seri.pure.effects import Answer, AskPerson, ResolvedPath, ToolRun
-from seri.pure.events import Event
+from seri.pure.event_record import Event
 from seri.pure.records import ToolCall
 from seri.runtime.ports import ToolPort
 from seri.runtime.session.ports import FrontEnd, ToolHooks
