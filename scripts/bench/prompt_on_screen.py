@@ -142,6 +142,8 @@ def main() -> int:
             "SERI_BASE_URL": fake.base_url,
             "SERI_MODEL": "loopback/bench",
         }
+        if os.environ.get("PYTHONPATH"):  # another checkout's seri, to compare builds
+            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
         one_run(env, project)  # warm-up: the profile and its database are made
         load_before = os.getloadavg()
         walls, cpus = [], []
