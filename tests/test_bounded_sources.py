@@ -33,8 +33,7 @@ UNSIZED_READS = {
     ),
     ("seri/io/leases.py", "_boot_id", "read"): "the kernel's boot id (/proc)",
     ("seri/io/leases.py", "_stat_fields", "read"): "the kernel's /proc/PID/stat line",
-    ("seri/io/call_reaper.py", "_children", "read"): "the kernel's /proc/PID/stat line",
-    ("seri/io/sandbox.py", "_last_capability", "read"): "the kernel's cap_last_cap (/proc)",
+    ("seri/io/landlock.py", "_last_capability", "read"): "the kernel's cap_last_cap (/proc)",
     ("seri/runtime/chat_info.py", "_text_now", "read_bytes"): (
         "/diff: a project file's text now, beside its checkpoint, which holds it whole too"
     ),

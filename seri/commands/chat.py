@@ -145,6 +145,7 @@ def run(argv: list[str]) -> int:
     if chat_options.prompt is None and sys.stdin.isatty():
         from seri.runtime.repl import interactive
 
+        gc.disable()  # until the prompt is drawn (seri.runtime.repl turns it back on)
         return interactive(profile, current_project(), chat_options)
     from seri.runtime.chat_lines import scripted
     from seri.runtime.chat_session import ChatSession

@@ -9,7 +9,7 @@ and ``SERI_SANDBOX`` (``auto``, the default; ``bubblewrap``, ``landlock`` or ``n
   private ``/tmp``; in a user namespace with every capability dropped, a pid namespace with
   its own ``/proc``, a new session (``sandbox_plan.BUBBLEWRAP_ISOLATION``). The pid
   namespace ends what a command leaves running when the command ends.
-- **Landlock** (Linux 5.13 or later; this module speaks to the kernel through
+- **Landlock** (Linux 5.13 or later; ``seri.io.landlock`` speaks to the kernel through
   ``landlock_create_ruleset``/``add_rule``/``restrict_self`` with ctypes): applied in the
   child between fork and exec, it allows writing only beneath the project and a private
   temporary directory (``TMPDIR``); the protected paths inside the project are bind-mounted
@@ -19,7 +19,8 @@ and ``SERI_SANDBOX`` (``auto``, the default; ``bubblewrap``, ``landlock`` or ``n
   permission policy alone keeps bash from them. Then every capability is dropped (root
   included), and from ABI 6 the domain is scoped for signals. The command runs under
   ``call_reaper``, which ends what it leaves running.
-- **none**: the permission policy check is all there is; seri says so when it starts.
+- **none**: the permission policy check is all there is; seri says so when it starts. On
+  Linux the command still runs under ``call_reaper``.
 
 Protected paths that do not exist yet get empty stand-ins for the time of a command
 (``seri.io.stand_ins``), so there is something to bind read-only.
@@ -32,17 +33,23 @@ protected subpaths read-only again) and Claude Code's sandbox runtime (bubblewra
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
-from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Literal
 
 import attrs
 
-from seri.io.stand_ins import StandIns, found_by_name
+from seri.io.landlock import (
+    SCOPE_ABI,
+    confinement,
+    landlock_abi,
+    libc,
+    mount_namespace_possible,
+    signal_scope,
+)
+from seri.io.stand_ins import ProtectedNames, StandIns
 from seri.pure.protected_paths import guarded_in_project, is_within
 from seri.pure.sandbox_plan import (
     BUBBLEWRAP_ISOLATION,
@@ -54,102 +61,7 @@ from seri.pure.sandbox_plan import (
 Kind = Literal["bubblewrap", "landlock", "none"]
 CHOICES = ("auto", "bubblewrap", "landlock", "none")
 
-# Landlock's system calls have these numbers on every architecture (the generic table).
-_SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
-_CREATE_RULESET_VERSION = 1
-_RULE_PATH_BENEATH = 1
-_PR_SET_NO_NEW_PRIVS = 38
-
-_WRITE_FILE = 1 << 1
-_REMOVE_DIR = 1 << 4
-_REMOVE_FILE = 1 << 5
-_MAKE_CHAR = 1 << 6
-_MAKE_DIR = 1 << 7
-_MAKE_REG = 1 << 8
-_MAKE_SOCK = 1 << 9
-_MAKE_FIFO = 1 << 10
-_MAKE_BLOCK = 1 << 11
-_MAKE_SYM = 1 << 12
-_REFER = 1 << 13  # ABI 2: links and renames across directories
-_TRUNCATE = 1 << 14  # ABI 3
-
-# ABI 6: a domain may be scoped so that it cannot signal processes outside it.
-_SCOPE_ABI = 6
-_SCOPE_SIGNAL = 1 << 1
-_PR_CAPBSET_DROP, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
-_CAPABILITY_VERSION_3 = 0x20080522
-_REAPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "call_reaper.py")
-
 _PROBE_MOUNTS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
-_CLONE_NEWNS = 0x00020000
-_CLONE_NEWUSER = 0x10000000
-_MS_RDONLY, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 32, 4096, 16384, 1 << 18
-# Device files a command may write (output thrown away, terminals).
-_WRITABLE_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")
-
-
-if TYPE_CHECKING:
-    import ctypes
-
-
-@cache
-def _structures() -> tuple[Any, Any]:
-    """Landlock's two argument structures (ctypes is loaded only when Landlock is used)."""
-    import ctypes
-
-    class RulesetAttr(ctypes.Structure):
-        # ABI 1-3 read the first field; ABI 4-5 two; ABI 6 and later all three.
-        _fields_ = (
-            ("handled_access_fs", ctypes.c_uint64),
-            ("handled_access_net", ctypes.c_uint64),
-            ("scoped", ctypes.c_uint64),
-        )
-
-    class PathBeneathAttr(ctypes.Structure):
-        _pack_ = 1  # the kernel's struct is packed: 12 bytes
-        _fields_ = (("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32))
-
-    return RulesetAttr, PathBeneathAttr
-
-
-def _libc() -> ctypes.CDLL:
-    import ctypes
-
-    return ctypes.CDLL(None, use_errno=True)
-
-
-def landlock_abi() -> int:
-    """The kernel's Landlock ABI version; 0 when there is none (old kernel, not Linux, off)."""
-    import ctypes
-
-    try:
-        libc = _libc()
-        version = libc.syscall(
-            _SYS_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION)
-        )
-    except (OSError, AttributeError):
-        return 0
-    return max(int(version), 0)
-
-
-def _write_access(abi: int) -> int:
-    access = (
-        _WRITE_FILE
-        | _REMOVE_DIR
-        | _REMOVE_FILE
-        | _MAKE_CHAR
-        | _MAKE_DIR
-        | _MAKE_REG
-        | _MAKE_SOCK
-        | _MAKE_FIFO
-        | _MAKE_BLOCK
-        | _MAKE_SYM
-    )
-    if abi >= 2:
-        access |= _REFER
-    if abi >= 3:
-        access |= _TRUNCATE
-    return access
 
 
 def _bwrap_works(bwrap: str) -> bool:
@@ -235,6 +147,7 @@ class Sandbox:
         self._verified = verified or detected.kind != "bubblewrap"
         self._tmp: str | None = None
         self._stand_ins = StandIns()
+        self._names = ProtectedNames()
         self._said_unmounted = False
 
     @property
@@ -253,10 +166,10 @@ class Sandbox:
         exist get their stand-ins now (call within ``confined``, which takes them away)."""
         project = str(self.project)
         protected = {*self.protected, *(os.path.realpath(p) for p in self.protected)}
-        guarded = guarded_in_project(project, tuple(sorted(protected)), found_by_name(project))
+        guarded = guarded_in_project(project, tuple(sorted(protected)), self._names.found(project))
         # A stand-in no mount can make read-only would be a protected path the command may
         # fill (Landlock where no mount namespace can be made): none is placed then.
-        may_place = self.kind == "bubblewrap" or _mount_namespace_possible()
+        may_place = self.kind == "bubblewrap" or mount_namespace_possible()
         existing = []
         for path, is_dir in guarded:
             real = os.path.realpath(path)
@@ -287,10 +200,9 @@ class Sandbox:
         """The argv, the pre-exec hook and the environment that run ``command`` confined."""
         child_env = dict(env)
         self._verify()
+        argv = ["bash", "-c", command]
         if self.kind == "none":
-            linux = sys.platform.startswith("linux")  # the reaper speaks to /proc and prctl
-            argv = _reaped(command, scope=False) if linux else ["bash", "-c", command]
-            return argv, None, child_env
+            return argv, _reaper(None, None) if self.reaps else None, child_env
         plan = self.plan()
         if self.kind == "bubblewrap":
             child_env.setdefault("XDG_CACHE_HOME", "/tmp/.cache")
@@ -299,14 +211,14 @@ class Sandbox:
         child_env["TMPDIR"] = plan.private_tmp
         child_env.setdefault("XDG_CACHE_HOME", os.path.join(plan.private_tmp, ".cache"))
         self._say_if_unmounted(plan)
-        hook = _landlock_hook(plan, self.detected.abi)
-        return _reaped(command, scope=self.detected.abi >= _SCOPE_ABI), hook, child_env
+        scope = signal_scope() if self.detected.abi >= SCOPE_ABI else None
+        return argv, _reaper(confinement(plan, self.detected.abi), scope), child_env
 
     def _say_if_unmounted(self, plan: SandboxPlan) -> None:
         """Once, where Landlock's read-only mounts cannot be made (a normal user without user
         namespaces): a command the policy cannot read could write the protected paths in
         the project, and the person is told so before it runs."""
-        if self._said_unmounted or not plan.read_only or _mount_namespace_possible():
+        if self._said_unmounted or not plan.read_only or mount_namespace_possible():
             return
         self._said_unmounted = True
         print(
@@ -342,134 +254,11 @@ class Sandbox:
             self._tmp = None
 
 
-def _landlock_hook(plan: SandboxPlan, abi: int) -> Callable[[], None]:
-    """What the child runs between fork and exec: read-only mounts, then Landlock."""
+def _reaper(
+    confine: Callable[[], None] | None, scope: Callable[[], None] | None
+) -> Callable[[], None]:
+    """The pre-exec hook that makes the call's first process its reaper (``call_reaper``,
+    loaded with the first command, not at start)."""
+    from seri.io.call_reaper import reaper_hook
 
-    _structures()  # made here, in the parent: the child only calls
-
-    last_capability = _last_capability()
-
-    def confine() -> None:
-        libc = _libc()
-        if plan.read_only:
-            _read_only_mounts(libc, plan.read_only)
-        _restrict(libc, plan, abi)
-        _drop_capabilities(libc, last_capability)
-
-    return confine
-
-
-def _reaped(command: str, *, scope: bool) -> list[str]:
-    """``bash -c command`` under ``call_reaper`` (which ends whatever it leaves running).
-
-    The interpreter is seri's own, reached through ``/proc/self/exe`` in the forked child:
-    that link leads to the running binary whatever directories lie on its path (a Python
-    under a home directory another user cannot enter, as seen from a user namespace)."""
-    mode = "scope" if scope else "plain"
-    return ["/proc/self/exe", "-I", "-S", _REAPER, str(os.getpid()), mode, "bash", "-c", command]
-
-
-def _last_capability() -> int:
-    try:
-        with open("/proc/sys/kernel/cap_last_cap") as f:
-            return int(f.read())
-    except (OSError, ValueError):
-        return 63
-
-
-def _drop_capabilities(libc: ctypes.CDLL, last: int) -> None:
-    """Every capability gone, for good: as root, Landlock alone leaves CAP_SYS_ADMIN (TIOCSTI
-    into any terminal), CAP_SYS_MODULE, CAP_MKNOD. The bounding set is emptied first (so no
-    later exec, set-uid or not, gets one back), then the process's own sets. A process with
-    no capabilities to begin with (not root, no user namespace) changes nothing."""
-    import ctypes
-
-    for number in range(last + 1):
-        libc.prctl(_PR_CAPBSET_DROP, number, 0, 0, 0)
-    libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
-    header = (ctypes.c_uint32 * 2)(_CAPABILITY_VERSION_3, 0)
-    data = (ctypes.c_uint32 * 6)()
-    _check(libc.capset(ctypes.byref(header), ctypes.byref(data)), "capset")
-
-
-def _check(result: int, what: str) -> None:
-    import ctypes
-
-    if result < 0:
-        number = ctypes.get_errno()
-        raise OSError(number, f"{what}: {os.strerror(number)}")
-
-
-@cache
-def _mount_namespace_possible() -> bool:
-    """Whether a child of this process can make the mount namespace ``_read_only_mounts``
-    needs (as root, or through an unprivileged user namespace): tried once, in a fork."""
-    libc = _libc()
-    pid = os.fork()
-    if pid == 0:
-        made = libc.unshare(_CLONE_NEWNS) == 0 or libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS) == 0
-        os._exit(0 if made else 1)
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status) == 0
-
-
-def _read_only_mounts(libc: ctypes.CDLL, paths: tuple[str, ...]) -> None:
-    """Bind the protected paths read-only over themselves, in a mount namespace of the child's
-    own (a user namespace too when not privileged). Where none can be made, nothing changes:
-    Landlock still confines writes to the project, and the policy keeps bash from these."""
-    if libc.unshare(_CLONE_NEWNS) != 0:
-        uid, gid = os.getuid(), os.getgid()
-        if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS) != 0:
-            return
-        for name, text in (
-            ("setgroups", "deny"),
-            ("uid_map", f"{uid} {uid} 1"),
-            ("gid_map", f"{gid} {gid} 1"),
-        ):
-            with contextlib.suppress(OSError), open(f"/proc/self/{name}", "w") as f:
-                f.write(text)
-    _check(libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None), "mount --make-rprivate /")
-    for path in paths:
-        raw = path.encode()
-        _check(libc.mount(raw, raw, None, _MS_BIND | _MS_REC, None), f"bind {path}")
-        _check(
-            libc.mount(None, raw, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY, None),
-            f"read-only {path}",
-        )
-
-
-def _restrict(libc: ctypes.CDLL, plan: SandboxPlan, abi: int) -> None:
-    import ctypes
-
-    ruleset_attr, path_beneath_attr = _structures()
-    access = _write_access(abi)
-    device_access = _WRITE_FILE | (_TRUNCATE if abi >= 3 else 0)
-    scoped = abi >= _SCOPE_ABI
-    attr = ruleset_attr(access, 0, _SCOPE_SIGNAL if scoped else 0)
-    size = ctypes.sizeof(attr) if scoped else 8
-    ruleset = libc.syscall(_SYS_CREATE_RULESET, ctypes.byref(attr), size, 0)
-    _check(ruleset, "landlock_create_ruleset")
-    try:
-        for path, allowed in (
-            (plan.project, access),
-            (plan.private_tmp, access),
-            *((device, device_access) for device in _WRITABLE_DEVICES),
-        ):
-            try:
-                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-            except OSError as exc:
-                if exc.errno in (errno.ENOENT, errno.ENXIO, errno.EACCES):
-                    continue
-                raise
-            try:
-                rule = path_beneath_attr(allowed, fd)
-                _check(
-                    libc.syscall(_SYS_ADD_RULE, ruleset, _RULE_PATH_BENEATH, ctypes.byref(rule), 0),
-                    f"landlock_add_rule {path}",
-                )
-            finally:
-                os.close(fd)
-        _check(libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
-        _check(libc.syscall(_SYS_RESTRICT_SELF, ruleset, 0), "landlock_restrict_self")
-    finally:
-        os.close(ruleset)
+    return reaper_hook(libc(), confine, scope)

@@ -125,7 +125,7 @@ def _prompts(
             opener.chat.show_notes()
             banner.print_once(banner_line(opener.chat))
         try:
-            line = session.prompt(_prompt_message(), pre_run=start_opening)
+            line = session.prompt(_prompt_message(), pre_run=_after_drawing(start_opening))
         except KeyboardInterrupt:
             continue  # the line is cleared; Ctrl-D leaves
         except EOFError:
@@ -199,6 +199,24 @@ class Folds:
         from seri.pure.paste_fold import unfold
 
         return unfold(text, self.folds)
+
+
+def _after_drawing(start_opening: Callable[[], None] | None) -> Callable[[], None]:
+    """What runs once the prompt is drawn: the cycle collector, off while the chat started
+    (``seri.commands.chat``: ~100 collections among prompt_toolkit's classes found next to
+    nothing), runs from here on, past what start-up made (frozen: later collections skip
+    it); then the session opens behind the prompt."""
+
+    def drawn() -> None:
+        import gc
+
+        if not gc.isenabled():
+            gc.freeze()
+            gc.enable()
+        if start_opening is not None:
+            start_opening()
+
+    return drawn
 
 
 def _prompt_session(opener: ChatOpener, folds: Folds) -> PromptSession[str]:
