@@ -25,7 +25,7 @@ from seri.runtime.acp_connection import Connection
 # the session's parts load with the first session.
 if TYPE_CHECKING:
     from seri.pure.settings import Settings
-    from seri.runtime.acp_front import AcpFront
+    from seri.runtime.acp_front import AcpFront, FileText
     from seri.runtime.acp_session import AcpSession
     from seri.runtime.profile import Profile
 
@@ -81,6 +81,8 @@ class AcpAgent:
         self.running: str = ""
         self.cancelled = False
         self._profile: Profile | None = None
+        # Whether the client's initialize offered fs/read_text_file, and fs/write_text_file.
+        self.client_fs = (False, False)
 
     # -- the loop ------------------------------------------------------------------------------
 
@@ -148,6 +150,7 @@ class AcpAgent:
 
     def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
         self.initialized = True
+        self.client_fs = acp_wire.client_file_system(params.get("clientCapabilities"))
         return {
             "protocolVersion": 1,
             "agentCapabilities": {
@@ -220,7 +223,7 @@ class AcpAgent:
         )
         assert isinstance(controller, AcpSession)  # open() makes its own class
         front.session_id = controller.start() if not resume else controller.session_id
-        front.file_text = controller.file_text
+        front.file_text = self._use_client_files(controller, front.session_id)
         front.window = lambda: controller.window_in_use() or 0
         before = controller.session_usage()
         front.cost = before.cost if before is not None else None
@@ -228,6 +231,18 @@ class AcpAgent:
         for note in controller.take_notes():
             print(note, file=sys.stderr)
         return controller, front
+
+    def _use_client_files(self, controller: AcpSession, sid: str) -> FileText:
+        """The file tools go through the client's fs methods it offered; what a write would
+        change is then shown from the client's buffer too."""
+        from seri.runtime.acp_files import ClientFiles
+
+        reads, writes = self.client_fs
+        if not (reads or writes):
+            return controller.file_text
+        files = ClientFiles(self.conn, sid, reads=reads, writes=writes)
+        controller.use_files(files)
+        return controller.file_text if not reads else files.shown_text(controller.project)
 
     def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
         cwd = _absolute_dir(params)

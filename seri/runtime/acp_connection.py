@@ -20,6 +20,7 @@ import os
 import queue
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import IO, Any
 
@@ -71,9 +72,12 @@ class Connection:
     def notify(self, method: str, params: dict[str, Any]) -> None:
         self.send(acp_wire.notification(method, params))
 
-    def ask(self, method: str, params: dict[str, Any]) -> Reply | None:
-        """Send a request to the client and wait for its reply (None: the client is gone).
-        The wait is interruptible: a cancel (SIGINT) ends it as it ends the turn."""
+    def ask(
+        self, method: str, params: dict[str, Any], timeout: float | None = None
+    ) -> Reply | None:
+        """Send a request to the client and wait for its reply (None: the client is gone,
+        or ``timeout`` seconds passed). The wait is interruptible: a cancel (SIGINT) ends it
+        as it ends the turn."""
         event = threading.Event()
         slot: list[Reply | None] = [None]
         with self._lock:
@@ -83,9 +87,12 @@ class Connection:
         if self.input_closed:
             return None
         self.send(acp_wire.request(id_, method, params))
+        deadline = None if timeout is None else time.monotonic() + timeout
         try:
-            while not event.wait(0.2):
+            while not event.wait(0.2 if timeout is None else min(0.2, timeout)):
                 if self.input_closed or self.gone:
+                    return None
+                if deadline is not None and time.monotonic() >= deadline:
                     return None
         finally:
             with self._lock:

@@ -145,3 +145,17 @@ def test_any_client_server_list_is_a_document_or_named_as_skipped(servers: objec
         assert isinstance(entry["command"], str)
         assert all(isinstance(a, str) for a in entry["args"])
         assert all(isinstance(k, str) and isinstance(v, str) for k, v in entry["env"].items())
+
+
+@given(JSON)
+def test_only_a_file_capability_set_to_true_is_offered(capabilities: object) -> None:
+    reads, writes = acp_wire.client_file_system(capabilities)
+    fs = capabilities.get("fs") if isinstance(capabilities, dict) else None
+    assert reads == (isinstance(fs, dict) and fs.get("readTextFile") is True)
+    assert writes == (isinstance(fs, dict) and fs.get("writeTextFile") is True)
+
+
+@given(st.booleans(), st.booleans(), st.dictionaries(TEXT, JSON, max_size=3))
+def test_the_file_capabilities_are_read_as_offered(read: bool, write: bool, more: dict) -> None:  # type: ignore[type-arg]
+    capabilities = {"fs": {**more, "readTextFile": read, "writeTextFile": write}}
+    assert acp_wire.client_file_system(capabilities) == (read, write)
