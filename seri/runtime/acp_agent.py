@@ -329,7 +329,10 @@ class AcpAgent:
         text = prompt_text(params.get("prompt"))
         controller, front = held
         if text.startswith("/"):
-            return slash_command(controller, front, text)
+            try:
+                return slash_command(controller, front, text)
+            finally:
+                front.end_compaction(cancelled=False)
         self.running, self.cancelled = sid, False
         try:
             self._start_client_servers(controller, front)
@@ -338,6 +341,7 @@ class AcpAgent:
             return {"stopReason": "cancelled"}
         finally:
             self.running = ""
+            front.end_compaction(cancelled=self.cancelled)
         reason = acp_updates.stop_reason(end.status, by_user=end.by_user or self.cancelled)
         if reason is None:
             raise AcpError(jsonrpc.INTERNAL_ERROR, unfinished_line(end, controller.redact))

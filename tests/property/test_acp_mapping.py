@@ -159,3 +159,27 @@ def test_only_a_file_capability_set_to_true_is_offered(capabilities: object) -> 
 def test_the_file_capabilities_are_read_as_offered(read: bool, write: bool, more: dict) -> None:  # type: ignore[type-arg]
     capabilities = {"fs": {**more, "readTextFile": read, "writeTextFile": write}}
     assert acp_wire.client_file_system(capabilities) == (read, write)
+
+
+@given(TEXT, st.integers(0, 10**7), st.integers(0, 10**4), st.integers(1, 10**7), TEXT)
+def test_a_compaction_start_is_in_progress_with_the_ledgers_numbers(
+    trigger: str, before: int, evicting: int, window: int, number: str
+) -> None:
+    from seri.pure.events import CompactionStart
+
+    event = CompactionStart(
+        trigger=trigger, evicting=evicting, estimate_before=before, context_window=window
+    )
+    update = acp_updates.compaction_started(event, number)
+    assert update["sessionUpdate"] == "compaction_update"
+    assert (update["compactionId"], update["status"]) == (number, "in_progress")
+    assert update["_meta"]["seri"]["tokensBefore"] == before
+    assert update["_meta"]["seri"]["contextWindow"] == window
+    json.dumps(update)
+
+
+@given(TEXT, st.booleans())
+def test_an_unfinished_compaction_ends_failed_or_cancelled(number: str, cancelled: bool) -> None:
+    update = acp_updates.compaction_unfinished(number, cancelled)
+    assert update["compactionId"] == number
+    assert update["status"] == ("cancelled" if cancelled else "failed")
