@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-import time
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from seri.runtime.acp_session import AcpSession
     from seri.runtime.profile import Profile
 
-PAGE = 50
+# What is answered while a task runs (the rest waits for it): reads of seri.db only.
+SERVED_DURING_A_TASK = frozenset({"session/list"})
 KEY_VARIABLE = "OPENROUTER_API_KEY"
 
 
@@ -139,6 +140,20 @@ class AcpAgent:
         if sid and sid == self.running:
             self.cancelled = True
             self.sessions[sid][0].cancel()
+
+    def serve_now(self, call: Call) -> bool:
+        """Answer ``call`` on a thread of its own if it may be while a task runs: only what
+        reads seri.db (``session/list``, through a read-only connection of its own). Every
+        other request waits for the task to end (README: seri acp, one task at a time)."""
+        if not self.running or call.method not in SERVED_DURING_A_TASK or call.id is None:
+            return False
+        from seri.runtime.acp_listing import answer_during_task
+
+        root = str(self.profile.root)
+        threading.Thread(
+            target=answer_during_task, args=(self.conn, root, call), daemon=True
+        ).start()
+        return True
 
     def on_gone(self) -> None:
         if self.running:
@@ -305,18 +320,9 @@ class AcpAgent:
         return {}
 
     def list_sessions(self, params: dict[str, Any]) -> dict[str, Any]:
-        from seri.io.conversations import list_sessions
-        from seri.pure import acp_updates
+        from seri.runtime.acp_listing import listed
 
-        cwd = params.get("cwd")
-        project = os.path.realpath(cwd) if isinstance(cwd, str) and cwd else None
-        sessions = list_sessions(self.profile.store, project)
-        cursor = params.get("cursor")
-        start, end, after = acp_updates.page(
-            len(sessions), cursor if isinstance(cursor, str) else None, PAGE
-        )
-        listed = [acp_updates.session_info(s, _iso(s.updated)) for s in sessions[start:end]]
-        return {"sessions": listed, "nextCursor": after}
+        return listed(params, self.profile.store)
 
     def prompt(self, params: dict[str, Any]) -> dict[str, Any]:
         from seri.pure import acp_updates
@@ -361,10 +367,6 @@ class AcpAgent:
             controller.close()
         except Exception as e:  # noqa: BLE001 - one session's close must not stop the others'
             print(f"seri acp: closing session {controller.session_id}: {e}", file=sys.stderr)
-
-
-def _iso(epoch: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
 Handler = Callable[[AcpAgent, dict[str, Any]], dict[str, Any]]
