@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
-from seri.pure.effects import HookDecision
+from seri.pure.effects import HookDecision, RunHooks
 from seri.pure.hook_decisions import HookResult, combined, decide
-from seri.pure.hook_events import EVENTS, PERSON_SOURCE
-from seri.pure.hook_points import with_hook
+from seri.pure.hook_events import EVENTS, PERSON_SOURCE, STOP, STOP_LOOP_LIMIT, SUBAGENT_STOP
+from seri.pure.hook_points import stop_sent_back, with_hook
 from seri.pure.hooks import (
     CLAUDE_TOOL_NAMES,
     HookCommand,
@@ -22,6 +24,7 @@ from seri.pure.hooks import (
     tool_input,
 )
 from seri.pure.permission_policy import Decision
+from tests.drive_effects import drive
 
 PUBLIC = Path(__file__).parent / "third_party" / "hooks" / "living-architecture"
 
@@ -163,5 +166,48 @@ def test_every_event_is_claude_codes_name() -> None:
         "PreCompact",
         "PostCompact",
         "Stop",
+        "SubagentStart",
+        "SubagentStop",
         "SessionEnd",
     }
+
+
+@attrs.frozen
+class _Setup:
+    hook_events: frozenset[str]
+    project: str = "/p"
+
+
+@given(
+    st.sets(st.sampled_from(EVENTS)),
+    st.integers(min_value=0, max_value=6),
+    st.sampled_from(["", "block"]),
+    st.booleans(),
+)
+def test_the_end_of_a_loop_asks_subagent_stop_or_stop_never_both(
+    configured: set[str], sent_back: int, decision: str, stop: bool
+) -> None:
+    """A subagent's loop (its setup asks SubagentStop) asks SubagentStop in Stop's place; a
+    block sends the model back with that event's name, never past the loop limit, and never
+    when the hook said ``continue: false``."""
+    asked: list[RunHooks] = []
+
+    def answer(effect: Any) -> Any:
+        if isinstance(effect, RunHooks):
+            asked.append(effect)
+            return HookDecision(decision, "go on", stop=stop)  # type: ignore[arg-type]
+        return None
+
+    setup = _Setup(frozenset(configured))
+    back = drive(stop_sent_back(setup, sent_back, "answer"), answer)
+    expected = (
+        SUBAGENT_STOP if SUBAGENT_STOP in configured else STOP if STOP in configured else None
+    )
+    assert [effect.event for effect in asked] == ([expected] if expected else [])
+    if asked:
+        assert dict(asked[0].fields)["stop_hook_active"] is (sent_back > 0)
+    sends = bool(asked) and decision == "block" and not stop and sent_back < STOP_LOOP_LIMIT
+    if sends:
+        assert back is not None and back.text == f"[hook {expected}]\ngo on"
+    else:
+        assert back is None

@@ -17,8 +17,8 @@ config.json (yours: they always run) and in the project's .seri/hooks.json or
 is now; any change to it asks again). `approve` with no name approves every waiting hook of
 the project; NAME is as `list` shows it ("<file> <event> #N"). `revoke` withdraws
 approvals (all of the project's when none is named). Events: SessionStart,
-UserPromptSubmit, PreToolUse, PostToolUse, PreCompact, PostCompact, Stop, SessionEnd.
-README: Hooks and skills.
+UserPromptSubmit, PreToolUse, PostToolUse, PreCompact, PostCompact, Stop, SubagentStart,
+SubagentStop, SessionEnd. README: Hooks and skills.
 """
 
 from __future__ import annotations

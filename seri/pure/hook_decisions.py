@@ -6,7 +6,8 @@
   ``permissionDecisionReason`` (PreToolUse) or ``additionalContext`` (for the model). The
   plain stdout of a UserPromptSubmit or SessionStart hook is context for the model.
 - Exit 2: a blocking error; its stderr is the reason. It denies a PreToolUse call (the model
-  reads why), refuses a UserPromptSubmit prompt, sends the model back to work from Stop, and
+  reads why), refuses a UserPromptSubmit prompt, sends the model back to work from Stop (a
+  subagent's from SubagentStop), and
   is told to the model after PostToolUse; elsewhere the person reads it.
 - Any other exit, or no exit within the time limit: a non-blocking error; the person reads
   the first line of stderr and the session goes on.
@@ -29,6 +30,7 @@ from seri.pure.hook_events import (
     PRE_TOOL_USE,
     SESSION_START,
     STOP,
+    SUBAGENT_STOP,
     USER_PROMPT_SUBMIT,
 )
 
@@ -37,7 +39,7 @@ BLOCKING_EXIT = 2
 MAX_TEXT = 10_000
 _RANK: Mapping[str, int] = {"": 0, "allow": 1, "ask": 2, "block": 3, "deny": 4}
 # Events whose blocking error (exit 2) reaches the model, not only the person.
-_BLOCKS = frozenset((PRE_TOOL_USE, USER_PROMPT_SUBMIT, STOP, POST_TOOL_USE))
+_BLOCKS = frozenset((PRE_TOOL_USE, USER_PROMPT_SUBMIT, STOP, SUBAGENT_STOP, POST_TOOL_USE))
 
 
 @attrs.frozen

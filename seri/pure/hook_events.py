@@ -11,6 +11,10 @@ POST_TOOL_USE = "PostToolUse"
 PRE_COMPACT = "PreCompact"
 POST_COMPACT = "PostCompact"
 STOP = "Stop"
+# When a subagent (the task tool's child) starts, and Stop's counterpart when it ends
+# (Claude Code's names).
+SUBAGENT_START = "SubagentStart"
+SUBAGENT_STOP = "SubagentStop"
 SESSION_END = "SessionEnd"
 EVENTS = (
     SESSION_START,
@@ -20,10 +24,15 @@ EVENTS = (
     PRE_COMPACT,
     POST_COMPACT,
     STOP,
+    SUBAGENT_START,
+    SUBAGENT_STOP,
     SESSION_END,
 )
 # How many times in one task Stop hooks may send the model back to work.
 STOP_LOOP_LIMIT = 3
+# The type a subagent's hooks are told (``agent_type``, SubagentStop's matcher): seri has one
+# kind of subagent, the general one Claude Code names so.
+SUBAGENT_TYPE = "general-purpose"
 
 PERSON_SOURCE = "config.json"
 PROJECT_SOURCES = (".seri/hooks.json", ".claude/settings.json")

@@ -13,8 +13,9 @@ its event (``TaskSetup.hook_events``), so a session without hooks runs exactly a
   the model reads next.
 - ``before_compaction``, ``after_compaction``: PreCompact, and PostCompact with the
   compaction's ledger entry (the ``compaction`` record of the trajectory).
-- ``stop_sent_back``: Stop. A block sends the model back to work with the hook's reason, at
-  most ``STOP_LOOP_LIMIT`` times a task.
+- ``stop_sent_back``: Stop, or SubagentStop in a subagent's loop (its setup asks that one and
+  never Stop). A block sends the model back to work with the hook's reason, at most
+  ``STOP_LOOP_LIMIT`` times a task; ``continue: false`` lets it end.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from seri.pure.hook_events import (
     PRE_TOOL_USE,
     STOP,
     STOP_LOOP_LIMIT,
+    SUBAGENT_STOP,
     USER_PROMPT_SUBMIT,
 )
 from seri.pure.permission_policy import Decision
@@ -139,16 +141,17 @@ def after_compaction(setup: TaskSetup, entry: events.Compaction) -> Flow[None]:
 
 def stop_sent_back(setup: TaskSetup, sent_back: int, answer: str) -> Flow[Message | None]:
     """The message that sends the model back to work, or None: the task may end."""
-    if not _asks(setup, STOP):
+    event = SUBAGENT_STOP if _asks(setup, SUBAGENT_STOP) else STOP
+    if not _asks(setup, event):
         return None
     fields = (("stop_hook_active", sent_back > 0), ("last_assistant_message", answer))
-    said = yield from perform(RunHooks(STOP, fields))
+    said = yield from perform(RunHooks(event, fields))
     if said.decision != "block" or said.stop:
         return None
     if sent_back >= STOP_LOOP_LIMIT:
         yield Say(
-            f"Stop hooks sent the model back {sent_back} times in this task, the most seri "
+            f"{event} hooks sent the model back {sent_back} times in this task, the most seri "
             f"allows ({STOP_LOOP_LIMIT}); the task ends here"
         )
         return None
-    return hook_message(STOP, said.reason or "a Stop hook asks you to go on")
+    return hook_message(event, said.reason or f"a {event} hook asks you to go on")

@@ -73,7 +73,8 @@ class AgentBrief:
     """What an agent is set up with, all values: the pure loop's ``TaskSetup`` is made
     from it (with what its role decides).
 
-    ``offered`` are the tools the model may call (none for a compaction), ``deferred``
+    ``offered`` are the tools the model may call (for a compaction: the chat's tools beyond
+    the built-in ones, counted in the window, never offered), ``deferred``
     whether MCP tools among them go out by name and one line (``tool_search`` then among
     them). ``max_turns`` defaults by role: the subagent's own budget, one for a compaction
     (which takes no turn). ``budget`` is the answer budget as the run has it (None: as the
@@ -144,8 +145,10 @@ def build_agent(role: Role, brief: AgentBrief, ports: AgentPorts) -> Agent:
     offered, tools, interactive = brief.offered, ports.tools, brief.interactive
     person = ports.person
     if role is Role.COMPACTION:
+        # A compaction's ``offered`` are the chat's tools beyond the built-in ones (a
+        # skills' activation tool): counted with them, as the chat counts them, never run.
+        counted = (*PARENT_TOOLS, *offered)
         offered, tools, interactive = (), NoTools(), False
-        counted = PARENT_TOOLS
     else:
         counted = offered
     if role is not Role.CHAT:

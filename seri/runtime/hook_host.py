@@ -27,6 +27,9 @@ from seri.pure.hook_events import (
     PROJECT_SOURCES,
     SESSION_END,
     SESSION_START,
+    SUBAGENT_START,
+    SUBAGENT_STOP,
+    SUBAGENT_TYPE,
     USER_PROMPT_SUBMIT,
 )
 from seri.pure.hooks import (
@@ -153,18 +156,46 @@ class HookHost:
         self.show: Callable[[events.HookRun], None] | None = None
         # SessionStart's context, for the model with the next prompt.
         self.pending: list[str] = []
+        # The subagent whose loop asks ('' for the session's own): its hooks are told.
+        self.agent_id = ""
+
+    def for_child(self, agent_id: str) -> HookHost:
+        """The same hooks, for subagent ``agent_id``'s loop: each hook's stdin carries
+        ``agent_id`` and ``agent_type``, as Claude Code's do inside a subagent."""
+        child = HookHost(
+            self.set,
+            project=self.project,
+            sandbox=self.sandbox,
+            env=self.env,
+            permission_mode=self.permission_mode,
+        )
+        child.session_id, child.events, child.show = self.session_id, self.events, self.show
+        child.agent_id = agent_id
+        return child
 
     def configured(self, *, child: bool = False) -> frozenset[str]:
-        """The events the loop asks about; a subagent's loop, its tool calls' only (its
-        prompt is the parent's call, its end the parent's result)."""
+        """The events the loop asks about. A subagent's loop: its tool calls' and its end's
+        (SubagentStop, in Stop's place), as in Claude Code (its prompt is the parent's
+        call; the session's own events are the session's). The session's loop never asks
+        SubagentStop."""
         found = configured_events(self.set.hooks)
         if child:
-            return found & {PRE_TOOL_USE, POST_TOOL_USE}
+            found = found & {PRE_TOOL_USE, POST_TOOL_USE, SUBAGENT_STOP}
+        else:
+            found = found - {SUBAGENT_STOP}
+        # SessionStart's (or SubagentStart's) context goes with the first prompt.
         return found | {USER_PROMPT_SUBMIT} if self.pending else found
 
     def answer(self, effect: RunHooks) -> tuple[HookDecision, tuple[events.HookRun, ...]]:
-        """The loop's question (an effect): what the hooks decided, and their records."""
-        said, runs = self.run(effect.event, dict(effect.fields), effect.subject, effect.tool_call)
+        """The loop's question (an effect): what the hooks decided, and their records. A
+        subagent's prompt runs no UserPromptSubmit hook (it is the parent's tool call);
+        it only carries SubagentStart's context."""
+        if self.agent_id and effect.event == USER_PROMPT_SUBMIT:
+            context, self.pending = tuple(self.pending), []
+            return HookDecision(context=context), ()
+        # SubagentStop's matcher is about the subagent's type (Claude Code's).
+        subject = SUBAGENT_TYPE if effect.event == SUBAGENT_STOP else effect.subject
+        said, runs = self.run(effect.event, dict(effect.fields), subject, effect.tool_call)
         if effect.event == USER_PROMPT_SUBMIT and self.pending:
             context, self.pending = tuple(self.pending), []
             said = attrs.evolve(said, context=(*context, *said.context))
@@ -184,6 +215,8 @@ class HookHost:
             "cwd": str(self.project),
             "permission_mode": self.permission_mode,
         }
+        if self.agent_id:
+            common.update(agent_id=self.agent_id, agent_type=SUBAGENT_TYPE)
         stdin = json.dumps(hook_input(event, common, fields), ensure_ascii=False)
         decisions, runs = [], []
         for hook in chosen:
@@ -201,8 +234,8 @@ class HookHost:
         return combined(decisions), tuple(runs)
 
     def at_session(self, event: str, fields: Mapping[str, Any], subject: str) -> None:
-        """SessionStart or SessionEnd: run, record and show; SessionStart's context waits
-        for the next prompt."""
+        """SessionStart, SessionEnd or SubagentStart: run, record and show; SessionStart's
+        (SubagentStart's) context waits for the next prompt (the subagent's)."""
         if event not in configured_events(self.set.hooks):
             return
         said, runs = self.run(event, fields, subject)
@@ -211,8 +244,13 @@ class HookHost:
                 self.events.record(run)
             if self.show is not None:
                 self.show(run)
-        if event == SESSION_START:
+        if event in (SESSION_START, SUBAGENT_START):
             self.pending.extend(said.context)
+
+    def subagent_start(self) -> None:
+        """SubagentStart, in the subagent's host before its first request: it cannot stop
+        the subagent; its context goes with the subagent's prompt."""
+        self.at_session(SUBAGENT_START, {}, SUBAGENT_TYPE)
 
     def session_start(self, source: str) -> None:
         self.at_session(SESSION_START, {"source": source}, source)

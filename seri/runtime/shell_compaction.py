@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from seri.pure.output_budget import OutputBudget
     from seri.pure.redaction import Redactor
     from seri.pure.settings import Settings
+    from seri.pure.tool_specs import ToolSpec
     from seri.pure.turn import Conversation
     from seri.runtime.agent import Agent
     from seri.runtime.model_caller import ModelCaller
@@ -58,7 +59,7 @@ class ShellCompaction:
         # The answer budget of the summarizer's requests, kept from one attempt to the next.
         self.budget: OutputBudget | None = None
         self.lease = lease
-        self._prompt: str | None = None
+        self._prompt: tuple[str, tuple[ToolSpec, ...]] | None = None
 
     @classmethod
     def open(
@@ -141,7 +142,7 @@ class ShellCompaction:
         from seri.runtime.agent import AgentBrief, AgentPorts, Role, build_agent
 
         caller = self.model(events)
-        system_prompt = self.chat_prompt(state)
+        system_prompt, counted = self.chat_prompt(state)
         window = self.settings.context_window
         if window is None:
             window = caller.client().context_window(self.settings.model)
@@ -150,6 +151,7 @@ class ShellCompaction:
             window=window or DEFAULT_CONTEXT_WINDOW,
             system_prompt=system_prompt,
             project=state.session.project,
+            offered=counted,
             budget=self.budget,
         )
         log = SessionLog(self.store, self.session_id, state.revision, pending=events.flush_into)
@@ -162,19 +164,21 @@ class ShellCompaction:
         )
         return build_agent(Role.COMPACTION, brief, ports)
 
-    def chat_prompt(self, state: SessionState) -> str:
-        """The system prompt ``seri chat --resume`` would send now: the one a chat run freezes
-        at its start from AGENTS.md, the rules and the memory files, not the prompt stored
-        with the session (an imported session's own 25k-character prompt, which no chat
-        sends, made ``seri compact`` say nothing fits an 8k window the chat compacts fine).
-        Read once per process, as a chat reads it."""
+    def chat_prompt(self, state: SessionState) -> tuple[str, tuple[ToolSpec, ...]]:
+        """The system prompt ``seri chat --resume`` would send now, and the tools it would
+        offer beyond the built-in ones: the prompt a chat run freezes at its start from
+        AGENTS.md, the rules, the memory files and the Agent Skills' catalogue (with the
+        skills' activation tool), not the prompt stored with the session (an imported
+        session's own 25k-character prompt, which no chat sends, made ``seri compact`` say
+        nothing fits an 8k window the chat compacts fine; a prompt without the catalogue
+        made it size a session with skills smaller than its chat does, so the two cut
+        differently). Read once per process, as a chat reads it."""
         if self._prompt is None:
-            from pathlib import Path
+            from seri.runtime.session.opening import startup_files
 
-            from seri.io.prompt_files import load_startup_files
-
-            project = Path(state.session.project or ".")
-            self._prompt = load_startup_files(self.profile.root, project).prompt.text
+            project = state.session.project or "."
+            startup, skills = startup_files(self.store, self.profile.root, project, self.settings)
+            self._prompt = (startup.prompt.text, skills.tool())
         return self._prompt
 
     def _recording(self, prompt_hashes: dict[str, Any]) -> RunEvents:

@@ -71,6 +71,9 @@ def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
     )
     # The child's own caller (its requests offer the child's tools), closed with the child.
     caller = ModelCaller(settings, host.api_key, host.events, offered, deferred=deferred)
+    child_hooks = None if host.hooks is None else host.hooks.for_child(child_id)
+    if child_hooks is not None:
+        child_hooks.subagent_start()
     ports = AgentPorts(
         model=caller,
         session=SessionLog(store, child_id, 0, pending=host.events.flush_into),
@@ -79,7 +82,7 @@ def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
         spill_dir=host.context.spill_dir,
         tools=child_host,
         spending=host.spending,
-        hooks=host.hooks,
+        hooks=child_hooks,
     )
     try:
         end = build_agent(Role.SUBAGENT, brief, ports).run_task(Conversation(()), prompt)
