@@ -14,7 +14,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # installed when missing (CI runs as root).
 TEST_PROGRAMS := tmux zsh fish jq tinyproxy less
 
-.PHONY: install sandbox-tools demo try test test-quickstart test-real test-phoenix test-harbor check golden bench bench-otlp compaction-matrix races fuzz clean test-programs mcp-servers bench-mcp
+.PHONY: install sandbox-tools demo try test test-quickstart test-real test-phoenix test-harbor check golden bench bench-otlp compaction-matrix races fuzz clean test-programs mcp-servers acp-client bench-mcp
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -135,6 +135,11 @@ clean:
 # `make test` installs them on first use anyway.
 mcp-servers: install
 	$(PY) -m tests.mcp.install
+
+# acpx, the headless ACP client tests/e2e/test_acpx.py drives `seri acp` with, and the Node.js
+# (>= 22.13, an npm package) it needs, into .cache/acp-client (the test installs it too).
+acp-client: install
+	$(PY) -m tests.acp_client.install
 
 # What the MCP client costs (imports, start-up, connecting to each real server):
 # bench-results/mcp.md.

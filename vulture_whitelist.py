@@ -61,3 +61,5 @@ _.to
 # The ACP SDK calls its client's methods by name (tests/e2e/test_acp.py's Editor).
 _.request_permission
 _.session_update
+_.read_text_file
+_.write_text_file

@@ -38,7 +38,11 @@ UNSIZED_READS = {
         "/diff: a project file's text now, beside its checkpoint, which holds it whole too"
     ),
     ("seri/io/memory_store.py", "approve", "read_bytes"): "seri's own memory file",
-    ("seri/io/tools.py", "_read_text_for_edit", "read"): "after fstat: at most FILE_CAP_BYTES",
+    (
+        "seri/io/write_tools.py",
+        "_read_text_for_edit",
+        "read",
+    ): "after fstat: at most FILE_CAP_BYTES",
     ("seri/runtime/compact_plan.py", "<any>", "read"): "a job's read(), not I/O",
     ("seri/runtime/shell_compaction.py", "<any>", "read"): "a job's read(), not I/O",
     ("seri/runtime/repl.py", "_history_entries", "read"): "seri's own prompt history file",

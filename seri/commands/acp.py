@@ -32,6 +32,6 @@ def run(argv: list[str]) -> int:
     # Nothing but the protocol may reach stdout: whatever else prints goes to stderr.
     sys.stdout = sys.stderr
     agent = AcpAgent(conn, dict(os.environ))
-    conn.start(agent.on_cancel, agent.on_gone)
+    conn.start(agent.on_cancel, agent.on_gone, agent.serve_now)
     agent.serve()
     return 0

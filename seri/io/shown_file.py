@@ -7,6 +7,7 @@ import os
 import stat
 from pathlib import Path
 
+from seri.io.file_port import FilePort, FilePortError
 from seri.io.files import PathRefusedError, open_confined, project_root
 from seri.io.files import resolve_in_project as confine
 
@@ -14,7 +15,7 @@ from seri.io.files import resolve_in_project as confine
 SHOW_MAX_BYTES = 4 * 1024 * 1024
 
 
-def current_text(project: Path, raw: str) -> str | None:
+def current_text(project: Path, raw: str, port: FilePort | None = None) -> str | None:
     """A file's text as it is now, to show a person what a write changes.
 
     None when there is no such regular file in the project, or it is too large to show
@@ -22,6 +23,8 @@ def current_text(project: Path, raw: str) -> str | None:
     moment, no hanging on a FIFO).
     """
     root = project_root(project)
+    if port is not None:
+        return _port_text(root, raw, port)
     try:
         path = confine(root, raw)
         fd = open_confined(root, path, os.O_RDONLY)
@@ -37,3 +40,15 @@ def current_text(project: Path, raw: str) -> str | None:
     finally:
         os.close(fd)
     return data.decode("utf-8", "replace")
+
+
+def _port_text(root: Path, raw: str, port: FilePort) -> str | None:
+    """The editor's text of a project file (its unsaved buffer), under the same limits."""
+    try:
+        path = confine(root, raw)
+        if path.is_dir():
+            return None
+        text = port.read_text(path)
+    except (PathRefusedError, FilePortError, OSError):
+        return None
+    return text if len(text) <= SHOW_MAX_BYTES else None

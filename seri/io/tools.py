@@ -16,36 +16,31 @@ belong to other parts of seri.
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import Any, BinaryIO
 
-import attrs
-
+from seri.io.file_port import FilePort, FilePortError
 from seri.io.files import (
-    NotAFileError,
     PathRefusedError,
-    atomic_write,
     iter_lines,
     iter_pieces,
     open_confined,
     project_root,
-    refuse_non_regular,
-    refuse_protected,
     relative_name,
     resolve_in_project,
     snapshot_file,
 )
 from seri.io.spill import spilled_file
+from seri.io.tool_context import ToolContext
+from seri.io.write_tools import edit, write_file
 from seri.pure.output_capture import HEAD_BYTES, TAIL_BYTES
 from seri.pure.result_cap import PIECE_CHARS
 from seri.pure.tool_outcome import ToolOutcome, failure, outcome
-from seri.pure.tool_specs import BASH_DEFAULT_TIMEOUT, BASH_MAX_TIMEOUT, FILE_CAP_BYTES, spec_of
-
-if TYPE_CHECKING:
-    from seri.io.sandbox import Sandbox
+from seri.pure.tool_specs import BASH_DEFAULT_TIMEOUT, BASH_MAX_TIMEOUT, spec_of
 
 __all__ = ["ToolContext", "resolve_subject", "run_tool", "snapshot_file", "spill_file"]
 
@@ -54,38 +49,6 @@ READ_MAX_BYTES = 50_000
 # The longest line read_file shows (a spill file's longer lines are shown in pieces this long).
 READ_MAX_LINE_CHARS = PIECE_CHARS
 _SNIFF_BYTES = 8_192
-
-
-@attrs.frozen
-class ToolContext:
-    """Where and under which limits tools run.
-
-    ``protected`` are absolute paths never written (see ``files.default_protected``);
-    ``spill_dir``, when set, receives the full output of a bash command too large
-    to show (0600 files), passed through ``redact`` (seri's secret redaction) first.
-    """
-
-    project: Path
-    protected: tuple[Path, ...] = ()
-    spill_dir: Path | None = None
-    redact: Callable[[str], str] | None = None
-    # The window's cap on one result, in characters: read_file and bash keep within it.
-    max_output_chars: int | None = None
-
-    # A project-relative path whose reading the permission rules deny (grep skips it).
-    read_denied: Callable[[str], bool] | None = None
-    # The OS sandbox bash runs in, and the environment it gets (no API key, no secrets).
-    sandbox: Sandbox | None = None
-    env: Mapping[str, str] | None = None
-    # Told each piece of a command's output as it comes (the chat shows the last lines live).
-    on_output: Callable[[bytes], None] | None = None
-
-    def output_bytes(self, default: int) -> int:
-        """A tool's output cap in bytes: its own, or less when the window's cap is lower."""
-        if self.max_output_chars is None:
-            return default
-        # Room for the tool's own notes after the output.
-        return max(1_000, min(default, self.max_output_chars - 300))
 
 
 def spill_file(raw: str, spill_dir: Path | None) -> Path | None:
@@ -141,6 +104,9 @@ def _read_file(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOut
     offset = int(args.get("offset") or 1)
     limit = int(args.get("limit") or READ_DEFAULT_LIMIT)
     spilled = spill_file(raw, ctx.spill_dir)
+    port = ctx.reads_through_port()
+    if port is not None and spilled is None:
+        return _read_from_port(port, root, raw, offset, limit, ctx.output_bytes(READ_MAX_BYTES))
     try:
         if spilled is not None:
             rel = str(spilled)
@@ -172,6 +138,31 @@ def _read_file(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOut
         return _numbered_lines(
             f, rel, st.st_size, offset, limit, max_bytes, in_pieces=spilled is not None
         )
+
+
+def _read_from_port(
+    port: FilePort, root: Path, raw: str, offset: int, limit: int, max_bytes: int
+) -> ToolOutcome:
+    """read_file through the editor: its buffer's text, numbered as a file's would be."""
+    path = resolve_in_project(root, raw)
+    rel = relative_name(root, path)
+    if path.is_dir():
+        return failure(
+            f"{rel} is a directory; use glob to list it", outcome="is_directory", path=rel
+        )
+    try:
+        text = port.read_text(path)
+    except FilePortError as exc:
+        return failure(f"the editor did not read {rel}: {exc}", outcome="error", path=rel)
+    data = text.encode("utf-8", "replace")
+    if "\0" in text[:_SNIFF_BYTES]:
+        return outcome(
+            f"{rel} is a binary file ({len(data)} bytes); not shown.",
+            path=rel,
+            bytes=len(data),
+            binary=True,
+        )
+    return _numbered_lines(io.BytesIO(data), rel, len(data), offset, limit, max_bytes)
 
 
 def _numbered_lines(
@@ -261,133 +252,6 @@ def _line_text(raw: bytes, length: int) -> tuple[str, bool]:
     return text, bad
 
 
-# -- write_file and edit --------------------------------------------------
-
-
-def _write_file(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
-    path = resolve_in_project(root, str(args["path"]))
-    rel = relative_name(root, path)
-    refuse_protected(root, path, ctx.protected, raw=str(args["path"]))
-    try:
-        data = str(args["content"]).encode("utf-8")
-    except UnicodeEncodeError:
-        return failure(
-            "content is not valid Unicode (it holds a lone surrogate)",
-            outcome="bad_content",
-            path=rel,
-        )
-    if path.is_dir():
-        return failure(f"{rel} is a directory", outcome="is_directory", path=rel)
-    refused = _not_regular(path, rel)
-    if refused is not None:
-        return refused
-    if len(data) > FILE_CAP_BYTES:
-        return _too_large(rel, len(data))
-    created = atomic_write(root, path, data)
-    verb = "Created" if created else "Overwrote"
-    return outcome(
-        f"{verb} {rel} ({len(data)} bytes).",
-        outcome="applied",
-        path=rel,
-        bytes=len(data),
-        created=created,
-    )
-
-
-def _edit(root: Path, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
-    from seri.pure.edit_match import edit_failure, plan_edit
-
-    path = resolve_in_project(root, str(args["path"]))
-    rel = relative_name(root, path)
-    refuse_protected(root, path, ctx.protected, raw=str(args["path"]))
-    refused = _not_regular(path, rel)
-    if refused is not None:
-        return refused
-    old, new = str(args["old_string"]), str(args["new_string"])
-    replace_all = bool(args.get("replace_all", False))
-    original = _read_text_for_edit(root, path, rel)
-    if isinstance(original, ToolOutcome):
-        return original
-    plan = plan_edit(original, old, new, replace_all=replace_all, cap=FILE_CAP_BYTES)
-    why = edit_failure(plan, rel)
-    if why is not None:
-        counted = {"occurrences": plan.occurrences} if plan.outcome == "ambiguous" else {}
-        return failure(why, outcome=plan.outcome, path=rel, replacements=0, **counted)
-    if plan.outcome == "too_large":
-        return _too_large(rel, plan.size, edit=True)
-    try:
-        data = plan.updated.encode("utf-8")
-    except UnicodeEncodeError:
-        return failure(
-            "new_string is not valid Unicode (it holds a lone surrogate)",
-            outcome="bad_content",
-            path=rel,
-        )
-    if len(data) > FILE_CAP_BYTES:
-        return _too_large(rel, len(data), edit=True)
-    atomic_write(root, path, data)
-    replaced = plan.replacements
-    plural = "s" if replaced != 1 else ""
-    return outcome(
-        f"Edited {rel}: {replaced} replacement{plural}.",
-        outcome="applied",
-        path=rel,
-        replacements=replaced,
-        bytes=len(data),
-    )
-
-
-def _not_regular(path: Path, rel: str) -> ToolOutcome | None:
-    """A FIFO, device or socket is refused before anything opens it."""
-    try:
-        refuse_non_regular(path)
-    except NotAFileError as exc:
-        return failure(
-            f"{rel} is {exc.strerror}; seri reads and writes only regular files",
-            outcome="not_regular",
-            path=rel,
-        )
-    return None
-
-
-def _too_large(rel: str, size: int, *, edit: bool = False) -> ToolOutcome:
-    what = "the edited file" if edit else "the content"
-    return failure(
-        f"{what} would be {size} bytes, over the {FILE_CAP_BYTES // (1024 * 1024)} MiB seri "
-        f"writes (and checkpoints for /rewind); {rel} was left as it is",
-        outcome="too_large",
-        path=rel,
-    )
-
-
-def _read_text_for_edit(root: Path, path: Path, rel: str) -> str | ToolOutcome:
-    try:
-        fd = open_confined(root, path, os.O_RDONLY)
-    except FileNotFoundError:
-        return failure(
-            f"{rel} does not exist; use write_file to create it",
-            outcome="not_found",
-            path=rel,
-            replacements=0,
-        )
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode):
-        os.close(fd)
-        return failure(f"{rel} is not a regular file", outcome="not_regular", path=rel)
-    with os.fdopen(fd, "rb") as f:
-        if st.st_size > FILE_CAP_BYTES:
-            return failure(
-                f"{rel} is too large to edit ({st.st_size} bytes)", outcome="too_large", path=rel
-            )
-        data = f.read()
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return failure(
-            f"{rel} is not UTF-8 text; edit works on text files only", outcome="not_text", path=rel
-        )
-
-
 # -- glob, grep, bash -----------------------------------------------------
 
 
@@ -430,8 +294,8 @@ def _os_error_text(exc: OSError) -> str:
 
 _RUNNERS: dict[str, Callable[[Path, Mapping[str, Any], ToolContext], ToolOutcome]] = {
     "read_file": _read_file,
-    "write_file": _write_file,
-    "edit": _edit,
+    "write_file": write_file,
+    "edit": edit,
     "glob": _glob,
     "grep": _grep,
     "bash": _bash,

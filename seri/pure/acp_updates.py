@@ -15,7 +15,7 @@ from typing import Any
 from seri.pure import json_text
 from seri.pure.bounded_input import TOOL_ARGUMENTS
 from seri.pure.effects import Answer, ToolRun
-from seri.pure.history_events import Compaction
+from seri.pure.history_events import Compaction, CompactionStart
 from seri.pure.records import Message, Session, ToolCall
 
 # seri's tools as ACP's kinds (an MCP server's tool is "other").
@@ -226,6 +226,40 @@ def page(count: int, cursor: str | None, size: int) -> tuple[int, int, str | Non
     start = min(start, count)
     end = min(start + size, count)
     return start, end, (str(end) if end < count else None)
+
+
+def compaction_started(event: CompactionStart, compaction_id: str) -> dict[str, Any]:
+    """The draft RFD's ``compaction_update`` ``in_progress``: sent before the summarizer is
+    called, so a client can show that the turn is compacting rather than stuck."""
+    return {
+        "sessionUpdate": "compaction_update",
+        "compactionId": compaction_id,
+        "status": "in_progress",
+        "summary": (
+            f"compacting ({event.trigger}): about {event.estimate_before} tokens of the "
+            f"{event.context_window}-token window; {event.evicting} older messages go into "
+            "a recap"
+        ),
+        "_meta": {
+            "seri": {
+                "trigger": event.trigger,
+                "evicting": event.evicting,
+                "tokensBefore": event.estimate_before,
+                "contextWindow": event.context_window,
+            }
+        },
+    }
+
+
+def compaction_unfinished(compaction_id: str, cancelled: bool) -> dict[str, Any]:
+    """The end of a compaction that left no recap: the turn was cancelled during it, or the
+    summarizer failed (the session is as it was; seri says why on stderr)."""
+    return {
+        "sessionUpdate": "compaction_update",
+        "compactionId": compaction_id,
+        "status": "cancelled" if cancelled else "failed",
+        "summary": "compaction cancelled" if cancelled else "compaction failed; nothing changed",
+    }
 
 
 def compaction_done(event: Compaction, compaction_id: str) -> dict[str, Any]:

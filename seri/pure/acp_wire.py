@@ -139,3 +139,12 @@ def request(id_: Id, method: str, params: dict[str, Any]) -> str:
 
 def notification(method: str, params: dict[str, Any]) -> str:
     return _line({"jsonrpc": "2.0", "method": method, "params": params})
+
+
+def client_file_system(capabilities: object) -> tuple[bool, bool]:
+    """Whether the client's ``clientCapabilities`` offer reading, and writing, text files
+    (``fs/read_text_file``, ``fs/write_text_file``): only a capability set to true."""
+    fs = capabilities.get("fs") if isinstance(capabilities, dict) else None
+    if not isinstance(fs, dict):
+        return False, False
+    return fs.get("readTextFile") is True, fs.get("writeTextFile") is True

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-import time
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -25,11 +25,12 @@ from seri.runtime.acp_connection import Connection
 # the session's parts load with the first session.
 if TYPE_CHECKING:
     from seri.pure.settings import Settings
-    from seri.runtime.acp_front import AcpFront
+    from seri.runtime.acp_front import AcpFront, FileText
     from seri.runtime.acp_session import AcpSession
     from seri.runtime.profile import Profile
 
-PAGE = 50
+# What is answered while a task runs (the rest waits for it): reads of seri.db only.
+SERVED_DURING_A_TASK = frozenset({"session/list"})
 KEY_VARIABLE = "OPENROUTER_API_KEY"
 
 
@@ -81,6 +82,8 @@ class AcpAgent:
         self.running: str = ""
         self.cancelled = False
         self._profile: Profile | None = None
+        # Whether the client's initialize offered fs/read_text_file, and fs/write_text_file.
+        self.client_fs = (False, False)
 
     # -- the loop ------------------------------------------------------------------------------
 
@@ -138,6 +141,20 @@ class AcpAgent:
             self.cancelled = True
             self.sessions[sid][0].cancel()
 
+    def serve_now(self, call: Call) -> bool:
+        """Answer ``call`` on a thread of its own if it may be while a task runs: only what
+        reads seri.db (``session/list``, through a read-only connection of its own). Every
+        other request waits for the task to end (README: seri acp, one task at a time)."""
+        if not self.running or call.method not in SERVED_DURING_A_TASK or call.id is None:
+            return False
+        from seri.runtime.acp_listing import answer_during_task
+
+        root = str(self.profile.root)
+        threading.Thread(
+            target=answer_during_task, args=(self.conn, root, call), daemon=True
+        ).start()
+        return True
+
     def on_gone(self) -> None:
         if self.running:
             print("seri acp: the client went away mid-turn; ending the turn", file=sys.stderr)
@@ -148,6 +165,7 @@ class AcpAgent:
 
     def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
         self.initialized = True
+        self.client_fs = acp_wire.client_file_system(params.get("clientCapabilities"))
         return {
             "protocolVersion": 1,
             "agentCapabilities": {
@@ -220,7 +238,7 @@ class AcpAgent:
         )
         assert isinstance(controller, AcpSession)  # open() makes its own class
         front.session_id = controller.start() if not resume else controller.session_id
-        front.file_text = controller.file_text
+        front.file_text = self._use_client_files(controller, front.session_id)
         front.window = lambda: controller.window_in_use() or 0
         before = controller.session_usage()
         front.cost = before.cost if before is not None else None
@@ -228,6 +246,18 @@ class AcpAgent:
         for note in controller.take_notes():
             print(note, file=sys.stderr)
         return controller, front
+
+    def _use_client_files(self, controller: AcpSession, sid: str) -> FileText:
+        """The file tools go through the client's fs methods it offered; what a write would
+        change is then shown from the client's buffer too."""
+        from seri.runtime.acp_files import ClientFiles
+
+        reads, writes = self.client_fs
+        if not (reads or writes):
+            return controller.file_text
+        files = ClientFiles(self.conn, sid, reads=reads, writes=writes)
+        controller.use_files(files)
+        return controller.file_text if not reads else files.shown_text(controller.project)
 
     def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
         cwd = _absolute_dir(params)
@@ -290,18 +320,9 @@ class AcpAgent:
         return {}
 
     def list_sessions(self, params: dict[str, Any]) -> dict[str, Any]:
-        from seri.io.conversations import list_sessions
-        from seri.pure import acp_updates
+        from seri.runtime.acp_listing import listed
 
-        cwd = params.get("cwd")
-        project = os.path.realpath(cwd) if isinstance(cwd, str) and cwd else None
-        sessions = list_sessions(self.profile.store, project)
-        cursor = params.get("cursor")
-        start, end, after = acp_updates.page(
-            len(sessions), cursor if isinstance(cursor, str) else None, PAGE
-        )
-        listed = [acp_updates.session_info(s, _iso(s.updated)) for s in sessions[start:end]]
-        return {"sessions": listed, "nextCursor": after}
+        return listed(params, self.profile.store)
 
     def prompt(self, params: dict[str, Any]) -> dict[str, Any]:
         from seri.pure import acp_updates
@@ -314,7 +335,10 @@ class AcpAgent:
         text = prompt_text(params.get("prompt"))
         controller, front = held
         if text.startswith("/"):
-            return slash_command(controller, front, text)
+            try:
+                return slash_command(controller, front, text)
+            finally:
+                front.end_compaction(cancelled=False)
         self.running, self.cancelled = sid, False
         try:
             self._start_client_servers(controller, front)
@@ -323,6 +347,7 @@ class AcpAgent:
             return {"stopReason": "cancelled"}
         finally:
             self.running = ""
+            front.end_compaction(cancelled=self.cancelled)
         reason = acp_updates.stop_reason(end.status, by_user=end.by_user or self.cancelled)
         if reason is None:
             raise AcpError(jsonrpc.INTERNAL_ERROR, unfinished_line(end, controller.redact))
@@ -342,10 +367,6 @@ class AcpAgent:
             controller.close()
         except Exception as e:  # noqa: BLE001 - one session's close must not stop the others'
             print(f"seri acp: closing session {controller.session_id}: {e}", file=sys.stderr)
-
-
-def _iso(epoch: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
 Handler = Callable[[AcpAgent, dict[str, Any]], dict[str, Any]]

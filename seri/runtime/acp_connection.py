@@ -20,6 +20,7 @@ import os
 import queue
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import IO, Any
 
@@ -32,6 +33,8 @@ _READ_CHUNK = 65_536
 
 # Told of a session/cancel notification (its params), from the reader thread.
 OnCancel = Callable[[dict[str, Any]], None]
+# Answers a request at once, off the main thread (True), or leaves it for the queue (False).
+ServeNow = Callable[[Call], bool]
 
 
 class Connection:
@@ -40,6 +43,7 @@ class Connection:
         self._out = outgoing
         self._on_cancel: OnCancel = lambda params: None
         self._on_gone: Callable[[], None] = lambda: None
+        self._serve_now: ServeNow = lambda call: False
         self._write_lock = threading.Lock()
         self._inbox: queue.Queue[Call | None] = queue.Queue()
         self._waiting: dict[int, tuple[threading.Event, list[Reply | None]]] = {}
@@ -50,10 +54,17 @@ class Connection:
         self.input_closed = False
         self._reader = threading.Thread(target=self._read, name="acp-reader", daemon=True)
 
-    def start(self, on_cancel: OnCancel, on_gone: Callable[[], None]) -> None:
+    def start(
+        self,
+        on_cancel: OnCancel,
+        on_gone: Callable[[], None],
+        serve_now: ServeNow = lambda call: False,
+    ) -> None:
         """Read the client's lines from now on; ``on_cancel`` and ``on_gone`` are called from
-        the reader thread (a session/cancel, the end of stdin)."""
-        self._on_cancel, self._on_gone = on_cancel, on_gone
+        the reader thread (a session/cancel, the end of stdin), and so is ``serve_now``, which
+        takes a request it answers itself while the main thread is busy (True), or leaves it
+        to be queued (False)."""
+        self._on_cancel, self._on_gone, self._serve_now = on_cancel, on_gone, serve_now
         self._reader.start()
 
     # -- writing -------------------------------------------------------------------------------
@@ -71,9 +82,12 @@ class Connection:
     def notify(self, method: str, params: dict[str, Any]) -> None:
         self.send(acp_wire.notification(method, params))
 
-    def ask(self, method: str, params: dict[str, Any]) -> Reply | None:
-        """Send a request to the client and wait for its reply (None: the client is gone).
-        The wait is interruptible: a cancel (SIGINT) ends it as it ends the turn."""
+    def ask(
+        self, method: str, params: dict[str, Any], timeout: float | None = None
+    ) -> Reply | None:
+        """Send a request to the client and wait for its reply (None: the client is gone,
+        or ``timeout`` seconds passed). The wait is interruptible: a cancel (SIGINT) ends it
+        as it ends the turn."""
         event = threading.Event()
         slot: list[Reply | None] = [None]
         with self._lock:
@@ -83,9 +97,12 @@ class Connection:
         if self.input_closed:
             return None
         self.send(acp_wire.request(id_, method, params))
+        deadline = None if timeout is None else time.monotonic() + timeout
         try:
-            while not event.wait(0.2):
+            while not event.wait(0.2 if timeout is None else min(0.2, timeout)):
                 if self.input_closed or self.gone:
+                    return None
+                if deadline is not None and time.monotonic() >= deadline:
                     return None
         finally:
             with self._lock:
@@ -134,7 +151,7 @@ class Connection:
             event.set()
         elif message.method == "session/cancel" and message.id is None:
             self._on_cancel(message.params)
-        else:
+        elif not self._serve_now(message):
             self._inbox.put(message)
 
     def _leave(self) -> None:

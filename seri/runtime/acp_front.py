@@ -16,7 +16,7 @@ from seri.pure import acp_updates
 from seri.pure.effects import Answer, AskPerson, ToolRun
 from seri.pure.event_record import Event
 from seri.pure.events import ModelCall, SummaryCall
-from seri.pure.history_events import Compaction
+from seri.pure.history_events import Compaction, CompactionStart
 from seri.pure.records import ToolCall
 from seri.pure.terminal_text import neutralise
 from seri.runtime.acp_connection import Connection
@@ -44,6 +44,8 @@ class AcpFront:
         self.file_text: FileText | None = None
         self._announced: set[str] = set()
         self._compactions = 0
+        # The compaction announced and not yet ended ("": none).
+        self._compacting = ""
         # The client's MCP servers, asked about (when not approved) before the first task.
         self.pending_servers: tuple[McpServerConfig, ...] = ()
 
@@ -162,7 +164,23 @@ class AcpFront:
             if isinstance(event, ModelCall):
                 used = event.usage.input_tokens + event.usage.output_tokens
                 self.update(acp_updates.usage_update(used, self.window(), self.cost))
-        if isinstance(event, Compaction):
+        if isinstance(event, CompactionStart):
+            self.end_compaction(cancelled=False)  # one that never finished is failed first
             self._compactions += 1
-            number = f"{self.session_id}-compaction-{self._compactions}"
+            self._compacting = f"{self.session_id}-compaction-{self._compactions}"
+            self.update(acp_updates.compaction_started(event, self._compacting))
+        elif isinstance(event, Compaction):
+            if not self._compacting:  # (a compaction is always announced; this is a guard)
+                self._compactions += 1
+            number = self._compacting or f"{self.session_id}-compaction-{self._compactions}"
+            self._compacting = ""
             self.update(acp_updates.compaction_done(event, number))
+        elif isinstance(event, ModelCall):
+            # The turn's own call: a compaction announced before it left no recap.
+            self.end_compaction(cancelled=False)
+
+    def end_compaction(self, *, cancelled: bool) -> None:
+        """Tell the end of a compaction announced and not completed (failed, or cancelled)."""
+        if self._compacting:
+            number, self._compacting = self._compacting, ""
+            self.update(acp_updates.compaction_unfinished(number, cancelled))

@@ -4,6 +4,7 @@ whose room is the terminal's and every front-end's)."""
 
 from __future__ import annotations
 
+from seri.io.file_port import FilePort
 from seri.pure.mcp_config import McpServerConfig
 from seri.runtime.session.controller import SessionController
 
@@ -18,3 +19,8 @@ class AcpSession(SessionController):
         """Start these MCP servers too for the rest of the run: the client's, once trusted
         under a project's rules (``seri.runtime.acp_servers``)."""
         self._bench.servers.add(configs, self._api_key)
+
+    def use_files(self, files: FilePort) -> None:
+        """The file tools read and write through ``files`` (an ACP client's buffers) from the
+        next task on, under every rule they keep on the disk."""
+        self._bench.files = files

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from seri.io import checkpoints, memory_store
+from seri.io.file_port import held_bytes
 from seri.io.files import (
     NotAFileError,
     PathRefusedError,
@@ -30,7 +31,7 @@ from seri.io.files import (
 )
 from seri.io.files import resolve_in_project as confine
 from seri.io.shown_file import current_text
-from seri.io.tools import ToolContext, run_tool, snapshot_file, spill_file
+from seri.io.tools import ToolContext, run_tool, spill_file
 from seri.pure.effects import ResolvedPath, ToolRun
 from seri.pure.mcp_names import PREFIX as MCP_PREFIX
 from seri.pure.permission_policy import PROTECTED_RULE, Policy
@@ -49,6 +50,7 @@ from seri.pure.tool_specs import (
 )
 
 if TYPE_CHECKING:
+    from seri.io.file_port import FilePort
     from seri.io.prompt_files import StartupFiles
     from seri.io.sandbox import Sandbox
     from seri.runtime.hook_host import HookHost
@@ -104,6 +106,8 @@ class ToolServices:
     skills: SkillSet | None = None
     # The session's hooks: a subagent's tool calls run them too (None: none configured).
     hooks: HookHost | None = None
+    # An editor's buffers the file tools go through (an ACP client's fs methods; None: disk).
+    files: FilePort | None = None
 
 
 class ToolHost:
@@ -139,6 +143,7 @@ class ToolHost:
             read_denied=self._read_denied,
             sandbox=sandbox,
             env=child_env,
+            files=services.files,
         )
 
     def _read_denied(self, rel: str) -> bool:
@@ -173,7 +178,7 @@ class ToolHost:
         return ResolvedPath(relative_name(self.project, path), str(path))
 
     def current_text(self, raw: str) -> str | None:
-        return current_text(self.project, raw)  # (seri.io.shown_file)
+        return current_text(self.project, raw, self.context.reads_through_port())
 
     def spec(self, name: str) -> ToolSpec | None:
         """The record of the tool called ``name``: built in, or one of a running MCP server."""
@@ -268,7 +273,7 @@ class ToolHost:
         rel = relative_name(self.project, path)
         try:
             refuse_non_regular(path)  # a socket cannot even be opened to look at it
-            prior = snapshot_file(path, FILE_CAP_BYTES)
+            prior = held_bytes(path, FILE_CAP_BYTES, self.context.reads_through_port())
         except IsADirectoryError:
             return None  # the tool says it is a directory; nothing is written
         except NotAFileError as exc:
@@ -306,14 +311,20 @@ class ToolHost:
         """Note what seri left in the file; forget a checkpoint of a write that changed nothing."""
         store, session = self.profile.store, self.checkpoint_session
         if result.is_error:
-            unchanged = taken is not None and _readable(taken.path) == taken.prior
+            unchanged = taken is not None and self._readable(taken.path) == taken.prior
             if taken is not None and taken.checkpoint_id is not None and unchanged:
                 checkpoints.discard_checkpoint(store, taken.checkpoint_id)
             return
         if touched:
-            written = _readable(self.project / touched[0])
+            written = self._readable(self.project / touched[0])
             if not isinstance(written, OSError):
                 checkpoints.note_written(store, session, touched[0], written)
+
+    def _readable(self, path: Path) -> bytes | OSError | None:
+        try:
+            return held_bytes(path, FILE_CAP_BYTES, self.context.reads_through_port())
+        except OSError as exc:
+            return exc
 
     def _check(self) -> str:
         from seri.io.shell import run_bash
@@ -378,13 +389,6 @@ class _Taken:
     checkpoint_id: int | None
     prior: bytes | None
     path: Path
-
-
-def _readable(path: Path) -> bytes | OSError | None:
-    try:
-        return snapshot_file(path, FILE_CAP_BYTES)
-    except OSError as exc:
-        return exc
 
 
 def _touched(result: ToolOutcome) -> tuple[str, ...]:

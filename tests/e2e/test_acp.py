@@ -418,8 +418,9 @@ def test_compact_pin_and_rewind_as_commands_and_a_compacted_session_loads(
         if m.get("method") == "session/update"
         and m["params"]["update"]["sessionUpdate"] == "compaction_update"
     ]
-    assert len(told) == 1 and told[0]["status"] == "completed"
-    assert told[0]["_meta"]["seri"]["tokensAfter"] < told[0]["_meta"]["seri"]["tokensBefore"]
+    assert [t["status"] for t in told] == ["in_progress", "completed"]
+    assert told[0]["compactionId"] == told[1]["compactionId"]
+    assert told[1]["_meta"]["seri"]["tokensAfter"] < told[1]["_meta"]["seri"]["tokensBefore"]
     replayed = second.text()
     assert kinds[0] == "agent_message_chunk" and "keep X" in replayed.split("task 5")[0]
     assert "user_message_chunk" in kinds

@@ -145,3 +145,41 @@ def test_any_client_server_list_is_a_document_or_named_as_skipped(servers: objec
         assert isinstance(entry["command"], str)
         assert all(isinstance(a, str) for a in entry["args"])
         assert all(isinstance(k, str) and isinstance(v, str) for k, v in entry["env"].items())
+
+
+@given(JSON)
+def test_only_a_file_capability_set_to_true_is_offered(capabilities: object) -> None:
+    reads, writes = acp_wire.client_file_system(capabilities)
+    fs = capabilities.get("fs") if isinstance(capabilities, dict) else None
+    assert reads == (isinstance(fs, dict) and fs.get("readTextFile") is True)
+    assert writes == (isinstance(fs, dict) and fs.get("writeTextFile") is True)
+
+
+@given(st.booleans(), st.booleans(), st.dictionaries(TEXT, JSON, max_size=3))
+def test_the_file_capabilities_are_read_as_offered(read: bool, write: bool, more: dict) -> None:  # type: ignore[type-arg]
+    capabilities = {"fs": {**more, "readTextFile": read, "writeTextFile": write}}
+    assert acp_wire.client_file_system(capabilities) == (read, write)
+
+
+@given(TEXT, st.integers(0, 10**7), st.integers(0, 10**4), st.integers(1, 10**7), TEXT)
+def test_a_compaction_start_is_in_progress_with_the_ledgers_numbers(
+    trigger: str, before: int, evicting: int, window: int, number: str
+) -> None:
+    from seri.pure.events import CompactionStart
+
+    event = CompactionStart(
+        trigger=trigger, evicting=evicting, estimate_before=before, context_window=window
+    )
+    update = acp_updates.compaction_started(event, number)
+    assert update["sessionUpdate"] == "compaction_update"
+    assert (update["compactionId"], update["status"]) == (number, "in_progress")
+    assert update["_meta"]["seri"]["tokensBefore"] == before
+    assert update["_meta"]["seri"]["contextWindow"] == window
+    json.dumps(update)
+
+
+@given(TEXT, st.booleans())
+def test_an_unfinished_compaction_ends_failed_or_cancelled(number: str, cancelled: bool) -> None:
+    update = acp_updates.compaction_unfinished(number, cancelled)
+    assert update["compactionId"] == number
+    assert update["status"] == ("cancelled" if cancelled else "failed")

@@ -34,6 +34,7 @@ from seri.runtime.session.servers import SessionServers
 from seri.runtime.session.window import ModelWindow
 
 if TYPE_CHECKING:
+    from seri.io.file_port import FilePort
     from seri.pure.events import HookRun
     from seri.pure.tool_outcome import ToolOutcome
     from seri.runtime.hook_host import HookHost
@@ -93,6 +94,8 @@ class Workbench:
         # The current task's tool host: an "always" given during the task reaches the
         # subagents it starts later in that task (they run under its policy).
         self._tool_host: ToolHost | None = None
+        # An editor's buffers the file tools go through (``seri acp``; None: the disk).
+        self.files: FilePort | None = None
 
     def open_extensions(
         self, skills: SkillSet, person_hooks: Mapping[str, Any], show: Callable[[HookRun], None]
@@ -157,6 +160,7 @@ class Workbench:
             start_subagent=run_subagent,
             skills=self._skills,
             hooks=self._hook_host,
+            files=self.files,
         )
         tools = ToolHost(scope, terms.policy, services)
         if self._interactive:
