@@ -121,8 +121,8 @@ def _export(session: str | None, since_text: str | None, format_: str) -> int:
         return 0
     session_id = ""
     if session:
-        # Imported here: conversations brings the message codec, which export never needs.
-        from seri.io.conversations import resolve_session_id
+        # Imported here: the session table brings attrs and the records, which export never needs.
+        from seri.io.session_table import resolve_session_id
 
         session_id = resolve_session_id(store, session)
     from seri.pure.json_lines import line_safe_bytes

@@ -259,7 +259,7 @@ class AcpAgent:
         return {}
 
     def _known(self, sid: str) -> str:
-        from seri.io.conversations import get_session
+        from seri.io.session_table import get_session
 
         try:
             return get_session(self.profile.store, sid).id
@@ -290,7 +290,7 @@ class AcpAgent:
         return {}
 
     def list_sessions(self, params: dict[str, Any]) -> dict[str, Any]:
-        from seri.io.conversations import list_sessions
+        from seri.io.session_table import list_sessions
         from seri.pure import acp_updates
 
         cwd = params.get("cwd")
