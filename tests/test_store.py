@@ -22,13 +22,9 @@ import pytest
 from seri.io import conversations, session_table
 from seri.io.legacy_import import import_legacy
 from seri.io.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
-from seri.io.store import (
-    BUSY_TIMEOUT_MS,
-    DB_NAME,
-    Store,
-    StoreError,
-    open_store,
-)
+from seri.io.store import DB_NAME, Store, open_store
+from seri.io.store_connection import BUSY_TIMEOUT_MS
+from seri.io.store_errors import StoreError
 from seri.pure.records import Message, ToolCall, assistant, tool_result, user
 from tests.conftest import SERI, RunSeri, seri_env
 from tests.legacy_support import copy_fixtures, sha256
@@ -93,7 +89,8 @@ def test_an_sqlite_older_than_3_51_3_is_refused(seri_home: Path) -> None:
     script = (
         "import sys, apsw\n"
         "apsw.sqlite_lib_version = lambda: '3.51.2'\n"
-        "from seri.io.store import StoreError, open_store\n"
+        "from seri.io.store import open_store\n"
+        "from seri.io.store_errors import StoreError\n"
         "try:\n"
         f"    open_store(__import__('pathlib').Path({str(seri_home)!r}))\n"
         "except StoreError as exc:\n"

@@ -58,7 +58,8 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, BinaryIO
 
-from seri.io.store import DB_NAME, Store, open_store, profile_root
+from seri.io.profile_files import profile_root
+from seri.io.store import DB_NAME, Store, open_store
 from seri.io.trajectory_store import ExportFilter, export_chunks
 from seri.pure.errors import EXIT_UNFINISHED, EXIT_USAGE, SeriError
 from seri.pure.timestamps import parse_since
