@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from seri.io import conversations, leases
+from seri.io import conversations, leases, session_table
 from seri.io.store import open_store
 from seri.pure.leases import Holder
 from tests.conftest import SERI, RunSeri, seri_env
@@ -24,7 +24,7 @@ def _model_env(base_url: str) -> dict[str, str]:
 
 def _session(home: Path) -> str:
     store = open_store(home)
-    conversations.create_session(
+    session_table.create_session(
         store, session_id="s1", project="/p", now=1.0, model="m", system_prompt="", prompt_hashes={}
     )
     store.close()
@@ -95,7 +95,7 @@ def test_an_append_from_a_stale_view_is_refused_whole(tmp_path: Path) -> None:
 
     _session(tmp_path)
     a, b = open_store(tmp_path), open_store(tmp_path)
-    seen = conversations.load_state(a, "s1").revision
+    seen = session_table.load_state(a, "s1").revision
     conversations.append_messages(
         b, "s1", [Message(role="user", text="b's turn")], 2.0, revision=seen
     )
@@ -135,7 +135,7 @@ def test_clear_gives_the_old_session_back_and_fork_says_where_it_came_from(
         live.stdin.flush()
         assert live.stdout.readline() == "first answer\n"
         store = open_store(seri_home)
-        old = conversations.list_sessions(store, None)[0].id
+        old = session_table.list_sessions(store, None)[0].id
         store.close()
 
         def resume(*extra: str) -> subprocess.CompletedProcess[str]:
@@ -160,8 +160,8 @@ def test_clear_gives_the_old_session_back_and_fork_says_where_it_came_from(
         assert live.stdout.read() == "second answer\n"
         assert live.wait(timeout=30) == 0
     store = open_store(seri_home)
-    copies = [s for s in conversations.list_sessions(store, None) if s.id != old]
-    shown = [conversations.load_state(store, s.id).forked_from for s in copies]
+    copies = [s for s in session_table.list_sessions(store, None) if s.id != old]
+    shown = [session_table.load_state(store, s.id).forked_from for s in copies]
     store.close()
     assert sorted(shown) == ["", old]  # the chat's new session, and the fork
     copy = next(s.id for s, src in zip(copies, shown, strict=True) if src)
@@ -228,7 +228,7 @@ def test_a_lease_row_with_an_impossible_pid_never_holds_a_session(
         model = _model_env(fake.base_url)
         assert run_seri("chat", "-p", "one", env=model).returncode == 0
         store = open_store(seri_home)
-        session_id = conversations.list_sessions(store, None)[0].id
+        session_id = session_table.list_sessions(store, None)[0].id
         with store.write() as conn:
             conn.execute(
                 "INSERT INTO leases(session_id, pid, host, started, command, since)"

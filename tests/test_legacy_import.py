@@ -20,7 +20,7 @@ from typing import Any
 import apsw
 import pytest
 
-from seri.io import conversations
+from seri.io import conversations, session_table
 from seri.io.legacy_import import import_legacy
 from seri.io.store import DB_NAME, Store, open_store
 from seri.pure.legacy import LEGACY_ID_TAG, LOST_RESULT, PLAIN_ID
@@ -75,7 +75,7 @@ def _messages(home: Path, session_id: str) -> tuple[Message, ...]:
 def _all_sessions(home: Path) -> dict[str, tuple[Message, ...]]:
     store = _read_store(home)
     try:
-        ids = [s.id for s in conversations.list_sessions(store, None)]
+        ids = [s.id for s in session_table.list_sessions(store, None)]
         return {sid: conversations.load_messages(store, sid) for sid in ids}
     finally:
         store.close()

@@ -24,7 +24,8 @@ import pytest
 import trustme
 
 from scripts.fake_model import FakeModel
-from seri.io.provider import AFTER_END_SECONDS, ProviderClient
+from seri.io.provider import ProviderClient
+from seri.io.provider_stream import AFTER_END_SECONDS
 from seri.pure.provider_failure import ProviderFailure
 from seri.pure.records import user
 from seri.pure.stream_assembly import StreamResult

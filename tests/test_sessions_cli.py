@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from seri.io import conversations
+from seri.io import conversations, session_table
 from seri.io.store import open_store
 from seri.pure.records import Message, ToolCall, assistant, tool_result, user
 from tests.conftest import SERI, RunSeri, seri_env
@@ -52,7 +52,7 @@ def _make(
 ) -> None:
     store = open_store(home)
     try:
-        conversations.create_session(
+        session_table.create_session(
             store,
             session_id=session_id,
             project=project,

@@ -19,16 +19,12 @@ from pathlib import Path
 import apsw
 import pytest
 
-from seri.io import conversations
+from seri.io import conversations, session_table
 from seri.io.legacy_import import import_legacy
 from seri.io.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
-from seri.io.store import (
-    BUSY_TIMEOUT_MS,
-    DB_NAME,
-    Store,
-    StoreError,
-    open_store,
-)
+from seri.io.store import DB_NAME, Store, open_store
+from seri.io.store_connection import BUSY_TIMEOUT_MS
+from seri.io.store_errors import StoreError
 from seri.pure.records import Message, ToolCall, assistant, tool_result, user
 from tests.conftest import SERI, RunSeri, seri_env
 from tests.legacy_support import copy_fixtures, sha256
@@ -51,7 +47,7 @@ def store(seri_home: Path) -> Iterator[Store]:
 
 
 def _new_session(store: Store, session_id: str = "s1", project: str = "/p") -> str:
-    conversations.create_session(
+    session_table.create_session(
         store,
         session_id=session_id,
         project=project,
@@ -93,7 +89,8 @@ def test_an_sqlite_older_than_3_51_3_is_refused(seri_home: Path) -> None:
     script = (
         "import sys, apsw\n"
         "apsw.sqlite_lib_version = lambda: '3.51.2'\n"
-        "from seri.io.store import StoreError, open_store\n"
+        "from seri.io.store import open_store\n"
+        "from seri.io.store_errors import StoreError\n"
         "try:\n"
         f"    open_store(__import__('pathlib').Path({str(seri_home)!r}))\n"
         "except StoreError as exc:\n"
@@ -128,9 +125,9 @@ def test_every_write_path_runs_inside_begin_immediate(seri_home: Path) -> None:
         append_latest(
             store, "s1", [user("hi"), assistant("", (call,)), tool_result(call, "ok")], 1001.0
         )
-        conversations.record_usage(store, "s1", 123)
-        conversations.set_turns(store, "s1", 2)
-        conversations.set_max_turns(store, "s1", 9)
+        session_table.record_usage(store, "s1", 123)
+        session_table.set_turns(store, "s1", 2)
+        session_table.set_max_turns(store, "s1", 9)
         report = import_legacy(store, seri_home, announce=False)
         assert len(report.imported) == 3
     finally:
@@ -414,7 +411,7 @@ def test_profile_is_0700_and_db_wal_shm_are_0600_under_umask_022(
     try:
         store = open_store(seri_home)
         try:
-            conversations.create_session(
+            session_table.create_session(
                 store,
                 session_id="x",
                 project="/p",
@@ -486,7 +483,7 @@ def test_appending_costs_the_same_at_message_10_and_at_100000(store: Store, tmp_
         pair = (assistant("", (call,)), tool_result(call, "y" * 300))
         with store.write() as conn:
             insert_latest(conn, "long", [pair[n % 2] for n in range(100_000)], 1.5)
-        assert conversations.load_state(store, "long").session.messages == 100_000
+        assert session_table.load_state(store, "long").session.messages == 100_000
         store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
         alone: list[float] = []

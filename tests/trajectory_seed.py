@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from seri.io import conversations
+from seri.io import session_table
 from seri.io.recorder import Recorder
 from seri.io.store import Store, open_store
 from seri.pure.redaction import Redactor
@@ -21,7 +21,7 @@ def store_at(home: Path) -> Store:
 
 
 def add_session(store: Store, session_id: str, created: float, project: str = "/project") -> None:
-    conversations.create_session(
+    session_table.create_session(
         store,
         session_id=session_id,
         project=project,

@@ -39,7 +39,7 @@ def _time(action: Callable[[], object], runs: int = LOAD_RUNS, inner: int = 1) -
 
 
 def _decision(fixtures: Fixtures, size: int) -> Stat:
-    from seri.io import conversations
+    from seri.io import conversations, session_table
     from seri.io.store import open_store
     from seri.pure.permission_policy import Policy
     from seri.pure.settings import DEFAULT_CONTEXT_WINDOW
@@ -49,7 +49,7 @@ def _decision(fixtures: Fixtures, size: int) -> Stat:
 
     made = fixtures.history(size)
     store = open_store(made.home)
-    state = conversations.load_state(store, made.session_id)
+    state = session_table.load_state(store, made.session_id)
     history = conversations.load_messages(store, made.session_id)
     store.close()
     setup = TaskSetup(

@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-from seri.io import conversations
+from seri.io import conversations, session_table
 from seri.io.store import Store, open_store
 from seri.pure.events import Header
 from seri.pure.records import Message, ToolCall
@@ -135,7 +135,7 @@ def history(count: int) -> tuple[Message, ...]:
 
 def new_session(store: Store, project: str, now: float = 1_750_000_000.0) -> str:
     session_id = uuid.uuid4().hex
-    conversations.create_session(
+    session_table.create_session(
         store,
         session_id=session_id,
         project=project,

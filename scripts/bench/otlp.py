@@ -177,7 +177,7 @@ def per_event(events: int) -> dict[str, Any]:
         }
     server.shutdown()
     with tempfile.TemporaryDirectory() as home:
-        from seri.io.conversations import create_session
+        from seri.io.session_table import create_session
 
         store = open_store(Path(home))
         create_session(
@@ -209,8 +209,8 @@ def per_event(events: int) -> dict[str, Any]:
 def per_event_in_a_run(events: int) -> dict[str, Any]:
     """Each event through a chat's own path (``RunEvents.record``: the recorder, then each
     observer with the event redacted), without and with the live export as an observer."""
-    from seri.io.conversations import create_session
     from seri.io.recorder import Recorder
+    from seri.io.session_table import create_session
     from seri.io.store import open_store
     from seri.pure.otlp_settings import otlp_settings
     from seri.pure.redaction import Redactor

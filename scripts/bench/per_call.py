@@ -65,7 +65,7 @@ def _per_op(action: Callable[[], object], inner: int, rounds: int) -> Stat:
 
 
 def _measure(fixtures: Fixtures, size: int, sizes: Sizes) -> None:
-    from seri.io import conversations
+    from seri.io import conversations, session_table
     from seri.io.recorder import Recorder
     from seri.io.session_log import SessionLog
     from seri.io.store import open_store
@@ -84,7 +84,7 @@ def _measure(fixtures: Fixtures, size: int, sizes: Sizes) -> None:
 
     made = fixtures.history(size)
     store = open_store(made.home)
-    state = conversations.load_state(store, made.session_id)
+    state = session_table.load_state(store, made.session_id)
     history = conversations.load_messages(store, made.session_id)
     setup = TaskSetup(
         system_prompt=state.system_prompt,

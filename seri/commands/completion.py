@@ -47,8 +47,10 @@ def run(argv: list[str]) -> int:
 
 
 def _session_ids() -> int:
+    from seri.io.profile_files import profile_root
     from seri.io.session_index import session_rows
-    from seri.io.store import DB_NAME, StoreError, open_store, profile_root
+    from seri.io.store import DB_NAME, open_store
+    from seri.io.store_errors import StoreError
     from seri.runtime.profile import current_project
 
     if not (profile_root() / DB_NAME).exists():

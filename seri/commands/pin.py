@@ -26,7 +26,7 @@ import json
 import sys
 import time
 
-from seri.io import conversations
+from seri.io import session_table
 from seri.io.pins import add_pin, list_pins, remove_pin
 from seri.pure.errors import EXIT_OK
 from seri.pure.json_lines import line_safe
@@ -39,7 +39,7 @@ def run(argv: list[str]) -> int:
     options = parse_usage(__doc__ or "", argv)
     profile = open_profile()
     store = profile.store
-    session_id = conversations.resolve_session_id(store, options["--session"])
+    session_id = session_table.resolve_session_id(store, options["--session"])
     if options["--list"]:
         pins = list_pins(store, session_id)
         for n, text in enumerate(pins, 1):

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import sys
 
-from seri.io import conversations
+from seri.io import session_table
 from seri.io.leases import Lease
 from seri.pure.errors import EXIT_OK
 from seri.pure.json_lines import json_line
@@ -51,7 +51,7 @@ def run(argv: list[str]) -> int:
     options = parse_usage(__doc__ or "", argv)
     profile = open_profile()
     store = profile.store
-    session_id = conversations.resolve_session_id(store, options["--session"])
+    session_id = session_table.resolve_session_id(store, options["--session"])
     if options["--to"] is None:
         listed = turns(store, session_id)
         if options["--json"]:

@@ -200,12 +200,12 @@ def listing_to_dict(row: Sequence[Any], goal: dict[str, Any] | None = None) -> d
 
 
 def _show(profile: Profile, raw_id: str, *, as_json: bool) -> int:
-    from seri.io import conversations
+    from seri.io import session_table
     from seri.runtime.sessions_export import session_head, write_json_lines
 
     store = profile.store
     with store.snapshot():
-        session_id = conversations.resolve_session_id(store, raw_id)
+        session_id = session_table.resolve_session_id(store, raw_id)
         state, head = session_head(store, session_id)
         if as_json:
             write_json_lines(sys.stdout, store, session_id, head)

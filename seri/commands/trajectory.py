@@ -58,7 +58,8 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, BinaryIO
 
-from seri.io.store import DB_NAME, Store, open_store, profile_root
+from seri.io.profile_files import profile_root
+from seri.io.store import DB_NAME, Store, open_store
 from seri.io.trajectory_store import ExportFilter, export_chunks
 from seri.pure.errors import EXIT_UNFINISHED, EXIT_USAGE, SeriError
 from seri.pure.timestamps import parse_since
@@ -121,8 +122,8 @@ def _export(session: str | None, since_text: str | None, format_: str) -> int:
         return 0
     session_id = ""
     if session:
-        # Imported here: conversations brings the message codec, which export never needs.
-        from seri.io.conversations import resolve_session_id
+        # Imported here: the session table brings attrs and the records, which export never needs.
+        from seri.io.session_table import resolve_session_id
 
         session_id = resolve_session_id(store, session)
     from seri.pure.json_lines import line_safe_bytes

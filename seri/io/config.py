@@ -87,7 +87,7 @@ def write_config(root: Path, config: Mapping[str, Any]) -> None:
     try:
         _replace(root, path, config)
     except OSError as exc:
-        from seri.io.store import store_error
+        from seri.io.store_errors import store_error
 
         raise store_error(
             f"cannot write {path} ({exc.strerror or exc}); it was left as it was", exc

@@ -33,7 +33,8 @@ from typing import Any
 
 import apsw
 
-from seri.io.store import Store, StoreError, open_store
+from seri.io.store import Store, open_store
+from seri.io.store_errors import StoreError
 
 STEP_SECONDS = 0.05  # about the longest one purge transaction holds the write lock
 # The pause between two steps. SQLite's lock is not fair: a writer that waits sleeps in its

@@ -14,6 +14,10 @@ background; a call that was running when it stopped is reported, never repeated 
 had effects). If it stops a second time its tools are gone for the session, with an event
 saying so. A server that says its tool list changed has it read again.
 
+What a server is opened with (its transport, environment, handshake) is
+``seri.io.mcp_server_opening``'s; what the hub holds and tells of each server (its slot, its
+status, events) is ``seri.io.mcp_server_status``'s.
+
 Secrets: each stdio server starts with ``seri.pure.mcp_environment``'s environment (seri's
 own, credentials held back, plus its entry's ``env``). Messages the hub writes (statuses,
 events, failed calls) are passed through redaction, since they may quote a server's stderr.
@@ -33,94 +37,31 @@ from typing import Any
 import attrs
 
 from seri import __version__
-from seri.io.mcp_session import PROBE_TIMEOUT_SECONDS, McpConnection, ToolList
-from seri.io.mcp_stdio import StdioTransport
+from seri.io.mcp_server_opening import Opened, ServerOpener
+from seri.io.mcp_server_status import (
+    CLOSED,
+    FAILED,
+    READY,
+    RESTARTING,
+    McpEvent,
+    McpServerStatus,
+    McpToolEntry,
+    ServerSlot,
+    status_of,
+    tool_entries,
+)
+from seri.io.mcp_session import PROBE_TIMEOUT_SECONDS
 from seri.io.mcp_transport import DEFAULT_MAX_MESSAGE_BYTES, EXITED, Failure, Transport
 from seri.pure import mcp_results
 from seri.pure.jsonrpc import Notification
 from seri.pure.mcp_config import HTTP, McpServerConfig
-from seri.pure.mcp_environment import server_environment
-from seri.pure.mcp_names import name_tools
-from seri.pure.mcp_protocol import LEGACY, ServerInfo
+from seri.pure.mcp_protocol import LEGACY
 from seri.pure.mcp_results import McpCallOutcome
-from seri.pure.mcp_tools import McpTool
 from seri.pure.redaction import Redactor, secrets_from_environment
-
-STARTING = "starting"
-READY = "ready"
-RESTARTING = "restarting"
-FAILED = "failed"
-CLOSED = "closed"
 
 DEFAULT_STARTUP_SECONDS = 30.0
 DEFAULT_CALL_SECONDS = 120.0
 MAX_RESTARTS = 1
-
-
-@attrs.frozen
-class McpToolEntry:
-    """A tool as the model sees it (``name``) and where it lives."""
-
-    name: str
-    server: str
-    tool: McpTool
-
-
-@attrs.frozen
-class McpServerStatus:
-    """One server for ``seri mcp list`` and start-up notices."""
-
-    name: str
-    state: str
-    transport: str
-    source: str = ""
-    era: str = ""
-    version: str = ""
-    server_name: str = ""
-    server_version: str = ""
-    tools: int = 0
-    message: str = ""
-    startup_seconds: float | None = None
-    skipped: tuple[str, ...] = ()
-    withheld: tuple[str, ...] = ()
-    restarts: int = 0
-
-
-@attrs.frozen
-class McpEvent:
-    """Something about a server a person should hear of: ``ready`` (late), ``failed``,
-    ``restarting``, ``restarted``, ``gone``, ``tools_changed``; with the tools it offers
-    after it."""
-
-    server: str
-    kind: str
-    message: str
-    tools: int = 0
-
-
-class _Server:
-    """A server's moving parts, guarded by ``lock``."""
-
-    def __init__(self, config: McpServerConfig) -> None:
-        self.config = config
-        self.lock = threading.Lock()
-        self.state = STARTING
-        self.connection: McpConnection | None = None
-        self.info: ServerInfo | None = None
-        self.tools: tuple[McpTool, ...] = ()
-        self.skipped: tuple[str, ...] = ()
-        self.message = ""
-        self.started_at = 0.0
-        self.startup_seconds: float | None = None
-        self.settled = threading.Event()
-        self.restarts = 0
-        self.generation = 0
-        self.withheld: tuple[str, ...] = ()
-        self.refreshing = False
-        self.stale = False
-        # Connections still starting (spawned, in `initialize`): close() stops these too,
-        # or a server slow to answer would outlive seri.
-        self.opening: list[McpConnection] = []
 
 
 class McpHub:
@@ -139,16 +80,19 @@ class McpHub:
         probe_timeout: float = PROBE_TIMEOUT_SECONDS,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
-        self._servers = [_Server(config) for config in configs]
-        self._parent_env = dict(parent_env)
-        self._project_dir = project_dir
-        self._secrets = tuple(known_secrets)
-        self._redactor = Redactor.of((*self._secrets, *secrets_from_environment(parent_env)))
-        self._client_version = client_version
+        self._servers = [ServerSlot(config) for config in configs]
+        secrets = tuple(known_secrets)
+        self._redactor = Redactor.of((*secrets, *secrets_from_environment(parent_env)))
+        self._opener = ServerOpener(
+            parent_env=parent_env,
+            project_dir=project_dir,
+            secrets=secrets,
+            client_version=client_version,
+            probe_timeout=probe_timeout,
+            max_message_bytes=max_message_bytes,
+        )
         self._startup_timeout = startup_timeout
         self._call_timeout = call_timeout
-        self._probe_timeout = probe_timeout
-        self._max_message = max_message_bytes
         self._events: deque[McpEvent] = deque()
         self._events_lock = threading.Lock()
         self._closing = False
@@ -206,11 +150,11 @@ class McpHub:
     # --- what there is ------------------------------------------------------------------------
 
     def statuses(self) -> tuple[McpServerStatus, ...]:
-        return tuple(self._status(server) for server in self._servers)
+        return tuple(status_of(server) for server in self._servers)
 
     def tools(self) -> tuple[McpToolEntry, ...]:
         """Every tool of every running server, with its exposed name, in configuration order."""
-        return self._entries()
+        return tool_entries(self._servers)
 
     def events(self) -> tuple[McpEvent, ...]:
         """What happened since the last call (each event is returned once)."""
@@ -231,7 +175,7 @@ class McpHub:
         cap_chars: int | None = None,
     ) -> McpCallOutcome:
         """Run the tool the model calls ``name``; every ending is an outcome, none raises."""
-        entry = next((e for e in self._entries() if e.name == name), None)
+        entry = next((e for e in tool_entries(self._servers) if e.name == name), None)
         if entry is None:
             return mcp_results.failed(
                 mcp_results.UNAVAILABLE,
@@ -266,7 +210,7 @@ class McpHub:
 
     # --- connecting ---------------------------------------------------------------------------
 
-    def _connect(self, server: _Server) -> None:
+    def _connect(self, server: ServerSlot) -> None:
         """Bring ``server`` up (first start or restart) and settle it either way."""
         config = server.config
         deadline = time.monotonic() + self._startup_timeout
@@ -309,78 +253,17 @@ class McpHub:
                 )
             server.settled.set()
 
-    def _open(
-        self, server: _Server, era: str, deadline: float
-    ) -> tuple[McpConnection, ServerInfo, ToolList] | Failure:
-        connection = McpConnection(
-            self._transport(server),
-            server=server.config.name,
-            client_version=self._client_version,
-            era=era,
-            over_http=server.config.transport == HTTP,
-            probe_timeout=self._probe_timeout,
-        )
-        with server.lock:
-            if self._closing:
-                return Failure(EXITED, "seri is closing")
-            server.opening.append(connection)
-        try:
-            return self._opened(connection, deadline)
-        finally:
-            with server.lock:
-                if connection in server.opening:
-                    server.opening.remove(connection)
-
-    def _opened(
-        self, connection: McpConnection, deadline: float
-    ) -> tuple[McpConnection, ServerInfo, ToolList] | Failure:
-        """Say hello and list the tools; closed again when either fails."""
-        info = connection.open(deadline)
-        listed: ToolList | Failure = (
-            info
-            if isinstance(info, Failure)
-            else connection.list_tools(max(deadline - time.monotonic(), 0.01))
-        )
-        if isinstance(info, Failure) or isinstance(listed, Failure):
-            failure = info if isinstance(info, Failure) else listed
-            assert isinstance(failure, Failure)
-            detail = connection.transport.diagnostics()
-            connection.close()
-            message = failure.message
-            if detail and detail not in message:
-                message = f"{message}; {detail}"
-            return Failure(failure.kind, message)
-        return connection, info, listed
-
-    def _transport(self, server: _Server) -> Transport:
-        config = server.config
-
-        def notified(message: Notification) -> None:
-            self._notified(server, message)
-
-        if config.transport == HTTP:
-            from seri.io.mcp_http import HttpTransport  # httpx only when a server needs it
-
-            return HttpTransport(
-                config.url,
-                config.headers,
-                max_message_bytes=self._max_message,
-                on_notification=notified,
-            )
-        environment = server_environment(self._parent_env, config.env, self._secrets)
-        server.withheld = environment.withheld
-        cwd = Path(config.cwd) if config.cwd else self._project_dir
-        return StdioTransport(
-            config.command,
-            config.args,
-            env=environment.as_dict(),
-            cwd=cwd if cwd.is_absolute() else self._project_dir / cwd,
-            max_message_bytes=self._max_message,
-            on_notification=notified,
+    def _open(self, server: ServerSlot, era: str, deadline: float) -> Opened | Failure:
+        return self._opener.open(
+            server,
+            era,
+            deadline,
+            closing=lambda: self._closing,
+            on_notification=lambda message: self._notified(server, message),
             on_exit=lambda transport: self._exited(server, transport),
         )
 
-    def _settle_failed(self, server: _Server, message: str) -> None:
+    def _settle_failed(self, server: ServerSlot, message: str) -> None:
         safe = self._redactor.text(message)
         with server.lock:
             if self._closing:
@@ -396,7 +279,7 @@ class McpHub:
 
     # --- losing a server ----------------------------------------------------------------------
 
-    def _exited(self, server: _Server, transport: Transport) -> None:
+    def _exited(self, server: ServerSlot, transport: Transport) -> None:
         """The process behind ``transport`` ended (called from its reader thread). Only the
         server's current connection counts: an old one's late news changes nothing."""
         with server.lock:
@@ -404,7 +287,7 @@ class McpHub:
         if connection is not None and connection.transport is transport:
             self._lost(server, generation, transport.diagnostics())
 
-    def _lost(self, server: _Server, generation: int, reason: str) -> str:
+    def _lost(self, server: ServerSlot, generation: int, reason: str) -> str:
         """``server`` stopped while at ``generation``: restart it once, or let it go. Whoever
         notices first (the reader thread, a failed call) acts; the rest only read the state.
         The event is queued under the server's lock, so whoever sees the new state sees it.
@@ -449,7 +332,7 @@ class McpHub:
 
     # --- tool list changes --------------------------------------------------------------------
 
-    def _notified(self, server: _Server, message: Notification) -> None:
+    def _notified(self, server: ServerSlot, message: Notification) -> None:
         if message.method != "notifications/tools/list_changed":
             return
         with server.lock:
@@ -461,7 +344,7 @@ class McpHub:
             server.refreshing = True
         self._spawn(self._refresh, server)
 
-    def _refresh(self, server: _Server) -> None:
+    def _refresh(self, server: ServerSlot) -> None:
         while True:
             with server.lock:
                 connection = server.connection
@@ -487,39 +370,7 @@ class McpHub:
 
     # --- helpers ------------------------------------------------------------------------------
 
-    def _entries(self) -> tuple[McpToolEntry, ...]:
-        pairs: list[tuple[str, McpTool]] = []
-        for server in self._servers:
-            with server.lock:
-                if server.state in (READY, RESTARTING):
-                    pairs.extend((server.config.name, tool) for tool in server.tools)
-        names = name_tools((server, tool.name) for server, tool in pairs)
-        return tuple(
-            McpToolEntry(name=named.exposed, server=server, tool=tool)
-            for named, (server, tool) in zip(names, pairs, strict=True)
-        )
-
-    def _status(self, server: _Server) -> McpServerStatus:
-        with server.lock:
-            info = server.info
-            return McpServerStatus(
-                name=server.config.name,
-                state=server.state,
-                transport=server.config.transport,
-                source=server.config.source,
-                era=info.era if info else "",
-                version=info.version if info else "",
-                server_name=info.name if info else "",
-                server_version=info.server_version if info else "",
-                tools=len(server.tools),
-                message=server.message,
-                startup_seconds=server.startup_seconds,
-                skipped=server.skipped,
-                withheld=server.withheld,
-                restarts=server.restarts,
-            )
-
-    def _event(self, server: _Server, kind: str, message: str, tools: int = 0) -> None:
+    def _event(self, server: ServerSlot, kind: str, message: str, tools: int = 0) -> None:
         with self._events_lock:
             safe = self._redactor.text(message)
             self._events.append(McpEvent(server.config.name, kind, safe, tools))

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from seri.io import conversations
+from seri.io import conversations, session_table
 from seri.io.store import Store
 from seri.pure import json_text
 from seri.pure.records import Message
@@ -56,7 +56,7 @@ class SessionLog:
 
     def stored_revision(self) -> int:
         """The revision in the store now (another process may have moved it on)."""
-        return conversations.load_state(self.store, self.session_id).revision
+        return session_table.load_state(self.store, self.session_id).revision
 
     def changed_elsewhere(self) -> bool:
         """Whether someone else wrote to the session since this writer's view of it."""

@@ -19,7 +19,8 @@ import apsw
 import attrs
 
 from seri.io.spill import SPILL_DIR
-from seri.io.store import BUSY_TIMEOUT_MS, Store
+from seri.io.store import Store
+from seri.io.store_connection import BUSY_TIMEOUT_MS
 from seri.pure.retention import (
     LegacyRecording,
     PrunePlan,

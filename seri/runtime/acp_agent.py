@@ -289,7 +289,7 @@ class AcpAgent:
         return {}
 
     def _known(self, sid: str) -> str:
-        from seri.io.conversations import get_session
+        from seri.io.session_table import get_session
 
         try:
             return get_session(self.profile.store, sid).id

@@ -19,7 +19,7 @@ PAGE = 50
 
 def listed(params: dict[str, Any], store: Store) -> dict[str, Any]:
     """One page of sessions, newest first (``cwd`` filters, ``cursor`` pages on)."""
-    from seri.io.conversations import list_sessions
+    from seri.io.session_table import list_sessions
     from seri.pure import acp_updates
 
     cwd = params.get("cwd")

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 from seri.pure.errors import EXIT_OK
 from seri.pure.terminal_text import neutralise
-from seri.runtime.slash import LineOutcome, run_slash
+from seri.runtime.slash import run_slash
+from seri.runtime.slash_handlers import LineOutcome
 
 if TYPE_CHECKING:
     from seri.runtime.chat_session import ChatSession

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from seri.io import conversations, leases, session_delete
+from seri.io import conversations, leases, session_delete, session_table
 from seri.io.ids import random_id
 from seri.pure.compaction_outcome import Why
 from seri.pure.errors import SeriError, TaskUnfinished
@@ -39,13 +39,13 @@ def hand_off(profile: Profile, raw_id: str, focus: str) -> str:
     from seri.runtime.shell_compaction import ShellCompaction as Compaction
 
     store = profile.store
-    source = conversations.resolve_session_id(store, raw_id)
+    source = session_table.resolve_session_id(store, raw_id)
     if not conversations.load_messages(store, source):
         raise SeriError(f"session {source} has no messages: there is nothing to hand off")
     _delete_abandoned_copies(profile)
     target = random_id()
     with store.write() as conn:
-        conversations.fork_session(conn, source, target, time.time())
+        session_table.fork_session(conn, source, target, time.time())
         conn.execute("UPDATE sessions SET incomplete = 1 WHERE id = ?", (target,))
         leases.take_in(conn, target, leases.this_process(HANDOFF_COMMAND))
     try:

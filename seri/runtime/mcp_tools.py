@@ -32,7 +32,8 @@ from seri.pure.tool_events import McpServer
 from seri.pure.tool_specs import ToolSpec, mcp_spec
 
 if TYPE_CHECKING:
-    from seri.io.mcp_hub import McpEvent, McpHub, McpServerStatus
+    from seri.io.mcp_hub import McpHub
+    from seri.io.mcp_server_status import McpEvent, McpServerStatus
     from seri.io.store import Store
     from seri.pure.settings import Settings
     from seri.pure.trust import ExpansionPolicy

@@ -20,7 +20,8 @@ from collections.abc import Callable, Iterable, Iterator
 
 from seri import __version__
 from seri.io.config import read_config
-from seri.io.store import Store, profile_root
+from seri.io.profile_files import profile_root
+from seri.io.store import Store
 from seri.io.trajectory_reader import stored_records
 from seri.pure.errors import EXIT_UNFINISHED, SeriError
 from seri.pure.genai_metrics import MetricKey, MetricSum, accumulate, histograms_of

@@ -9,8 +9,9 @@ from __future__ import annotations
 import os
 import sys
 
+from seri.io.profile_files import profile_dir
 from seri.io.session_index import legacy_dir_seen, pending_legacy_names, remember_legacy_dir
-from seri.io.store import Store, open_store, profile_dir
+from seri.io.store import Store, open_store
 
 # No pathlib or typing at import (see seri.io.store): `seri sessions` pays for both.
 TYPE_CHECKING = False

@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from seri.io import checkpoints, conversations
+from seri.io import checkpoints, conversations, session_table
 from seri.io.files import atomic_write, directory_identity, project_root, remove_within
 from seri.io.store import Store
 from seri.pure.errors import SeriError
@@ -44,7 +44,7 @@ class RewindPlan:
 
 def turns(store: Store, session_id: str) -> list[Turn]:
     """User messages the person typed, since the last compaction, oldest first."""
-    state = conversations.load_state(store, session_id)
+    state = session_table.load_state(store, session_id)
     files = checkpoints.files_by_turn(store, session_id)
     typed = conversations.typed_messages_after(store, session_id, state.compacted_before)
     return [
@@ -55,7 +55,7 @@ def turns(store: Store, session_id: str) -> list[Turn]:
 
 def _turn(store: Store, session_id: str, n: int) -> Turn:
     listed = turns(store, session_id)
-    compacted = conversations.load_state(store, session_id).compacted_before > 0
+    compacted = session_table.load_state(store, session_id).compacted_before > 0
     if n < 1 and compacted:
         raise SeriError(
             "cannot rewind to before the recap: compaction replaced the messages before it "
@@ -144,8 +144,8 @@ def files_directory(store: Store, session_id: str) -> Path:
     Never the current directory: a rewind run elsewhere after the project was renamed must
     not delete or overwrite same-named files of whatever directory it happens to run in.
     """
-    project = Path(conversations.get_session(store, session_id).project)
-    expected = conversations.project_identity(store, session_id)
+    project = Path(session_table.get_session(store, session_id).project)
+    expected = session_table.project_identity(store, session_id)
     actual = directory_identity(project)
     if not actual:
         raise SeriError(
@@ -180,7 +180,7 @@ def perform(
     if mode in ("files", "both"):
         project = files_directory(store, session_id)
     else:
-        project = Path(conversations.get_session(store, session_id).project)
+        project = Path(session_table.get_session(store, session_id).project)
     plan = plan_rewind(store, session_id, project, n)
     lines = []
     if mode in ("files", "both"):
@@ -244,7 +244,7 @@ def rewind_session(
     project = (
         files_directory(store, session_id)
         if mode != "conversation"
-        else Path(conversations.get_session(store, session_id).project)
+        else Path(session_table.get_session(store, session_id).project)
     )
     plan = plan_rewind(store, session_id, project, n)
     confirmed = yes or not plan.changed_outside

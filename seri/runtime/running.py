@@ -72,7 +72,8 @@ def _describe_storage(exc: BaseException) -> tuple[str, int] | None:
         return None
     import apsw
 
-    from seri.io.store import DB_NAME, describe_sqlite_error, profile_dir
+    from seri.io.profile_files import profile_dir
+    from seri.io.store import DB_NAME, describe_sqlite_error
 
     message = describe_sqlite_error(exc, os.path.join(os.path.realpath(profile_dir()), DB_NAME))
     if message is None:

@@ -21,7 +21,7 @@ FORMATS = ("jsonl", "markdown")
 
 
 def export(profile: Profile, raw_id: str, format_name: str) -> int:
-    from seri.io import conversations
+    from seri.io import conversations, session_table
     from seri.pure.session_markdown import message_markdown, session_header
 
     if format_name not in FORMATS:
@@ -29,7 +29,7 @@ def export(profile: Profile, raw_id: str, format_name: str) -> int:
     store = profile.store
     out = sys.stdout
     with store.snapshot():
-        session_id = conversations.resolve_session_id(store, raw_id)
+        session_id = session_table.resolve_session_id(store, raw_id)
         state, head = session_head(store, session_id)
         if format_name == "jsonl":
             write_json_lines(out, store, session_id, head)
@@ -57,12 +57,12 @@ def export(profile: Profile, raw_id: str, format_name: str) -> int:
 
 def session_head(store: Any, session_id: str) -> tuple[Any, dict[str, Any]]:
     """The session's state and its header object (the first line of `show --json`)."""
-    from seri.io import conversations
+    from seri.io import compaction_ledger, session_table
     from seri.io.session_tags import session_tags
 
-    state = conversations.load_state(store, session_id)
-    ledger = conversations.compaction_ledger(store, session_id)
-    children = conversations.child_sessions(store, session_id)
+    state = session_table.load_state(store, session_id)
+    ledger = compaction_ledger.read_ledger(store, session_id)
+    children = session_table.child_sessions(store, session_id)
     head = session_to_dict(state.session)
     head["compactions"] = [{**row, "at": iso_utc(row["at"])} for row in ledger]
     head["turns_used"] = state.turns_used

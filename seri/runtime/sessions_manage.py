@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from seri.io.conversations import resolve_session_id
 from seri.io.session_delete import Doomed, delete_sessions, describe, rename_session
+from seri.io.session_table import resolve_session_id
 from seri.pure.errors import SeriError
 from seri.pure.human_units import plural
 from seri.pure.terminal_text import neutralise

@@ -14,8 +14,8 @@ from seri.runtime.profile import Profile
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from seri.io.conversations import SessionState
     from seri.io.leases import Lease
+    from seri.io.session_table import SessionState
     from seri.pure.compaction_outcome import NotCompacted
     from seri.pure.output_budget import OutputBudget
     from seri.pure.redaction import Redactor
@@ -65,17 +65,17 @@ class ShellCompaction:
     def open(
         cls, profile: Profile, raw_id: str, *, quiet: bool = False, hold: bool = True
     ) -> ShellCompaction:
-        from seri.io import conversations
+        from seri.io import session_table
         from seri.io.leases import Lease
         from seri.pure.redaction import Redactor, secrets_from_environment
         from seri.runtime.chat_options import api_key_from
         from seri.runtime.running import load_settings_warned
         from seri.runtime.telemetry import live_observers
 
-        session_id = conversations.resolve_session_id(profile.store, raw_id)
+        session_id = session_table.resolve_session_id(profile.store, raw_id)
         settings = load_settings_warned(profile.root)
         # The same model as the session's turns, not whatever this shell would start with.
-        model = conversations.get_session(profile.store, session_id).model
+        model = session_table.get_session(profile.store, session_id).model
         if model:
             settings = attrs.evolve(settings, model=model)
         api_key = api_key_from(os.environ, settings.base_url)
@@ -113,13 +113,13 @@ class ShellCompaction:
     def read(self) -> tuple[SessionState, Conversation]:
         """The session's state and conversation, from one point in time (the revision is what
         the swap checks)."""
-        from seri.io import conversations
+        from seri.io import conversations, session_table
         from seri.io.goals import carried_pins
         from seri.pure.recap import recap_from_dict
         from seri.pure.turn import conversation_of
 
         with self.store.snapshot():
-            state = conversations.load_state(self.store, self.session_id)
+            state = session_table.load_state(self.store, self.session_id)
             history = conversations.load_messages(self.store, self.session_id)
             pins = carried_pins(self.store, self.session_id)
         recap = recap_from_dict(state.recap) if state.recap else None

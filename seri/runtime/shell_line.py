@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from seri.runtime.chat_session import ChatSession
-    from seri.runtime.slash import LineOutcome
+    from seri.runtime.slash_handlers import LineOutcome
 
 
 def run_shell_line(chat: ChatSession, command: str) -> LineOutcome:

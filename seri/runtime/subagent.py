@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from seri.io import conversations
+from seri.io import session_table
 from seri.io.ids import random_id
 from seri.io.session_log import SessionLog
 from seri.pure.effects import ToolRun
@@ -46,7 +46,7 @@ def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
     glob_rules = host.startup.glob_rules if host.startup else ()
     system_prompt = f"{frozen.text}\n{CHILD_PREAMBLE}\n"
     store = host.profile.store
-    conversations.create_session(
+    session_table.create_session(
         store,
         session_id=child_id,
         project=str(host.project),
@@ -95,7 +95,7 @@ def run_subagent(host: ToolHost, description: str, prompt: str) -> ToolRun:
     host.events.record(SubagentEnd(child=child_id, status=end.status, turns=end.turns))
     if end.status == "refused":
         # Its task was too big for the window and nothing was stored: no empty child.
-        conversations.discard_empty_session(store, child_id)
+        session_table.discard_empty_session(store, child_id)
     if end.status == "done":
         return ToolRun(f"[subagent {child_id}] {end.answer}")
     last = next(

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from seri.io.config import read_config, set_config_value
-from seri.io.store import ensure_profile
+from seri.io.profile_files import ensure_profile
 from seri.pure.errors import SeriError
 from seri.pure.settings import ConfigError, parse_trajectory_env
 

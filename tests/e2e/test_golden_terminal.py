@@ -444,9 +444,9 @@ def test_the_interactive_chat_holds_its_session_until_clear_and_exit(
 
 
 def conversations_ids(store: Any) -> list[str]:
-    from seri.io import conversations
+    from seri.io import session_table
 
-    return [s.id for s in conversations.list_sessions(store, None)]
+    return [s.id for s in session_table.list_sessions(store, None)]
 
 
 def test_a_prompt_file_skipped_behind_the_prompt_is_said_above_it(

@@ -496,13 +496,13 @@ def test_B4_compaction_never_separates_a_call_from_its_result(
 
 def _seed_two_sessions(home: Path, project: Path) -> list[str]:
     """Two sessions whose ids share the prefix 'abc', each with a little history."""
-    from seri.io import conversations
+    from seri.io import session_table
     from seri.io.store import open_store
 
     ids = ["abc1" + "0" * 28, "abc2" + "0" * 28]
     store = open_store(home)
     for sid in ids:
-        conversations.create_session(
+        session_table.create_session(
             store,
             session_id=sid,
             project=str(project),

@@ -26,7 +26,7 @@ import apsw
 
 from scripts.bench.data import synthetic_header
 from scripts.fake_model import FakeModel
-from seri.io import conversations
+from seri.io import session_table
 from seri.io.recorder import Recorder
 from seri.io.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from seri.io.store import open_store
@@ -492,7 +492,7 @@ def _writer(mode: str, home: Path, project: Path, *args: str) -> Any:
 def _new_session(home: Path, session: str) -> None:
 
     store = open_store(home)
-    conversations.create_session(
+    session_table.create_session(
         store,
         session_id=session,
         project="/elsewhere",

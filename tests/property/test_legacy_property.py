@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from seri.io import conversations
+from seri.io import conversations, session_table
 from seri.io.legacy_import import import_legacy
 from seri.io.store import Store, open_store
 from seri.pure.legacy import LOST_RESULT, RECAP_PREFIX, LegacyFileError, parse_legacy_file
@@ -316,7 +316,7 @@ def test_importing_any_file_stores_a_paired_history_or_nothing(
         session_id = f"imp-{number}"
         messages = conversations.load_messages(store, session_id)
         assert_paired(messages)
-        assert conversations.load_state(store, session_id).session.messages == len(messages)
+        assert session_table.load_state(store, session_id).session.messages == len(messages)
     else:
         assert len(report.rejected) == 1
         assert report.rejected[0].startswith(f"{name}:")

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from seri.io import conversations
+from seri.io import conversations, session_table
 from seri.io.codec import message_from_dict, message_from_json, message_to_dict, message_to_json
 from seri.io.store import Store, open_store
 from seri.pure.records import Message, ToolCall
@@ -121,7 +121,7 @@ _ids = itertools.count()
 @given(st.lists(MESSAGES, min_size=1, max_size=6))
 def test_messages_round_trip_through_the_database(store: Store, messages: list[Message]) -> None:
     session_id = f"s{next(_ids)}"
-    conversations.create_session(
+    session_table.create_session(
         store,
         session_id=session_id,
         project="/p",
@@ -137,7 +137,7 @@ def test_messages_round_trip_through_the_database(store: Store, messages: list[M
     rows = list(conversations.iter_message_rows(store, session_id))
     assert [seq for seq, _, _ in rows] == list(range(1, len(messages) + 1))
     assert [m for _, _, m in rows] == expected
-    state = conversations.load_state(store, session_id)
+    state = session_table.load_state(store, session_id)
     assert state.session.messages == len(messages)
     assert state.total_chars == sum(message_chars(m) for m in messages)
     assert state.session.updated == 2.0

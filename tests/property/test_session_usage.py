@@ -11,7 +11,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seri.io.conversations import create_session
+from seri.io.session_table import create_session
 from seri.io.store import open_store
 
 # Values that are not numbers (text that SQLite would not read as one).

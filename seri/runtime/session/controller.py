@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from seri.io import conversations
+from seri.io import session_table
 from seri.io.goals import carried_pins
 from seri.io.leases import Lease
 from seri.io.pins import add_pin
@@ -271,7 +271,7 @@ class SessionController(SessionGoals, SessionReads):
         """The turn budget of each task from now on (kept with the session)."""
         self._max_turns = value
         if self.session_id:
-            conversations.set_max_turns(self._store, self.session_id, value)
+            session_table.set_max_turns(self._store, self.session_id, value)
 
     def set_recording(self, on: bool) -> None:
         """/trajectory on|off also applies to the rest of this run, not only the next ones."""

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from seri.io import conversations, leases
+from seri.io import leases, session_table
 from seri.io.files import directory_identity
 from seri.io.ids import random_id
 from seri.io.leases import Lease
@@ -52,7 +52,7 @@ class SessionHold:
         self.session_id = random_id()
         me = leases.this_process(LEASE_COMMAND)
         with self.store.write() as conn:
-            conversations.create_session(
+            session_table.create_session(
                 self.store,
                 session_id=self.session_id,
                 project=project,
@@ -107,7 +107,7 @@ class SessionHold:
         """Forget the session just created for a task that stored nothing."""
         discarded = self.session_id
         self.forget()
-        conversations.discard_empty_session(self.store, discarded)
+        session_table.discard_empty_session(self.store, discarded)
 
     def forget(self) -> None:
         """Let the session go (its lease too): none is held until the next one starts."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from seri.io import conversations
+from seri.io import conversations, session_table
 from seri.io.goals import carried_pins
 from seri.io.session_rules import SessionRule, list_session_rules
 from seri.io.store import Store
@@ -39,7 +39,7 @@ def load_session(store: Store, session_id: str, model: str) -> LoadedSession:
     this run talks to: a window learned for another model is that model's own.
     """
     with store.snapshot():
-        state = conversations.load_state(store, session_id)
+        state = session_table.load_state(store, session_id)
         history = conversations.load_messages(store, session_id)
     repairs = tuple(missing_results(history))
     history = (*history, *repairs)

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from seri.io import conversations, leases
+from seri.io import leases, session_table
 from seri.io.ids import random_id
 from seri.io.leases import Lease
 from seri.io.store import Store
@@ -32,9 +32,9 @@ LEASE_COMMAND = "seri chat"
 def chosen_session(store: Store, project: str, options: ChatOptions, tell: Tell) -> str:
     """The session asked for: --resume's, --continue's (the last one here), or "" (new)."""
     if options.resume:
-        return conversations.resolve_session_id(store, options.resume)
+        return session_table.resolve_session_id(store, options.resume)
     if options.continue_last:
-        last = conversations.most_recent_session(store, project)
+        last = session_table.most_recent_session(store, project)
         if last is not None:
             return last.id
         tell("seri: no earlier session in this directory; starting a new one")
@@ -52,7 +52,7 @@ def claim(store: Store, session_id: str, *, fork: bool, tell: Tell) -> tuple[str
     fork_id = random_id()
     me = leases.this_process(LEASE_COMMAND)
     with store.write() as conn:
-        conversations.fork_session(conn, session_id, fork_id, time.time())
+        session_table.fork_session(conn, session_id, fork_id, time.time())
         leases.take_in(conn, fork_id, me)
     tell(f"seri: forked session {session_id} into {fork_id}")
     return fork_id, leases.Lease(store, fork_id, me)

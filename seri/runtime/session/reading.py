@@ -25,7 +25,7 @@ from seri.runtime.session.recording import SessionRecording
 from seri.runtime.session.workbench import Workbench
 
 if TYPE_CHECKING:
-    from seri.io.mcp_hub import McpServerStatus
+    from seri.io.mcp_server_status import McpServerStatus
     from seri.runtime.rewind import Turn
 
 

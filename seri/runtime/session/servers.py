@@ -15,7 +15,7 @@ from seri.pure.tool_specs import TOOL_SEARCH, ToolSpec
 from seri.runtime.agent import PARENT_TOOLS
 
 if TYPE_CHECKING:
-    from seri.io.mcp_hub import McpServerStatus
+    from seri.io.mcp_server_status import McpServerStatus
     from seri.pure.mcp_config import McpServerConfig
     from seri.runtime.mcp_tools import McpTools
     from seri.runtime.run_events import RunEvents
