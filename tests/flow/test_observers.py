@@ -19,8 +19,8 @@ from seri.io.recorder import Recorder
 from seri.pure.events import Event, Header, TurnEnd
 from seri.pure.redaction import Redactor
 from seri.pure.settings import Settings
+from seri.pure.task_records import Conversation
 from seri.pure.tool_specs import select_specs
-from seri.pure.turn import Conversation
 from seri.runtime.agent import AgentBrief, AgentPorts, Role, build_agent
 from seri.runtime.run_events import RunEvents
 from tests.flow.fakes import SECRET, FakeModel, FakeSession, FakeTools, reply

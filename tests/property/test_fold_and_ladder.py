@@ -35,8 +35,9 @@ from seri.pure.recap_paths import paths_touched
 from seri.pure.records import Message, ToolCall, Usage
 from seri.pure.result_cap import cap_result, needs_cap
 from seri.pure.shrink import is_elided, payloads, plan_shrink, saving, with_elided
+from seri.pure.task_records import Conversation, TaskSetup
 from seri.pure.tokens import estimate_tokens, messages_chars
-from seri.pure.turn import Conversation, TaskSetup, compact_on_demand
+from seri.pure.turn import compact_on_demand
 from seri.pure.window import (
     MAX_SCALE,
     MIN_RESULT_CHARS,
