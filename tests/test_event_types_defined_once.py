@@ -25,7 +25,7 @@ OTHER_MEANINGS = {
     ("seri/pure/hooks.py", "edit"): "the edit tool's name (Claude Code's Edit)",
     ("seri/pure/acp_updates.py", "edit"): "the edit tool's name, and ACP's tool kind",
     ("seri/pure/tool_call_answers.py", "edit"): "the edit tool's name",
-    ("seri/pure/compaction.py", "rule"): "a message's kind (a rule's text)",
+    ("seri/pure/carried_rules.py", "rule"): "a message's kind (a rule's text)",
     ("seri/pure/rules.py", "rule"): "a message's kind",
     ("seri/pure/session_markdown.py", "rule"): "a message's kind",
     ("seri/pure/terminal_style.py", "rule"): "a message's kind",
