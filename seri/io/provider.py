@@ -178,7 +178,7 @@ class ProviderClient:
         )
 
     def _scrub(self, text: str) -> str:
-        from seri.pure.provider_errors import redact
+        from seri.pure.provider_error_body import redact
 
         return redact(text, (self._api_key.value,))
 

@@ -73,6 +73,8 @@ AFTER_THE_REQUEST = {
     "seri.pure.sse",
     "seri.pure.stream_assembly",
     "seri.pure.provider_errors",
+    "seri.pure.provider_error_body",
+    "seri.pure.retry_hints",
     "seri.pure.retry_plan",
     "seri.pure.server_windows",
 }
