@@ -73,7 +73,8 @@ def run(fixtures: Fixtures) -> list[Row]:
     from seri.io import conversations
     from seri.io.store import open_store
     from seri.pure.cuts import cut_messages, find_cut
-    from seri.pure.recap import elide_payloads, paths_touched, summarizer_messages
+    from seri.pure.recap_paths import paths_touched
+    from seri.pure.summarizer_request import elide_payloads, summarizer_messages
     from seri.pure.tokens import estimate_tokens
 
     log(f"compaction: {BIG:,} messages")

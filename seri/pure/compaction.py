@@ -29,8 +29,8 @@ from seri.pure.compaction_outcome import CHANGED, NO_CUT, Compacted, CompactionO
 from seri.pure.compaction_sizes import find_cut, recap_chars, recap_message
 from seri.pure.effects import ApplyCompaction, Flow, Record, perform
 from seri.pure.output_budget import OutputBudget
-from seri.pure.recap import Recap, merge_paths
-from seri.pure.recap_paths import TouchedPaths, paths_touched
+from seri.pure.recap import Recap
+from seri.pure.recap_paths import TouchedPaths, merge_paths, paths_touched
 from seri.pure.records import Message
 from seri.pure.summarizer_fold import Fold
 from seri.pure.tokens import estimate_tokens, messages_chars

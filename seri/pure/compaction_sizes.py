@@ -8,7 +8,8 @@ from collections.abc import Sequence
 
 from seri.pure.carried_rules import rules_section
 from seri.pure.cuts import Cut, cut_messages
-from seri.pure.recap import Recap, render_recap
+from seri.pure.recap import Recap
+from seri.pure.recap_rendering import render_recap
 from seri.pure.records import Message
 from seri.pure.tokens import estimate_tokens
 from seri.pure.window import Window

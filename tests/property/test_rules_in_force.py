@@ -7,7 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from seri.pure.carried_rules import rules_in_force, rules_section
-from seri.pure.recap import Recap, render_recap
+from seri.pure.recap import Recap
+from seri.pure.recap_rendering import render_recap
 from seri.pure.records import Message
 from seri.pure.rules import GlobRule
 
