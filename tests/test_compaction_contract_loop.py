@@ -13,7 +13,8 @@ from seri.pure import events, history_events
 from seri.pure.compaction_contract import LastCompaction
 from seri.pure.effects import CallModel, Record
 from seri.pure.records import Message
-from seri.pure.turn import Conversation, TaskSetup, run_task
+from seri.pure.task_records import Conversation, TaskSetup
+from seri.pure.turn import run_task
 from tests.drive_effects import drive
 from tests.test_compaction_loop import Loop
 

@@ -20,9 +20,10 @@ from seri.pure.effects import (
 )
 from seri.pure.permission_policy import parse_policy
 from seri.pure.records import Message, ToolCall, Usage
+from seri.pure.task_records import Conversation, TaskSetup
 from seri.pure.tokens import estimate_tokens, messages_chars
 from seri.pure.tool_specs import select_specs
-from seri.pure.turn import Conversation, TaskSetup, run_task
+from seri.pure.turn import run_task
 from tests.drive_effects import drive
 
 

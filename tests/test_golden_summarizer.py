@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from seri.pure.recap import Recap, summarizer_messages
+from seri.pure.recap import Recap
 from seri.pure.records import Message, ToolCall, assistant, tool_result, user
+from seri.pure.summarizer_request import summarizer_messages
 from tests.golden_files import check_golden
 
 GOLDEN = Path(__file__).parent / "golden" / "summarizer"

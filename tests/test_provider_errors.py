@@ -9,16 +9,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from seri.pure.overflow_table import overflow_numbers
+from seri.pure.provider_error_body import redact
 from seri.pure.provider_errors import (
     classify_http_error,
     classify_stream_error,
     is_context_overflow,
-    parse_retry_after,
-    rate_limit_reset,
-    redact,
     stream_stalled,
 )
 from seri.pure.provider_failure import ProviderFailure
+from seri.pure.retry_hints import parse_retry_after, rate_limit_reset
 from seri.pure.retry_plan import backoff_delay, plan_retry
 
 

@@ -18,12 +18,13 @@ from seri.pure.overflow_table import overflow_numbers
 from seri.pure.provider_errors import classify_http_error, is_context_overflow
 from seri.pure.provider_failure import ProviderFailure
 from seri.pure.records import Message
+from seri.pure.reported_usage import usage_from
 from seri.pure.server_windows import (
     window_from_listing,
     window_from_ollama_show,
     window_from_props,
 )
-from seri.pure.stream_assembly import StreamResult, usage_from
+from seri.pure.stream_assembly import StreamResult
 from seri.pure.wire import build_request
 from tests.captures.table import load, render
 from tests.conftest import REPO

@@ -4,15 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from seri.pure.recap import (
-    Recap,
-    RecapFields,
-    merge_recap,
-    parse_recap_answer,
-    paths_touched,
-    recap_from_dict,
-    render_recap,
-)
+from seri.pure.recap import Recap, merge_recap, recap_from_dict
+from seri.pure.recap_answer import RecapFields, parse_recap_answer
+from seri.pure.recap_paths import paths_touched
+from seri.pure.recap_rendering import render_recap
 from seri.pure.records import ToolCall, assistant, tool_result, user
 
 EXPECTED = RecapFields(

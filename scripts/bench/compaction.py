@@ -8,7 +8,7 @@
 * recap preparation on the evicted prefix: ``summarizer_messages`` (which itself runs
   ``paths_touched`` and ``elide_payloads`` and renders the transcript), and the two
   helpers on their own; ``compact()`` calls ``paths_touched`` once more after the reply;
-* the per-call decision (``_Loop.estimate`` + ``should_compact``) at 100 and 100,000.
+* the per-call decision (``TaskLoop.estimate`` + ``should_compact``) at 100 and 100,000.
 
 All in CPU time (``time.process_time``), which other load on the machine does not inflate.
 """
@@ -43,9 +43,10 @@ def _decision(fixtures: Fixtures, size: int) -> Stat:
     from seri.io.store import open_store
     from seri.pure.permission_policy import Policy
     from seri.pure.settings import DEFAULT_CONTEXT_WINDOW
+    from seri.pure.task_loop import TaskLoop
+    from seri.pure.task_records import TaskSetup, conversation_of
     from seri.pure.tokens import should_compact
     from seri.pure.tool_specs import select_specs
-    from seri.pure.turn import TaskSetup, _Loop, conversation_of
 
     made = fixtures.history(size)
     store = open_store(made.home)
@@ -62,7 +63,9 @@ def _decision(fixtures: Fixtures, size: int) -> Stat:
         interactive=False,
         tools=select_specs(("read_file",)),
     )
-    loop = _Loop(setup, conversation_of(history, None, state.last_input_tokens, state.total_chars))
+    loop = TaskLoop(
+        setup, conversation_of(history, None, state.last_input_tokens, state.total_chars)
+    )
     return _time(lambda: should_compact(loop.estimate(), DEFAULT_CONTEXT_WINDOW), inner=INNER)
 
 
@@ -70,7 +73,8 @@ def run(fixtures: Fixtures) -> list[Row]:
     from seri.io import conversations
     from seri.io.store import open_store
     from seri.pure.cuts import cut_messages, find_cut
-    from seri.pure.recap import elide_payloads, paths_touched, summarizer_messages
+    from seri.pure.recap_paths import paths_touched
+    from seri.pure.summarizer_request import elide_payloads, summarizer_messages
     from seri.pure.tokens import estimate_tokens
 
     log(f"compaction: {BIG:,} messages")

@@ -9,7 +9,7 @@ summarizer calls, the bytes they send (each request's body as JSON), whether eve
 and the fold's own CPU time (``time.process_time``; the model's answers cost nothing here).
 
 The per-call decision (the cap check, the estimate, the trigger and the anti-thrash rule,
-everything ``_model_call`` does before sending) is timed at 100 and 100,000 messages: it must
+everything ``send_turn`` does before sending) is timed at 100 and 100,000 messages: it must
 not grow with the history.
 
     python -m scripts.bench.fold      # prints the table, writes bench-results/fold.md
@@ -140,9 +140,10 @@ def decision_seconds(size: int) -> float:
     """CPU time of one call's compaction decision with ``size`` messages of history."""
     from seri.pure.permission_policy import Policy
     from seri.pure.records import Message
+    from seri.pure.task_loop import TaskLoop
+    from seri.pure.task_records import TaskSetup, conversation_of
     from seri.pure.tokens import should_compact
     from seri.pure.tool_specs import select_specs
-    from seri.pure.turn import TaskSetup, _Loop, conversation_of
 
     history = [
         Message(role="user" if n % 2 == 0 else "assistant", text=f"message {n} " * 20)
@@ -159,7 +160,7 @@ def decision_seconds(size: int) -> float:
         tools=select_specs(("read_file",)),
         tool_chars=4_700,
     )
-    loop = _Loop(setup, conversation_of(history, None, 0))
+    loop = TaskLoop(setup, conversation_of(history, None, 0))
     _drive_nothing(loop.cap_history())
 
     def decide() -> bool:

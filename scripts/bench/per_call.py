@@ -4,7 +4,7 @@ Measured in-process on a real store, with the real code paths. Every step is tim
 time (``time.process_time``), which other load on the machine does not inflate, except
 storing, which waits for two fsyncs: it is shown in wall time with its CPU time beside it.
 
-* estimate: ``_Loop.estimate`` (running totals: O(1));
+* estimate: ``TaskLoop.estimate`` (running totals: O(1));
 * decision: ``should_compact`` on that estimate;
 * loop copy: ``tuple(loop.history)``, which ``run_task`` does for every ``CallModel``;
 * build: ``ModelCaller.encoded_body``, what seri sends: each message's wire JSON is encoded
@@ -74,8 +74,9 @@ def _measure(fixtures: Fixtures, size: int, sizes: Sizes) -> None:
     from seri.pure.records import Message, ToolCall
     from seri.pure.redaction import Redactor
     from seri.pure.settings import DEFAULT_CONTEXT_WINDOW, Settings
+    from seri.pure.task_loop import TaskLoop
+    from seri.pure.task_records import TaskSetup, conversation_of
     from seri.pure.tokens import should_compact
-    from seri.pure.turn import TaskSetup, _Loop, conversation_of
     from seri.runtime.agent import PARENT_TOOLS
     from seri.runtime.interpreter import Interpreter
     from seri.runtime.model_caller import ModelCaller
@@ -96,7 +97,9 @@ def _measure(fixtures: Fixtures, size: int, sizes: Sizes) -> None:
         interactive=False,
         tools=PARENT_TOOLS,
     )
-    loop = _Loop(setup, conversation_of(history, None, state.last_input_tokens, state.total_chars))
+    loop = TaskLoop(
+        setup, conversation_of(history, None, state.last_input_tokens, state.total_chars)
+    )
     window = DEFAULT_CONTEXT_WINDOW
     out = sizes.stats
     out.setdefault("estimate", {})[size] = _per_op(loop.estimate, INNER, LOAD_RUNS)
@@ -171,7 +174,7 @@ def _measure(fixtures: Fixtures, size: int, sizes: Sizes) -> None:
 
 FLAT = ("estimate", "decision", "store")
 LABELS = {
-    "estimate": "estimate (`_Loop.estimate`, running totals)",
+    "estimate": "estimate (`TaskLoop.estimate`, running totals)",
     "decision": "compaction decision (`should_compact`)",
     "loop copy": "loop: `tuple(history)` for each `CallModel`",
     "build": "request body as sent (`ModelCaller.encoded_body`, wire cache warm)",

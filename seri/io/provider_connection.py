@@ -105,7 +105,7 @@ class ProviderConnection:
         return (self._api_key.value,)
 
     def scrub(self, text: str) -> str:
-        from seri.pure.provider_errors import redact
+        from seri.pure.provider_error_body import redact
 
         return redact(text, self.secrets)
 

@@ -15,8 +15,9 @@ from collections.abc import Sequence
 
 import attrs
 
-from seri.pure.recap import Recap, elide_payloads, render_transcript, summarizer_messages
+from seri.pure.recap import Recap
 from seri.pure.records import Message
+from seri.pure.summarizer_request import elide_payloads, render_transcript, summarizer_messages
 from seri.pure.tokens import FRAMING_TOKENS, estimate_tokens, utf8_size
 
 # Separators between transcript entries.

@@ -7,6 +7,8 @@ calls be trusted enough to run. ``assemble_completion`` does the same for a non-
 A stream that stops early must never pass for a finished one (provider-protocol.md §1.4: the
 official SDKs raise nothing when a stream ends without ``finish_reason`` or ``[DONE]``), and a
 tool call whose arguments were cut off must never run: it would act on half an instruction.
+
+Reading a delta's fields is ``delta_parts``'s; reading the usage, ``reported_usage``'s.
 """
 
 from __future__ import annotations
@@ -17,10 +19,19 @@ from typing import Any
 import attrs
 
 from seri.pure import json_text
-from seri.pure.lazy_pattern import LazyPattern
+from seri.pure.delta_parts import (
+    HIGH_SURROGATE,
+    content_parts,
+    details_text,
+    mapping_or_empty,
+    reasoning_text,
+    text_or_empty,
+    whole_characters,
+)
 from seri.pure.provider_errors import classify_stream_error, malformed_response, stream_interrupted
 from seri.pure.provider_failure import ProviderFailure
 from seri.pure.records import Message, ToolCall, Usage
+from seri.pure.reported_usage import usage_from
 from seri.pure.sse import DONE, SSEDone, SSEEvent
 
 # Finish reasons after which the model's tool calls are not whole, or not meant: "length" can
@@ -70,143 +81,6 @@ class _CallParts:
     id: str = ""
     name: str = ""
     arguments: list[str] = attrs.field(factory=list)
-
-
-_HIGH_SURROGATE = LazyPattern("[\ud800-\udbff]")
-_SURROGATE = LazyPattern("[\ud800-\udfff]")
-
-
-def whole_characters(text: str) -> str:
-    """Surrogate pairs (``\\ud83d`` + ``\\ude00``, as JSON escapes deliver a character
-    outside the BMP, perhaps in two chunks) joined into the one character they encode; a
-    lone half stays as it is, for the writers that escape or replace it."""
-    if not _SURROGATE.search(text):
-        return text
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")
-
-
-def _text(value: object) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _mapping(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _reasoning_text(delta: Mapping[str, Any]) -> str:
-    """The plain reasoning of one delta, whatever the backend calls it.
-
-    OpenRouter and new vLLM say ``reasoning``, llama.cpp and DeepSeek ``reasoning_content``;
-    some send both with the same text, so the first one present wins. Codex's tests even see
-    ``reasoning`` as an object with ``text`` or ``content``.
-    """
-    for key in ("reasoning", "reasoning_content"):
-        value = delta.get(key)
-        if isinstance(value, str) and value:
-            return value
-        if isinstance(value, Mapping):
-            inner = value.get("text") or value.get("content")
-            if isinstance(inner, str) and inner:
-                return inner
-    return ""
-
-
-def _details_text(details: list[Any]) -> str:
-    parts: list[str] = []
-    for item in details:
-        entry = _mapping(item)
-        piece = entry.get("text") if entry.get("type") == "reasoning.text" else None
-        if entry.get("type") == "reasoning.summary":
-            piece = entry.get("summary")
-        if isinstance(piece, str):
-            parts.append(piece)
-    return "".join(parts)
-
-
-# More tokens than any model has read or written in one call, and more than any call has
-# cost: a usage number past these (or below zero, NaN, infinite) is not believed and counts
-# as not reported. Both sit well inside what SQLite's 64-bit integers and JSON's exact
-# integers (2**53) hold, so a believed number can always be stored.
-MAX_TOKENS = 10**10
-MAX_COST = 10**6
-
-
-def _count(value: object) -> int:
-    """A usage count as reported, or 0 (not reported) when it is not a sane count: not a
-    whole number, negative, or more than any request could hold."""
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, float) and value.is_integer() and abs(value) <= MAX_TOKENS:
-        value = int(value)
-    if isinstance(value, int) and 0 <= value <= MAX_TOKENS:
-        return value
-    return 0
-
-
-def _money(value: object) -> float | None:
-    """A reported cost, or None when it is no price: not a number, negative, NaN, infinite
-    or more than any call has cost."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if 0 <= value <= MAX_COST else None  # NaN compares false: None
-
-
-def usage_from(raw: Mapping[str, Any], provider: str = "") -> Usage:
-    """A ``Usage`` record from an OpenAI/OpenRouter ``usage`` object.
-
-    Cache reads are ``prompt_tokens_details.cached_tokens`` (OpenAI, OpenRouter); Moonshot puts
-    ``cached_tokens`` at the top level. Cache writes are OpenRouter's
-    ``prompt_tokens_details.cache_write_tokens``.
-    """
-    details = _mapping(raw.get("prompt_tokens_details"))
-    return Usage(
-        input_tokens=_count(raw.get("prompt_tokens")),
-        output_tokens=_count(raw.get("completion_tokens")),
-        reasoning_tokens=_count(
-            _mapping(raw.get("completion_tokens_details")).get("reasoning_tokens")
-        ),
-        cached_tokens=_count(details.get("cached_tokens")) or _count(raw.get("cached_tokens")),
-        cost=_money(raw.get("cost")),
-        provider=provider,
-        cache_write_tokens=_count(details.get("cache_write_tokens")),
-        # Only with the user's own key is the upstream cost on top of `cost`; otherwise it is a
-        # breakdown of the same charge and adding it would count it twice.
-        upstream_cost=(
-            _money(_mapping(raw.get("cost_details")).get("upstream_inference_cost"))
-            if raw.get("is_byok") is True
-            else None
-        ),
-    )
-
-
-def _content_parts(content: object) -> tuple[str, str]:
-    """Text and thinking of a ``content`` that is a string or a list of typed parts.
-
-    Mistral's magistral models stream ``[{"type": "thinking", "thinking": [{"type": "text",
-    "text": ...}]}]`` before ``[{"type": "text", "text": ...}]``.
-    """
-    if isinstance(content, str):
-        return content, ""
-    if not isinstance(content, list):
-        return "", ""
-    text: list[str] = []
-    thinking: list[str] = []
-    for part in content:
-        entry = _mapping(part)
-        kind = entry.get("type")
-        if kind == "text" and isinstance(entry.get("text"), str):
-            text.append(entry["text"])
-        elif kind == "thinking":
-            inner = entry.get("thinking")
-            if isinstance(inner, str):
-                thinking.append(inner)
-            elif isinstance(inner, list):
-                thinking.extend(
-                    piece["text"]
-                    for piece in map(_mapping, inner)
-                    if isinstance(piece.get("text"), str)
-                )
-    return "".join(text), "".join(thinking)
 
 
 class StreamAssembler:
@@ -286,11 +160,11 @@ class StreamAssembler:
             return StreamDelta()
         choices = chunk.get("choices")
         # The usage chunk has `choices: []`: never index it blindly.
-        choice = _mapping(choices[0]) if isinstance(choices, list) and choices else {}
+        choice = mapping_or_empty(choices[0]) if isinstance(choices, list) and choices else {}
         if self._usage_raw is None and isinstance(choice.get("usage"), Mapping):
             # Moonshot sends usage inside the choice that finishes, not beside it.
             self._usage_raw = choice["usage"]
-        delta = self._take_delta(_mapping(choice.get("delta")))
+        delta = self._take_delta(mapping_or_empty(choice.get("delta")))
         finish = choice.get("finish_reason")
         if isinstance(finish, str) and finish:
             self._finish = finish
@@ -298,7 +172,7 @@ class StreamAssembler:
         if error is not None:
             self._fail(classify_stream_error(error, self._provider))
         elif self._finish == "error":
-            self._fail(classify_stream_error(_mapping(choice.get("error")), self._provider))
+            self._fail(classify_stream_error(mapping_or_empty(choice.get("error")), self._provider))
         return delta
 
     def _note_metadata(self, chunk: Mapping[str, Any]) -> None:
@@ -308,8 +182,8 @@ class StreamAssembler:
                 setattr(self, attr, value)
 
     def _take_delta(self, delta: Mapping[str, Any]) -> StreamDelta:
-        text, thinking = _content_parts(delta.get("content"))
-        refusal = _text(delta.get("refusal"))
+        text, thinking = content_parts(delta.get("content"))
+        refusal = text_or_empty(delta.get("refusal"))
         if refusal:
             # The model declined: its words are the answer, shown and stored like text.
             self._refusal.append(refusal)
@@ -320,10 +194,10 @@ class StreamAssembler:
             # chunks: the first half waits for the second before it is shown.
             text = self._held_surrogate + text
             self._held_surrogate = ""
-            if _HIGH_SURROGATE.match(text[-1]):
+            if HIGH_SURROGATE.match(text[-1]):
                 text, self._held_surrogate = text[:-1], text[-1]
             text = whole_characters(text)
-        reasoning = _reasoning_text(delta) or thinking
+        reasoning = reasoning_text(delta) or thinking
         if reasoning:
             self._reasoning.append(reasoning)
         details = delta.get("reasoning_details")
@@ -332,19 +206,19 @@ class StreamAssembler:
             self._details.extend(json_text.dump_json(item) for item in details)
             # Most backends repeat the detail text as plain `reasoning`; only those that don't
             # have their reasoning read from the details, so it is never shown twice.
-            from_details = _details_text(details)
+            from_details = details_text(details)
             self._details_reasoning.append(from_details)
             if not self._reasoning:
                 reasoning = from_details
         calls = delta.get("tool_calls")
         if isinstance(calls, list):
             for position, fragment in enumerate(calls):
-                self._take_fragment(position, _mapping(fragment))
+                self._take_fragment(position, mapping_or_empty(fragment))
         return StreamDelta(text=text, reasoning=reasoning)
 
     def _take_fragment(self, position: int, fragment: Mapping[str, Any]) -> None:
-        function = _mapping(fragment.get("function"))
-        call_id, name = _text(fragment.get("id")), _text(function.get("name"))
+        function = mapping_or_empty(fragment.get("function"))
+        call_id, name = text_or_empty(fragment.get("id")), text_or_empty(function.get("name"))
         index = fragment.get("index")
         if isinstance(index, int) and not isinstance(index, bool):
             key: tuple[str, object] = ("index", index)
@@ -464,11 +338,13 @@ def assemble_completion(body: Mapping[str, Any], id_prefix: str = "call_") -> St
     """
     assembler = StreamAssembler(id_prefix)
     choices = body.get("choices")
-    choice = _mapping(choices[0]) if isinstance(choices, list) and choices else {}
-    message = dict(_mapping(choice.get("message")))
+    choice = mapping_or_empty(choices[0]) if isinstance(choices, list) and choices else {}
+    message = dict(mapping_or_empty(choice.get("message")))
     calls = message.get("tool_calls")
     if isinstance(calls, list):
-        message["tool_calls"] = [{"index": n, **_mapping(call)} for n, call in enumerate(calls)]
+        message["tool_calls"] = [
+            {"index": n, **mapping_or_empty(call)} for n, call in enumerate(calls)
+        ]
     chunk: dict[str, Any] = {key: value for key, value in body.items() if key != "choices"}
     chunk["choices"] = [{**choice, "delta": message}]
     if choice.get("error") is not None and "error" not in chunk:

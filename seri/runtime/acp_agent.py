@@ -267,7 +267,7 @@ class AcpAgent:
 
     def load_session(self, params: dict[str, Any]) -> dict[str, Any]:
         from seri.pure import acp_updates
-        from seri.pure.recap import render_recap
+        from seri.pure.recap_rendering import render_recap
 
         cwd = _absolute_dir(params)
         sid = self._known(_session_id(params))

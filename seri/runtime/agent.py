@@ -27,16 +27,10 @@ from seri.pure.records import Message, MessageKind
 from seri.pure.redaction import Redactor
 from seri.pure.rules import GlobRule
 from seri.pure.settings import Settings, configured_max_tokens
+from seri.pure.task_records import Conversation, TaskEnd, TaskSetup
 from seri.pure.tool_definitions import tool_definition_chars
 from seri.pure.tool_specs import SPECS, ToolSpec
-from seri.pure.turn import (
-    CompactEnd,
-    Conversation,
-    TaskEnd,
-    TaskSetup,
-    compact_on_demand,
-    run_task,
-)
+from seri.pure.turn import CompactEnd, compact_on_demand, run_task
 from seri.runtime.interpreter import Interpreter
 from seri.runtime.model_caller import ModelCaller
 from seri.runtime.ports import (

@@ -17,8 +17,8 @@ from seri.pure.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from seri.pure.goals import exit_status_of
 from seri.pure.records import MessageKind
 from seri.pure.settings import Settings
+from seri.pure.task_records import TaskEnd
 from seri.pure.terminal_text import neutralise
-from seri.pure.turn import TaskEnd
 from seri.runtime.chat_options import ChatOptions
 from seri.runtime.chat_view import ChatView
 from seri.runtime.ports import EventObserver

@@ -15,15 +15,16 @@ from seri.pure.token_prior import prior_scale
 from seri.pure.tokens import messages_chars, sized_tokens
 
 if TYPE_CHECKING:
-    from seri.pure.compaction import CompactionPlan
+    from seri.pure.compaction_plan import CompactionPlan
     from seri.pure.records import Message
     from seri.runtime.shell_compaction import ShellCompaction
 
 
 def show_plan(job: ShellCompaction, focus: str, *, as_json: bool) -> int:
     from seri.io.recorder import Recorder
-    from seri.pure.compaction import plan_compaction, summary_budget
+    from seri.pure.compaction_plan import plan_compaction
     from seri.pure.effects import CallModel
+    from seri.pure.summarizer_fold import summary_budget
     from seri.runtime.run_events import RunEvents
 
     state, conversation = job.read()

@@ -28,7 +28,7 @@ from seri.pure.goals import (
     output_tail,
     over_wall,
 )
-from seri.pure.turn import TaskEnd
+from seri.pure.task_records import TaskEnd
 
 # (the task's text, model turns the goal run has used so far) -> how the task ended.
 RunTask = Callable[[str, int], TaskEnd]

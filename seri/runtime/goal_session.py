@@ -18,7 +18,7 @@ from seri.io.goals import OPEN, StoredGoal
 from seri.pure.errors import SeriError
 from seri.pure.goals import CheckOutcome, Goal, GoalLimits
 from seri.pure.records import MessageKind
-from seri.pure.turn import EndStatus, TaskEnd
+from seri.pure.task_records import EndStatus, TaskEnd
 from seri.runtime.goal_loop import GoalPorts, run_goal
 
 # One task of the front-end's, with the kind of its first message ("skill": /name args).

@@ -27,7 +27,7 @@ from seri.pure.terminal_text import neutralise
 from seri.pure.usage_totals import UsageTotals
 
 if TYPE_CHECKING:
-    from seri.pure.turn import TaskEnd
+    from seri.pure.task_records import TaskEnd
 
 # The events whose ``usage`` is one model call's.
 CALL_EVENTS = frozenset({ModelCall.type, SummaryCall.type})

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from seri.pure.output_budget import OutputBudget
     from seri.pure.redaction import Redactor
     from seri.pure.settings import Settings
+    from seri.pure.task_records import Conversation
     from seri.pure.tool_specs import ToolSpec
-    from seri.pure.turn import Conversation
     from seri.runtime.agent import Agent
     from seri.runtime.model_caller import ModelCaller
     from seri.runtime.ports import EventObserver
@@ -116,7 +116,7 @@ class ShellCompaction:
         from seri.io import conversations, session_table
         from seri.io.goals import carried_pins
         from seri.pure.recap import recap_from_dict
-        from seri.pure.turn import conversation_of
+        from seri.pure.task_records import conversation_of
 
         with self.store.snapshot():
             state = session_table.load_state(self.store, self.session_id)

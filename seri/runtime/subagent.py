@@ -22,10 +22,10 @@ from seri.io.session_log import SessionLog
 from seri.pure.effects import ToolRun
 from seri.pure.errors import SeriError
 from seri.pure.prompt import assemble_prompt
+from seri.pure.task_records import Conversation
 from seri.pure.tool_definitions import should_defer
 from seri.pure.tool_events import SubagentEnd, SubagentStart
 from seri.pure.tool_specs import READ_ONLY, SPECS, TOOL_SEARCH, ToolSpec
-from seri.pure.turn import Conversation
 from seri.runtime.agent import AgentBrief, AgentPorts, Role, build_agent
 from seri.runtime.model_caller import ModelCaller
 

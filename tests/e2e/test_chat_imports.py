@@ -72,7 +72,11 @@ def test_a_task_loads_httpx_and_nothing_of_the_terminal_chat_or_mcp(
 AFTER_THE_REQUEST = {
     "seri.pure.sse",
     "seri.pure.stream_assembly",
+    "seri.pure.delta_parts",
+    "seri.pure.reported_usage",
     "seri.pure.provider_errors",
+    "seri.pure.provider_error_body",
+    "seri.pure.retry_hints",
     "seri.pure.retry_plan",
     "seri.pure.server_windows",
 }

@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from scripts.fake_model import FakeModel, _State, estimate_tokens
-from seri.pure.recap import RECAP_HEADER, SUMMARIZER_PROMPT
+from seri.pure.recap_rendering import RECAP_HEADER
+from seri.pure.summarizer_request import SUMMARIZER_PROMPT
 from seri.pure.tool_definitions import tool_definition_chars
 from seri.runtime.agent import PARENT_TOOLS
 from tests.conftest import RunSeri

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from scripts.fake_model import FakeModel, Utf8Ratio
-from seri.pure.recap import RECAP_HEADER
+from seri.pure.recap_rendering import RECAP_HEADER
 from tests.inprocess import Ran, run_seri_here
 from tests.request_schema import pairing_ok
 

@@ -13,8 +13,8 @@ from typing import Any
 from seri.pure.effects import CallModel, Persist, Record, Reply, Say, UpdateCounters
 from seri.pure.permission_policy import Policy, parse_policy
 from seri.pure.records import Message, ToolCall, Usage
+from seri.pure.task_records import Conversation, TaskSetup
 from seri.pure.tool_specs import select_specs
-from seri.pure.turn import Conversation, TaskSetup
 
 BOOKKEEPING = (Persist, Record, Say, UpdateCounters)
 

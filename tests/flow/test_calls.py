@@ -15,7 +15,8 @@ from seri.pure.effects import (
 )
 from seri.pure.permission_policy import parse_policy
 from seri.pure.records import ToolCall
-from seri.pure.turn import INTERRUPTED_RESULT, NOT_RUN_RESULT, run_task
+from seri.pure.tool_call_answers import INTERRUPTED_RESULT, NOT_RUN_RESULT
+from seri.pure.turn import run_task
 from tests.flow.steps import Steps, answer, call, empty, results, setup, user
 
 

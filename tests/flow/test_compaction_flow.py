@@ -9,7 +9,8 @@ from seri.pure.compaction_outcome import NOT_ENOUGH_HISTORY, SESSION_CHANGED, Wh
 from seri.pure.effects import ApplyCompaction, CallModel, ModelFailed, ModelReply
 from seri.pure.provider_failure import OverflowNumbers
 from seri.pure.records import Message
-from seri.pure.turn import Conversation, compact_on_demand, run_task
+from seri.pure.task_records import Conversation
+from seri.pure.turn import compact_on_demand, run_task
 from tests.flow.steps import Steps, answer, setup, user
 
 WINDOW = 16_000

@@ -14,7 +14,8 @@ from seri.pure.effects import (
 from seri.pure.permission_policy import parse_policy
 from seri.pure.records import Message
 from seri.pure.redaction import Redactor
-from seri.pure.turn import Conversation, compact_on_demand, run_task
+from seri.pure.task_records import Conversation
+from seri.pure.turn import compact_on_demand, run_task
 from seri.runtime.interpreter import Interpreter
 from seri.runtime.ports import Nobody
 from tests.flow.fakes import SECRET, FakeModel, FakeRecorder, FakeSession, FakeTools, reply

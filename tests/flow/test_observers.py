@@ -20,8 +20,8 @@ from seri.pure.event_record import Event
 from seri.pure.events import Header, TurnEnd
 from seri.pure.redaction import Redactor
 from seri.pure.settings import Settings
+from seri.pure.task_records import Conversation
 from seri.pure.tool_specs import select_specs
-from seri.pure.turn import Conversation
 from seri.runtime.agent import AgentBrief, AgentPorts, Role, build_agent
 from seri.runtime.run_events import RunEvents
 from tests.flow.fakes import SECRET, FakeModel, FakeSession, FakeTools, reply

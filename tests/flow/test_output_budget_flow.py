@@ -13,7 +13,8 @@ from seri.pure.effects import ApplyCompaction, CallModel, ModelFailed, ModelRepl
 from seri.pure.output_budget import MIN_OUTPUT_TOKENS, OUTPUT_MARGIN, OutputBudget
 from seri.pure.provider_failure import OverflowNumbers, ProviderFailure
 from seri.pure.records import Message
-from seri.pure.turn import Conversation, compact_on_demand, run_task
+from seri.pure.task_records import Conversation
+from seri.pure.turn import compact_on_demand, run_task
 from tests.flow.steps import Steps, answer, empty, setup, user
 
 

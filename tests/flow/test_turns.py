@@ -6,7 +6,8 @@ import pytest
 
 from seri.pure.effects import CallModel, ModelFailed, ModelReply, RunTool, ToolRun
 from seri.pure.records import Message, Usage
-from seri.pure.turn import Conversation, run_task
+from seri.pure.task_records import Conversation
+from seri.pure.turn import run_task
 from tests.flow.steps import Steps, answer, call, empty, setup, user
 
 

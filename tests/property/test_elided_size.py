@@ -9,9 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from seri.pure.output_capture import OutputCapture, capped_output
-from seri.pure.recap import elide_payloads
 from seri.pure.records import ToolCall, assistant, tool_result
 from seri.pure.result_cap import cap_result, needs_cap, whole_size
+from seri.pure.summarizer_request import elide_payloads
 from seri.pure.window import MIN_RESULT_CHARS
 
 texts = st.text(alphabet=st.sampled_from('aé€😀\n{}" x'), min_size=0, max_size=60_000)

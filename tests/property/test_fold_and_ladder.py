@@ -30,13 +30,16 @@ from seri.pure.effects import (
 from seri.pure.fold import MIN_ENTRY_CHARS, next_chunk, request_tokens
 from seri.pure.permission_policy import Policy
 from seri.pure.provider_failure import OverflowNumbers
-from seri.pure.recap import Recap, render_recap, summarizer_messages
+from seri.pure.recap import Recap
 from seri.pure.recap_paths import paths_touched
+from seri.pure.recap_rendering import render_recap
 from seri.pure.records import Message, ToolCall, Usage
 from seri.pure.result_cap import cap_result, needs_cap
 from seri.pure.shrink import is_elided, payloads, plan_shrink, saving, with_elided
+from seri.pure.summarizer_request import summarizer_messages
+from seri.pure.task_records import Conversation, TaskSetup
 from seri.pure.tokens import estimate_tokens, messages_chars
-from seri.pure.turn import Conversation, TaskSetup, compact_on_demand
+from seri.pure.turn import compact_on_demand
 from seri.pure.window import (
     MAX_SCALE,
     MIN_RESULT_CHARS,

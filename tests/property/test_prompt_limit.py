@@ -9,8 +9,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from seri.pure.prompt_limit import oversized_prompt, prompt_limit_local
 from seri.pure.tokens import estimate_tokens
-from seri.pure.turn import oversized_prompt, prompt_limit_local
 from seri.pure.window import Window
 
 windows = st.builds(

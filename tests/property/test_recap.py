@@ -8,22 +8,19 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seri.pure.recap import (
-    Recap,
+from seri.pure.recap import Recap, merge_recap, recap_from_dict, recap_to_dict
+from seri.pure.recap_answer import (
+    _EMPTY_ITEMS,
+    _FIELDS,
+    _NOTE_HEADINGS,
     RecapFields,
-    TouchedPaths,
-    elide_payloads,
-    elided_marker,
-    merge_paths,
-    merge_recap,
+    _key,
     parse_recap_answer,
-    paths_touched,
-    recap_from_dict,
-    recap_to_dict,
-    render_recap,
 )
-from seri.pure.recap_answer import _EMPTY_ITEMS, _FIELDS, _NOTE_HEADINGS, _key
+from seri.pure.recap_paths import TouchedPaths, merge_paths, paths_touched
+from seri.pure.recap_rendering import render_recap
 from seri.pure.records import Message, ToolCall, assistant, tool_result, user
+from seri.pure.summarizer_request import elide_payloads, elided_marker
 
 # --- paths -----------------------------------------------------------------------------------
 

@@ -6,8 +6,9 @@ import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
-from seri.pure.compaction import rules_in_force, rules_section
-from seri.pure.recap import Recap, render_recap
+from seri.pure.carried_rules import rules_in_force, rules_section
+from seri.pure.recap import Recap
+from seri.pure.recap_rendering import render_recap
 from seri.pure.records import Message
 from seri.pure.rules import GlobRule
 

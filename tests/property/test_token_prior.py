@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from scripts.fake_model import Utf8Ratio, count_prompt_tokens
-from seri.pure.compaction import Fold
 from seri.pure.records import Message, ToolCall
+from seri.pure.summarizer_fold import Fold
 from seri.pure.token_prior import (
     LEAST_DENSITY,
     MOST_DENSITY,

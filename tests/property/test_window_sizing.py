@@ -13,7 +13,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from seri.pure.compaction import keep_local, recap_chars
+from seri.pure.compaction_sizes import keep_local, recap_chars
 from seri.pure.records import Message
 from seri.pure.tokens import FRAMING_TOKENS, estimate_tokens, messages_chars, sized_tokens
 from seri.pure.window import MIN_HISTORY_LOCAL, Window

@@ -27,7 +27,7 @@ from seri.pure.events import Header, ModelSwitch
 from seri.pure.output_budget import OutputBudget
 from seri.pure.redaction import Redactor, secrets_from_environment
 from seri.pure.settings import Settings
-from seri.pure.turn import Conversation, TaskEnd
+from seri.pure.task_records import Conversation, TaskEnd
 from seri.runtime.chat_options import ChatOptions, api_key_from
 from seri.runtime.ports import EventObserver
 from seri.runtime.profile import Profile

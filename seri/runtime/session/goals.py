@@ -13,8 +13,8 @@ from seri.io.goals import StoredGoal, carried_pins, clear_goal, load_goal, note_
 from seri.io.store import Store
 from seri.pure import event_record
 from seri.pure.goals import Goal
+from seri.pure.task_records import Conversation
 from seri.pure.tool_outcome import ToolOutcome
-from seri.pure.turn import Conversation
 from seri.runtime.session.recording import SessionRecording
 from seri.runtime.session.workbench import Workbench
 

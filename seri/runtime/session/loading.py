@@ -10,8 +10,8 @@ from seri.io.session_rules import SessionRule, list_session_rules
 from seri.io.store import Store
 from seri.pure.records import Message
 from seri.pure.rules import fired_rule_names
+from seri.pure.task_records import Conversation, conversation_of
 from seri.pure.tokens import messages_chars
-from seri.pure.turn import Conversation, conversation_of
 
 
 @attrs.frozen

@@ -16,8 +16,8 @@ from seri.io.store import Store
 from seri.pure.permission_policy import Policy
 from seri.pure.redaction import Redactor
 from seri.pure.settings import Settings
+from seri.pure.task_records import Conversation
 from seri.pure.tool_specs import ToolSpec
-from seri.pure.turn import Conversation
 from seri.pure.usage_totals import UsageTotals
 from seri.runtime.session.hold import SessionHold
 from seri.runtime.session.policy import SessionPolicy
