@@ -50,7 +50,8 @@ A step is a JSON object; every key is optional:
     After ``stall_after_chunks`` data events (default 0), send only ``: OPENROUTER PROCESSING``
     comments every ``stall_interval`` s (default 0.1) for ``stall_seconds``, then close.
 ``drip_interval``
-    Write the stream one byte at a time, this many seconds apart.
+    Write the stream one byte at a time (``split_bytes`` at a time when given), this many
+    seconds apart.
 ``silent_seconds``
     After the headers, send nothing at all (not even a comment) for this long: a local
     server reading a long prompt without being asked for progress.
@@ -606,7 +607,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, step: Mapping[str, Any], data: bytes) -> None:
         drip = step.get("drip_interval")
-        size = 1 if drip is not None else int(step.get("split_bytes", 7))
+        size = int(step.get("split_bytes", 1 if drip is not None else 7))
         for start in range(0, len(data), size):
             self._write(data[start : start + size])
             if drip is not None:
