@@ -23,28 +23,12 @@ README: Hooks and skills.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-from seri.pure.errors import EXIT_OK
-from seri.runtime.profile import current_project, open_profile
 from seri.runtime.running import parse_usage
 
 
 def run(argv: list[str]) -> int:
     options = parse_usage(__doc__ or "", argv)
     from seri.runtime import hook_review
+    from seri.runtime.approval_review import run_review
 
-    profile = open_profile()
-    project = Path(current_project())
-    if options["list"]:
-        for line in hook_review.list_lines(profile, project, as_json=options["--json"]):
-            print(line)
-        return EXIT_OK
-    if options["approve"]:
-        lines = hook_review.approve(profile, project, options["<name>"])
-    else:
-        lines = hook_review.revoke(profile, project, options["<name>"])
-    for line in lines:
-        print(line, file=sys.stderr)
-    return EXIT_OK
+    return run_review(hook_review, options)

@@ -5,24 +5,22 @@ session's OS sandbox like the bash tool's commands (``seri.io.sandbox``: it may 
 project, never a protected path) unless the person's own config.json says ``"sandbox": false``
 for it. Its environment is the one bash gets (no API key, no secret-looking variable) with
 ``CLAUDE_PROJECT_DIR`` set, as Claude Code sets it for its hooks. A hook still running at its
-time limit is killed with everything it started (its own process group).
+time limit is ended with everything it started, detached or not, as a bash command is
+(``seri.io.command_process``); its output is kept to OUTPUT_CAP as it is read.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
-import signal
 import subprocess
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from seri.io.command_process import end_command, pump
+from seri.io.sandbox import Detected, Sandbox
 from seri.pure.hook_decisions import HookResult
-
-if TYPE_CHECKING:
-    from seri.io.sandbox import Sandbox
+from seri.pure.output_capture import OutputCapture
 
 # What a hook may print before the rest is dropped (a hook is not a log).
 OUTPUT_CAP = 256 * 1024
@@ -39,12 +37,11 @@ def run_hook(
 ) -> HookResult:
     started = time.monotonic()
     child_env = {**env, "CLAUDE_PROJECT_DIR": str(cwd), "SERI_PROJECT_DIR": str(cwd)}
+    # Outside the sandbox (the person's own say-so) a hook still runs under call_reaper, as
+    # bash does with no sandbox: what it starts ends with it.
+    runs_in = sandbox or Sandbox(Detected("none", "outside the sandbox"), cwd, ())
     with contextlib.ExitStack() as stack:
-        argv, preexec = ["bash", "-c", command], None
-        if sandbox is not None:
-            argv, preexec, child_env = stack.enter_context(
-                sandbox.confined(command, cwd, child_env)
-            )
+        argv, preexec, child_env = stack.enter_context(runs_in.confined(command, cwd, child_env))
         try:
             proc = subprocess.Popen(
                 argv,
@@ -59,25 +56,42 @@ def run_hook(
             )
         except (OSError, subprocess.SubprocessError) as exc:
             return HookResult(None, "", "", 0.0, failed=str(exc))
-        try:
-            out, err = proc.communicate(stdin.encode("utf-8", "replace"), timeout=timeout)
-        except subprocess.TimeoutExpired:
-            _kill(proc)
-            return HookResult(None, "", "", time.monotonic() - started, timed_out=True)
-        except BaseException:
-            _kill(proc)
-            raise
+        return _finish(proc, stdin, started, timeout, reaped=runs_in.reaps)
+
+
+def _finish(
+    proc: subprocess.Popen[bytes], stdin: str, started: float, timeout: float, *, reaped: bool
+) -> HookResult:
+    """Feed the hook its JSON and read what it says, each stream kept to OUTPUT_CAP as it
+    comes (Claude Code reads stdout and stderr apart); at its time limit, or when it leaves
+    something behind holding them open, it ends with everything it started."""
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    out, err = OutputCapture(OUTPUT_CAP, 0), OutputCapture(OUTPUT_CAP, 0)
+    readers = {proc.stdout.fileno(): out.feed, proc.stderr.fileno(): err.feed}
+    try:
+        timed_out, abandoned = pump(
+            proc, readers, started + timeout, stdin.encode("utf-8", "replace")
+        )
+        if timed_out or abandoned:
+            end_command(proc, reaped=reaped)
+        proc.wait()
+    except BaseException:
+        end_command(proc, reaped=reaped)
+        with contextlib.suppress(Exception):
+            proc.wait(timeout=5)
+        raise
+    finally:
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+    seconds = time.monotonic() - started
+    if timed_out:
+        return HookResult(None, "", "", seconds, timed_out=True)
     return HookResult(
         proc.returncode,
-        out[:OUTPUT_CAP].decode("utf-8", "replace"),
-        err[:OUTPUT_CAP].decode("utf-8", "replace"),
-        time.monotonic() - started,
+        bytes(out.head).decode("utf-8", "replace"),
+        bytes(err.head).decode("utf-8", "replace"),
+        seconds,
     )
-
-
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    """The hook and whatever it started (its session's process group)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(Exception):
-        proc.communicate(timeout=5)

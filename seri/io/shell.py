@@ -3,7 +3,8 @@
 The command runs as ``bash -c`` in a new session (so in its own process group,
 with no controlling terminal to prompt on), stdin from /dev/null and no
 inherited descriptors beyond 0-2 (so it can never hold seri's database open).
-On timeout or Ctrl-C the whole group gets SIGKILL, grandchildren included.
+On timeout or Ctrl-C it is ended with everything it started
+(``seri.io.command_process``, which hooks share).
 
 Output is read as a stream into ``seri.pure.output_capture``, which keeps only
 its head and tail in memory and decides what the model is shown. When a spill
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import selectors
 import signal
 import subprocess
 import time
@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Protocol
 
+from seri.io.command_process import drain, end_command, pump
 from seri.io.spill import ready_spill_dir
 from seri.pure.output_capture import (
     HEAD_BYTES,
@@ -38,12 +39,6 @@ if TYPE_CHECKING:
     from seri.io.sandbox import Sandbox
 
 SPILL_MAX_BYTES = 64 * 1024 * 1024
-# After bash itself exits, how long to keep reading from children it left
-# running in the background before giving up on them.
-BACKGROUND_GRACE_SECONDS = 1.0
-# How long the reaper of a call (``call_reaper``) gets to end what the call started.
-REAPER_GRACE_SECONDS = 5.0
-_CHUNK = 65_536
 # A spilled line longer than this is written in pieces (cut between tokens where possible).
 SPILL_LINE_LIMIT = 1 << 20
 
@@ -196,13 +191,14 @@ def _run(
         half = HEAD_BYTES if max_bytes is None else max(256, min(HEAD_BYTES, max_bytes // 2))
         capture = OutputCapture(half, half)
         tee = _Tee(capture, spill, on_output)
-        timed_out, abandoned = _pump(proc, tee, started + timeout)
+        readers = {proc.stdout.fileno(): tee.feed}
+        timed_out, abandoned = pump(proc, readers, started + timeout)
         if timed_out:
-            _kill_group(proc, reaped=reaped)
-            _drain(proc, tee)
+            end_command(proc, reaped=reaped)
+            drain(proc, readers)
         proc.wait()
     except BaseException:
-        _kill_group(proc, reaped=reaped)
+        end_command(proc, reaped=reaped)
         with contextlib.suppress(Exception):
             proc.wait(timeout=5)
         raise
@@ -222,47 +218,6 @@ def _run(
         spill_path=spill_path,
         seconds=time.monotonic() - started,
     )
-
-
-def _pump(proc: subprocess.Popen[bytes], tee: _Tee, deadline: float) -> tuple[bool, bool]:
-    """Read until EOF or the deadline; say (timed out, abandoned background output)."""
-    assert proc.stdout is not None
-    fd = proc.stdout.fileno()
-    exited_at: float | None = None
-    with selectors.DefaultSelector() as selector:
-        selector.register(fd, selectors.EVENT_READ)
-        while True:
-            now = time.monotonic()
-            if now >= deadline:
-                return True, False
-            if exited_at is None and proc.poll() is not None:
-                exited_at = now
-            if exited_at is not None and now - exited_at > BACKGROUND_GRACE_SECONDS:
-                return False, True
-            if selector.select(timeout=min(deadline - now, 0.25)):
-                chunk = os.read(fd, _CHUNK)
-                if not chunk:
-                    return False, False
-                tee.feed(chunk)
-
-
-def _drain(proc: subprocess.Popen[bytes], tee: _Tee) -> None:
-    """After a kill, take what is still in the pipe, without waiting long for it."""
-    with contextlib.suppress(OSError, TimeoutError):
-        _pump(proc, tee, time.monotonic() + 1.0)
-
-
-def _kill_group(proc: subprocess.Popen[bytes], *, reaped: bool = False) -> None:
-    """End the command. Under ``call_reaper`` it is asked first (SIGTERM): it kills what the
-    command started, detached or not, and exits; then the group goes, whatever is left of it.
-    start_new_session made the first process a group leader: its pid is the group id."""
-    if reaped:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(proc.pid, signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=REAPER_GRACE_SECONDS)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
 
 
 def _open_spill(spill_dir: Path | None) -> tuple[Path | None, BinaryIO | None]:

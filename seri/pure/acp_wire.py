@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 
 from seri.pure import json_text
-from seri.pure.bounded_input import ACP_STDIO
+from seri.pure.bounded_input import ACP_STDIO, line_too_long
 
 # JSON-RPC 2.0's codes are MCP's too (seri.pure.jsonrpc); ACP adds one for a session that
 # needs a key first.
@@ -94,6 +94,12 @@ def parse_line(line: str) -> Incoming:
     if not isinstance(params, dict):
         return Malformed(INVALID_PARAMS, f"{method}: params is a JSON object", id_)
     return Call(method, params, id_)
+
+
+def overlong_line() -> Malformed:
+    """In place of a line longer than ``ACP_STDIO`` allows (its id was never read): the
+    line is dropped, and the client is told why."""
+    return Malformed(PARSE_ERROR, f"dropped: {line_too_long(ACP_STDIO)}")
 
 
 def _is_id(value: object) -> bool:

@@ -232,9 +232,6 @@ class _Loop:
         # stored message, the spill file with its whole text).
         self.cut_views: dict[int, tuple[Message, Message, str]] = {}
         self.capped_at = 0
-        # Local tokens added since this task's last compaction (None: none yet): a compaction
-        # is followed by another only once the history grew by the keep budget.
-        self.grown: int | None = None
         # The local size of the last turn request, to compare with what the provider counted.
         self.request_local = 0
         # The setup's policy, plus the rules a person allowed "always" during this task.
@@ -244,15 +241,14 @@ class _Loop:
         self.said_fixed_part = False
         # A compaction's record, held until make_fit knows whether the session fits.
         self.pending_record: events.Compaction | None = None
-        # The run's last compaction (carried from task to task): the no-loop rule's facts.
+        # The run's last compaction (carried from task to task): the no-loop rule's facts,
+        # and the local tokens added since, after which a compaction may follow another.
         self.last = conversation.last_compaction
 
     def add(self, messages: Sequence[Message]) -> Persist:
         self.history.extend(messages)
         added = sum(message_chars(m) for m in messages)
         self.chars += added
-        if self.grown is not None:
-            self.grown += estimate_tokens(added)
         if self.last is not None:
             self.last = attrs.evolve(self.last, grown=self.last.grown + estimate_tokens(added))
         return Persist(tuple(messages))
@@ -399,7 +395,6 @@ class _Loop:
         self.cut_views = {key: v for key, v in self.cut_views.items() if key in kept}
         # The last bill counted the evicted messages; it says nothing about the new history.
         self.billed = 0
-        self.grown = 0
         return None
 
     def make_fit(
@@ -639,12 +634,10 @@ def _model_call(loop: _Loop) -> Flow[ModelReply | TaskEnd]:
     yield from loop.cap_history()
     loop.window = loop.priced_window()
     estimate = loop.estimate()
-    # A compaction is followed by another in the same task only once the history grew by the
-    # keep budget: otherwise a recap and tail near half the window would compact every call.
-    grown_enough = loop.grown is None or loop.grown >= loop.window.keep_local
-    if loop.last is not None:
-        # (Across the tasks of a run too: a goal run's next task must not compact at once.)
-        grown_enough = grown_enough and loop.last.grown >= loop.window.keep_local
+    # A compaction is followed by another only once the history grew by the keep budget:
+    # otherwise a recap and tail near half the window would compact every call. (Across the
+    # tasks of a run too: a goal run's next task must not compact at once.)
+    grown_enough = loop.last is None or loop.last.grown >= loop.window.keep_local
     failed = False
     auto = loop.setup.auto_compact
     if auto and should_compact(estimate, loop.window.tokens) and grown_enough:

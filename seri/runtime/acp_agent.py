@@ -24,6 +24,7 @@ from seri.runtime.acp_connection import Connection
 # Only what initialize needs is imported up front (it is answered within 150 ms of spawn):
 # the session's parts load with the first session.
 if TYPE_CHECKING:
+    from seri.pure.settings import Settings
     from seri.runtime.acp_front import AcpFront
     from seri.runtime.acp_session import AcpSession
     from seri.runtime.profile import Profile
@@ -172,14 +173,14 @@ class AcpAgent:
         }
 
     def authenticate(self, params: dict[str, Any]) -> dict[str, Any]:
-        self._need_key()
-        return {}
-
-    def _need_key(self) -> None:
-        from seri.runtime.chat_options import api_key_from
         from seri.runtime.running import load_settings_warned
 
-        settings = load_settings_warned(self.profile.root)
+        self._need_key(load_settings_warned(self.profile.root))
+        return {}
+
+    def _need_key(self, settings: Settings) -> None:
+        from seri.runtime.chat_options import api_key_from
+
         try:
             api_key_from(self.env, settings.base_url)
         except SeriError as e:
@@ -198,14 +199,15 @@ class AcpAgent:
         from seri.runtime.chat_options import ChatOptions
         from seri.runtime.running import load_settings_warned
 
-        self._need_key()
+        # Read once a session: its warnings are said once, and the key is looked for in it.
+        settings = load_settings_warned(self.profile.root)
+        self._need_key(settings)
         if resume and resume in self.sessions:
             raise AcpError(acp_wire.REFUSED, f"session {resume} is already open here")
         from seri.runtime.acp_front import AcpFront
         from seri.runtime.acp_servers import client_servers
 
         front = AcpFront(self.conn, cwd)
-        settings = load_settings_warned(self.profile.root)
         front.pending_servers = client_servers(servers, cwd, settings)
         controller = AcpSession.open(
             self.profile,

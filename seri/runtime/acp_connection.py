@@ -1,12 +1,14 @@
 """The stdio side of ``seri acp``: JSON-RPC lines in on stdin, out on stdout, nothing else.
 
 A reader thread reads the client's lines as they come, even while a task runs on the main
-thread: it answers a malformed line with a JSON-RPC error at once, hands the client's
-replies to seri's own requests (a permission question, a file read) to whoever waits for
-them, passes ``session/cancel`` straight on (the main thread is busy with the very turn it
-cancels), and queues every other request for the main thread in order. When stdin ends (the
-client is gone) the running task is cancelled, every wait is answered with None, and the
-main loop stops.
+thread, through the bounded line splitter (``ACP_STDIO``: a line longer than its limit is
+answered with a JSON-RPC error as soon as the limit is passed, and its bytes are dropped up
+to its end, never held). It answers a malformed line with a JSON-RPC error at once, hands
+the client's replies to seri's own requests (a permission question, a file read) to
+whoever waits for them, passes ``session/cancel`` straight on (the main thread is busy with
+the very turn it cancels), and queues every other request for the main thread in order.
+When stdin ends (the client is gone) the running task is cancelled, every wait is answered
+with None, and the main loop stops.
 
 stdout is the protocol's: each line is written whole under a lock, and a client that has
 gone away makes writes no-ops, never an exception in the middle of a turn.
@@ -14,6 +16,7 @@ gone away makes writes no-ops, never an exception in the middle of a turn.
 
 from __future__ import annotations
 
+import os
 import queue
 import sys
 import threading
@@ -22,6 +25,10 @@ from typing import IO, Any
 
 from seri.pure import acp_wire
 from seri.pure.acp_wire import Call, Malformed, Reply
+from seri.pure.bounded_input import ACP_STDIO, LineSplitter, OverlongLine
+
+# What one read of stdin asks for: a line longer than this arrives in pieces.
+_READ_CHUNK = 65_536
 
 # Told of a session/cancel notification (its params), from the reader thread.
 OnCancel = Callable[[dict[str, Any]], None]
@@ -92,14 +99,26 @@ class Connection:
         return self._inbox.get()
 
     def _read(self) -> None:
+        lines = LineSplitter(ACP_STDIO.max_line_bytes)
+        fd = self._in.fileno()
         try:
-            for raw in self._in:
-                line = raw.decode("utf-8", errors="replace").strip()
-                if line:
-                    self._take(acp_wire.parse_line(line))
+            while chunk := os.read(fd, _READ_CHUNK):
+                for line in lines.feed(chunk):
+                    self._take_line(line)
+            rest = lines.finish()  # a last line without its newline
+            if rest is not None:
+                self._take_line(rest)
         except (OSError, ValueError) as e:
             print(f"seri acp: reading stdin failed: {e}", file=sys.stderr)
         self._leave()
+
+    def _take_line(self, raw: bytes | OverlongLine) -> None:
+        if isinstance(raw, OverlongLine):
+            self._take(acp_wire.overlong_line())
+            return
+        line = raw.decode("utf-8", errors="replace").strip()
+        if line:
+            self._take(acp_wire.parse_line(line))
 
     def _take(self, message: Call | Reply | Malformed) -> None:
         if isinstance(message, Malformed):

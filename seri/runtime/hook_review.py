@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
-from seri.io import mcp_approvals
-from seri.pure.errors import SeriError
 from seri.pure.hooks import HookCommand
 from seri.pure.terminal_text import one_line
-from seri.pure.trust import HOOK, short_digest
+from seri.runtime import approval_review
+from seri.runtime.approval_review import HOOKS, Candidate
 from seri.runtime.hook_host import HookSet, approval_name, load_hooks
 from seri.runtime.profile import Profile
 from seri.runtime.running import load_settings_warned
@@ -58,31 +56,22 @@ def list_lines(profile: Profile, project: Path, *, as_json: bool) -> list[str]:
 
 def approve(profile: Profile, project: Path, names: list[str]) -> list[str]:
     """Approve the project's hooks named (every waiting one when none is), as they are now."""
-    waiting = {approval_name(hook): hook for hook, _ in _loaded(profile, project).waiting}
-    unknown = [name for name in names if name not in waiting]
-    if unknown:
-        listed = ", ".join(map(repr, waiting)) or "none"
-        raise SeriError(
-            f"no project hook waiting for approval named {', '.join(map(repr, unknown))}; "
-            f"waiting: {listed} (seri hooks list shows them)"
+    from seri.pure.trust import shown_entry
+    from seri.runtime.mcp_review import screen_redactor
+
+    # The row keeps the entry masked, as an MCP server's: a token in a command stays out.
+    redactor = screen_redactor()
+    waiting = [
+        Candidate(
+            approval_name(h),
+            h.digest,
+            shown_entry(dict(h.entry), redactor),
+            redactor.text(h.command),
         )
-    chosen = [waiting[name] for name in (names or list(waiting))]
-    rows = [(approval_name(h), h.digest, json.dumps(dict(h.entry))) for h in chosen]
-    mcp_approvals.approve(profile.store, str(project), rows, time.time(), HOOK)
-    if not chosen:
-        return ["No project hook waits for approval here."]
-    return [
-        f"Approved project hook {approval_name(h)!r} for {one_line(str(project))} "
-        f"({short_digest(h.digest)}): {one_line(h.command)}"
-        for h in chosen
+        for h, _ in _loaded(profile, project).waiting
     ]
+    return approval_review.approve_waiting(profile.store, project, HOOKS, waiting, names)
 
 
 def revoke(profile: Profile, project: Path, names: list[str]) -> list[str]:
-    approved = mcp_approvals.approved_digests(profile.store, str(project), HOOK)
-    chosen = names or sorted(approved)
-    unknown = [name for name in chosen if name not in approved]
-    if unknown:
-        raise SeriError(f"no approved project hook {', '.join(map(repr, unknown))} here")
-    mcp_approvals.revoke(profile.store, str(project), chosen, HOOK)
-    return [f"Revoked the approval of project hook {one_line(repr(name))}." for name in chosen]
+    return approval_review.revoke(profile.store, project, HOOKS, names)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import shlex
 import sys
-import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,8 @@ from seri.pure.settings import Settings
 from seri.pure.terminal_text import neutralise, one_line
 from seri.pure.text_table import render_table
 from seri.pure.trust import CONFLICT, SERI_KEY_VARIABLES, short_digest
+from seri.runtime import approval_review
+from seri.runtime.approval_review import MCP_SERVERS, Candidate
 from seri.runtime.mcp_tools import (
     PROJECT_FILE,
     expansion_env,
@@ -207,14 +208,10 @@ def approve(store: Store, settings: Settings, project: Path, names: list[str]) -
             raise SeriError(problems[name])
     left = () if names else (*problems.values(), *mine.values())
     chosen = _chosen(servers, names, project) if servers or not left else ()
-    remember_approved(store, project, chosen)
+    candidates = _candidates(chosen)
+    approval_review.record(store, project, MCP_SERVERS, candidates)
     return [
-        *(
-            f"Approved MCP server {one_line(repr(s.name))} for {project} "
-            f"({short_digest(s.digest)}): {one_line(what_it_runs(s))}\n"
-            f"  entry: {one_line(masked(s))}"
-            for s in chosen
-        ),
+        *approval_review.approved_lines(project, MCP_SERVERS, candidates),
         *(f"seri: not approved: {one_line(line)}" for line in left),
     ]
 
@@ -222,26 +219,18 @@ def approve(store: Store, settings: Settings, project: Path, names: list[str]) -
 def remember_approved(store: Store, project: Path, servers: Iterable[McpServerConfig]) -> None:
     """Approve these servers for ``project``, as they are now (their whole entry's digest,
     and its masked form)."""
-    mcp_approvals.approve(
-        store, str(project), ((s.name, s.digest, masked(s)) for s in servers), time.time()
-    )
+    approval_review.record(store, project, MCP_SERVERS, _candidates(servers))
+
+
+def _candidates(servers: Iterable[McpServerConfig]) -> list[Candidate]:
+    return [
+        Candidate(s.name, s.digest, masked(s), what_it_runs(s), entry=masked(s)) for s in servers
+    ]
 
 
 def revoke(store: Store, project: Path, names: list[str]) -> list[str]:
     """Withdraw approvals (all of this project's when none is named)."""
-    approved = mcp_approvals.approved_digests(store, str(project))
-    chosen = names or sorted(approved)
-    unknown = [name for name in chosen if name not in approved]
-    if unknown:
-        raise SeriError(
-            f"no approved MCP server {', '.join(map(repr, unknown))} in {project}; "
-            "seri mcp list shows them"
-        )
-    mcp_approvals.revoke(store, str(project), chosen)
-    return [
-        f"Revoked the approval of MCP server {one_line(repr(name))} for {project}."
-        for name in chosen
-    ]
+    return approval_review.revoke(store, project, MCP_SERVERS, names)
 
 
 def _chosen(

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
-from seri.io import mcp_approvals
 from seri.io.prompt_files import PROMPT_FILE_CAP
-from seri.pure.errors import SeriError
 from seri.pure.skill_frontmatter import FrontMatterError, parse_front_matter, problems
 from seri.pure.terminal_text import one_line
-from seri.pure.trust import APPROVED, SKILL, short_digest
+from seri.pure.trust import APPROVED
+from seri.runtime import approval_review
+from seri.runtime.approval_review import SKILLS, Candidate
 from seri.runtime.profile import Profile
 from seri.runtime.running import load_settings_warned
 from seri.runtime.skill_catalogue import SkillSet, load_skills
@@ -87,31 +86,12 @@ def validate(directories: list[Path]) -> tuple[list[str], bool]:
 
 def approve(profile: Profile, project: Path, names: list[str]) -> list[str]:
     """Approve the project's skills named (all of them when none is), as they are now."""
-    waiting = {w.skill.name: w for w in _loaded(profile, project).waiting}
-    unknown = [name for name in names if name not in waiting]
-    if unknown:
-        listed = ", ".join(map(repr, waiting)) or "none"
-        raise SeriError(
-            f"no project skill waiting for approval named {', '.join(map(repr, unknown))}; "
-            f"waiting: {listed} (seri skills list shows them all)"
-        )
-    chosen = [waiting[name] for name in (names or list(waiting))]
-    rows = [(w.skill.name, w.digest, w.skill.directory) for w in chosen]
-    mcp_approvals.approve(profile.store, str(project), rows, time.time(), SKILL)
-    if not chosen:
-        return ["No project skill waits for approval here."]
-    return [
-        f"Approved project skill {one_line(repr(w.skill.name))} for {one_line(str(project))} "
-        f"({short_digest(w.digest)}): {one_line(w.skill.directory)}"
-        for w in chosen
+    waiting = [
+        Candidate(w.skill.name, w.digest, w.skill.directory, w.skill.directory)
+        for w in _loaded(profile, project).waiting
     ]
+    return approval_review.approve_waiting(profile.store, project, SKILLS, waiting, names)
 
 
 def revoke(profile: Profile, project: Path, names: list[str]) -> list[str]:
-    approved = mcp_approvals.approved_digests(profile.store, str(project), SKILL)
-    chosen = names or sorted(approved)
-    unknown = [name for name in chosen if name not in approved]
-    if unknown:
-        raise SeriError(f"no approved project skill {', '.join(map(repr, unknown))} here")
-    mcp_approvals.revoke(profile.store, str(project), chosen, SKILL)
-    return [f"Revoked the approval of project skill {one_line(repr(n))}." for n in chosen]
+    return approval_review.revoke(profile.store, project, SKILLS, names)

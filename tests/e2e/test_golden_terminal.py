@@ -19,7 +19,7 @@ from seri import __version__
 from tests.conftest import RunSeri, seri_env
 from tests.e2e.test_chat import call, chat_env
 from tests.golden_files import check_golden as check_golden_file
-from tests.tmux_terminal import TmuxTerminal, normalised
+from tests.tmux_terminal import COLUMNS, TmuxTerminal, normalised
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "terminal"
 APPROVAL = "allow? [1]"
@@ -35,9 +35,13 @@ def _env(seri_home: Path, fake: FakeModel, **extra: str) -> dict[str, str]:
 
 
 def _open(
-    terminals: list[TmuxTerminal], project: Path, env: dict[str, str], *args: str
+    terminals: list[TmuxTerminal],
+    project: Path,
+    env: dict[str, str],
+    *args: str,
+    columns: int = COLUMNS,
 ) -> TmuxTerminal:
-    terminal = TmuxTerminal(project, env, ("chat", *args))
+    terminal = TmuxTerminal(project, env, ("chat", *args), columns=columns)
     terminals.append(terminal)
     terminal.wait_for(f"seri {__version__} · ")  # the banner: the session is open
     terminal.wait_for_prompt()

@@ -14,7 +14,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import apsw
+
 from scripts.fake_model import FakeModel
+from seri.io.store import DB_NAME
 from tests.conftest import RunSeri
 from tests.e2e.test_chat import call, chat_env
 
@@ -214,6 +217,26 @@ def test_a_project_hook_runs_only_once_approved(run_seri: RunSeri, project: Path
         json.loads(line) for line in run_seri("hooks", "list", "--json").stdout.split("\n") if line
     ]
     assert [r["state"] for r in listed] == ["changed since approved"]
+
+
+def test_a_project_hooks_approval_row_and_line_hold_no_secret(
+    run_seri: RunSeri, project: Path, seri_home: Path
+) -> None:
+    """What the approval keeps of a hook is its masked entry (seri.pure.trust), as for an
+    MCP server: a token written in the command reaches neither seri.db nor the screen."""
+    token = "Bearer " + "t0ken" * 8
+    command = f"curl -s -H 'Authorization: {token}' https://example.invalid/hook"
+    (project / ".claude").mkdir()
+    settings = {"hooks": _command("UserPromptSubmit", command)}
+    (project / ".claude" / "settings.json").write_text(json.dumps(settings))
+    approved = run_seri("hooks", "approve")
+    assert approved.returncode == 0, approved.stderr
+    assert "Approved project hook" in approved.stderr and "t0ken" not in approved.stderr
+    conn = apsw.Connection(str(seri_home / DB_NAME))
+    (shown,) = (row[0] for row in conn.execute("SELECT shown FROM mcp_approvals"))
+    conn.close()
+    assert "t0ken" not in shown and "[REDACTED]" in shown
+    assert "example.invalid" in shown  # the rest of the entry is kept to review
 
 
 # A Python hook for every event: it logs what it is given and answers in Claude Code's forms.
