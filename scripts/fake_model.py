@@ -99,7 +99,8 @@ the words of ``overflow_style``:
 ``auto_recap`` (``--auto-recap``): a request without ``tools`` (compaction's summarizer) is
 answered with a recap without consuming a step: the previous recap's goal if the request
 carries one, else the first line of the first user message in the transcript; one progress
-item naming how many messages it read. Turns keep the script to themselves.
+item naming how many messages it read; streamed in 64-character pieces and 509-byte chunks.
+Turns keep the script to themselves.
 """
 
 from __future__ import annotations
@@ -449,7 +450,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._overflow(body, {}, number)
             return
         if state.auto_recap and "tools" not in body:
-            step: dict[str, Any] = {"text": recap_answer(body)}
+            # In 64-character pieces and ~0.5 KB HTTP chunks, not 4 and 7: a compaction of a
+            # long session makes hundreds of summarizer calls, and at 7 bytes a chunk their
+            # answers cost more CPU (both ends' per-chunk work) than the rest of the test. The
+            # chunks still end inside lines; the turns keep the fine split.
+            step: dict[str, Any] = {
+                "text": recap_answer(body),
+                "piece_chars": 64,
+                "split_bytes": 509,
+            }
         else:
             step = state.next_step()
         try:
