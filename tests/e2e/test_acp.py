@@ -193,7 +193,10 @@ def test_a_prompt_streams_asks_and_maps_each_answer(seri_home: Path, project: Pa
 def test_cancel_mid_stream_keeps_what_was_done(seri_home: Path, project: Path) -> None:
     script = [
         {"tool_calls": [call("b1", "bash", command="echo kept > kept.txt")]},
-        {"text": "a long answer " * 40, "drip_interval": 0.01},
+        # ~43 KB in 40-byte writes 10 ms apart: the first words arrive at once, the rest takes
+        # ~10 s, so the cancel lands mid-stream (a byte at a time, the first words alone took
+        # seconds on a loaded machine).
+        {"text": "a long answer " * 40, "drip_interval": 0.01, "split_bytes": 40},
         {"text": "after the cancel"},
     ]
     editor = Editor(["allow_once"])
@@ -327,7 +330,8 @@ def test_a_client_that_disappears_mid_turn_leaves_a_consistent_session(
 ) -> None:
     script = [
         {"tool_calls": [call("b1", "bash", command="echo one > one.txt")]},
-        {"text": "slow " * 100, "drip_interval": 0.01},
+        # ~38 KB in 40-byte writes 10 ms apart (~10 s): the editor leaves mid-stream.
+        {"text": "slow " * 100, "drip_interval": 0.01, "split_bytes": 40},
         {"text": "resumed fine"},
     ]
     with FakeModel(script) as fake:
