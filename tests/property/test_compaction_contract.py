@@ -17,15 +17,10 @@ from seri.pure.compaction_contract import (
 )
 from seri.pure.goals import Goal, goal_pin
 from seri.pure.records import Message
+from tests.property.strategies import plain_messages
 
-messages = st.lists(
-    st.builds(
-        Message,
-        role=st.sampled_from(("user", "assistant", "tool")),
-        text=st.text(max_size=30),
-        kind=st.sampled_from(("", "", "rule", "recap")),
-    ),
-    max_size=20,
+messages = plain_messages(
+    st.text(max_size=30), kinds=st.sampled_from(("", "", "rule", "recap")), max_size=20
 )
 
 

@@ -11,10 +11,11 @@ from seri.pure.output_budget import MIN_OUTPUT_TOKENS, OUTPUT_MARGIN, lowered_ou
 from seri.pure.prompt_cache import MAX_BREAKPOINTS, breakpoints, needs_cache_markers
 from seri.pure.provider_failure import OverflowNumbers, ProviderFailure
 from seri.pure.records import Message
+from tests.property.strategies import plain_messages
 
 roles = st.sampled_from(["user", "assistant", "tool"])
 texts = st.sampled_from(["", "x", "some words"])
-conversations = st.lists(st.builds(Message, role=roles, text=texts), max_size=30)
+conversations = plain_messages(texts, max_size=30)
 models = st.sampled_from(
     [
         "anthropic/claude-sonnet-4.5",

@@ -21,10 +21,10 @@ from seri.pure.recap_paths import TouchedPaths, merge_paths, paths_touched
 from seri.pure.recap_rendering import render_recap
 from seri.pure.records import Message, ToolCall, assistant, tool_result, user
 from seri.pure.summarizer_request import elide_payloads, elided_marker
+from tests.property.strategies import file_tool_histories, path_names
 
 # --- paths -----------------------------------------------------------------------------------
 
-path_names = st.sampled_from(["a.py", "b.py", "src/c.py", "d/e.md", "README.md", "f g.txt"])
 path_lists = st.lists(path_names, max_size=6).map(tuple)
 touched = st.builds(TouchedPaths, read=path_lists, modified=path_lists)
 
@@ -67,23 +67,7 @@ def test_merge_paths_orders_by_most_recent_touch(a: TouchedPaths, b: TouchedPath
     assert merged.read == tuple(p for p in by_last_touch(a.read + b.read) if p not in written)
 
 
-tool_names = st.sampled_from(["read_file", "write_file", "edit", "bash", "grep"])
-
-
-@st.composite
-def tool_histories(draw: st.DrawFn) -> list[Message]:
-    messages: list[Message] = [user("go")]
-    for turn in range(draw(st.integers(min_value=0, max_value=6))):
-        calls = tuple(
-            ToolCall(f"c{turn}_{i}", draw(tool_names), json.dumps({"path": draw(path_names)}))
-            for i in range(draw(st.integers(min_value=1, max_value=3)))
-        )
-        messages.append(assistant("", calls))
-        messages.extend(tool_result(call, "ok") for call in calls)
-    return messages
-
-
-@given(tool_histories())
+@given(file_tool_histories())
 def test_paths_touched_follows_the_calls(messages: list[Message]) -> None:
     """read_file reads, write_file and edit modify, and both means modified only."""
     calls = [c for m in messages for c in m.tool_calls]

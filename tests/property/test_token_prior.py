@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from scripts.fake_model import Utf8Ratio, count_prompt_tokens
-from seri.pure.records import Message, ToolCall
+from seri.pure.records import Message
 from seri.pure.summarizer_fold import Fold
 from seri.pure.token_prior import (
     LEAST_DENSITY,
@@ -31,15 +31,12 @@ from seri.pure.token_prior import (
 )
 from seri.pure.tokens import sized_tokens, utf8_size
 from seri.pure.window import MIN_HISTORY_LOCAL, Window
-from tests.property.strategies import histories_with_payloads
-
-# The character classes, and text mixing them: prose, code and JSON, Cyrillic, CJK, emoji.
-PROSE = "the quick brown fox jumps over a lazy dog\n  "
-CODE = '{"id": 42, "items": [1, 2, 3]}; x[i] = f(y) -> 0.5 + 7 * 9;\n'
-WIDE = "日本語のテキスト、中文文本。한국어 привет мир ёж café 🙂"
-mixed_texts = st.text(alphabet=st.sampled_from(PROSE + CODE + WIDE), max_size=2_000) | st.text(
-    max_size=300
+from tests.property.strategies import (
+    histories_with_payloads,
+    mixed_class_histories,
+    mixed_texts,
 )
+
 DENSEST = Utf8Ratio(3)
 
 
@@ -54,27 +51,6 @@ def wire(history: list[Message], system: str) -> dict[str, Any]:
             ]
         messages.append(entry)
     return {"messages": messages}
-
-
-@st.composite
-def histories(draw: st.DrawFn) -> list[Message]:
-    """Messages of mixed classes: texts, thinking and tool arguments."""
-    found = []
-    for n in range(draw(st.integers(1, 12))):
-        calls = tuple(
-            ToolCall(id=f"c{n}_{k}", name="bash", arguments=draw(mixed_texts))
-            for k in range(draw(st.integers(0, 2)))
-        )
-        role = draw(st.sampled_from(["user", "assistant", "tool"]))
-        found.append(
-            Message(
-                role=role,
-                text=draw(mixed_texts),
-                reasoning=draw(mixed_texts) if role == "assistant" else "",
-                tool_calls=calls if role == "assistant" else (),
-            )
-        )
-    return found
 
 
 @given(mixed_texts)
@@ -101,7 +77,7 @@ def test_each_class_is_priced_as_its_densest_tokenizer_counts_it() -> None:
 # no history room at the prior: priced sparser, the request "fits" and is sent, 2 tokens over.
 @example(history=[Message(role="user", text="")], overhead_chars=9_321, tokens=8_000, keep=2_000)
 @given(
-    histories(),
+    mixed_class_histories(),
     st.integers(0, 12_000),
     st.sampled_from([8_000, 16_000, 32_000, 128_000]),
     st.sampled_from([2_000, 20_000]),
@@ -132,7 +108,7 @@ def test_a_request_the_prior_says_fits_is_never_over_a_dense_providers_window(
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    histories() | histories_with_payloads(),
+    mixed_class_histories() | histories_with_payloads(),
     st.sampled_from([8_000, 16_000, 64_000]),
     st.sampled_from([400, 4_096]),
 )
@@ -154,7 +130,7 @@ def test_the_first_summarizer_request_is_priced_by_its_own_text_and_fits(
         assert counted + window.answer_tokens <= tokens
 
 
-@given(histories())
+@given(mixed_class_histories())
 def test_a_message_is_priced_as_what_its_size_counts(history: list[Message]) -> None:
     """``message_prior`` prices exactly the texts ``message_chars`` counts."""
     for m in history:
