@@ -97,7 +97,7 @@ races: install sandbox-tools
 
 fuzz: install
 	FUZZ_EXAMPLES=300 $(PY) -m pytest -n $(JOBS) -q -k H2 tests/faults/test_hostile_input.py \
-		tests/mcp/test_bounded_servers.py tests/property/test_bounded_input.py
+		tests/mcp/test_bounded_servers.py tests/property/inputs/test_bounded_input.py
 
 # seri's OTLP export read back from Arize Phoenix (not part of `make test`): the first run
 # installs PyPI's arize-phoenix (~850 MB) into its own venv under .cache/phoenix/.

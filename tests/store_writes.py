@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from seri.io import conversations, session_table
-from seri.io.store import Store
-from seri.pure.records import Message
+from seri.io.session import conversations, session_table
+from seri.io.session.store import Store
+from seri.pure.session.records import Message
 
 
 def insert_latest(conn: Any, session_id: str, messages: Iterable[Message], now: float) -> int:

@@ -1,5 +1,6 @@
-"""Event types are named in one place: the event record modules (``seri/pure/events.py``
-with ``tool_events.py`` and ``history_events.py``, whose records ``events.EVENT_TYPES`` lists).
+"""Event types are named in one place: the event record modules
+(``seri/pure/trajectories/events.py`` with ``tool_events.py`` and ``history_events.py``, whose
+records ``events.EVENT_TYPES`` lists).
 
 Read statically from the source: a string equal to an event type, where code dispatches on
 it (compared, a ``case``, a dict key, a member of a set), is a second definition of that
@@ -15,31 +16,32 @@ from pathlib import Path
 
 import attrs
 
-from seri.pure import events
-from seri.pure.genai_attributes import EVENT_FIELDS
+from seri.pure.trajectories import events
+from seri.pure.trajectories.genai_attributes import EVENT_FIELDS
 
 ROOT = Path(__file__).resolve().parent.parent
 # The modules that define the records, and only records: a type's literal is its record's.
 EVENT_MODULES = frozenset(
-    ROOT / "seri" / "pure" / name for name in ("events.py", "tool_events.py", "history_events.py")
+    ROOT / "seri" / "pure" / "trajectories" / name
+    for name in ("events.py", "tool_events.py", "history_events.py")
 )
 TYPE_NAMES = frozenset(kind.type for kind in events.EVENT_TYPES)
 # The same words with another meaning, where they are not an event's type.
 OTHER_MEANINGS = {
-    ("seri/io/tools.py", "edit"): "the edit tool's name",
-    ("seri/pure/hooks.py", "edit"): "the edit tool's name (Claude Code's Edit)",
-    ("seri/pure/acp_updates.py", "edit"): "the edit tool's name, and ACP's tool kind",
-    ("seri/pure/tool_call_answers.py", "edit"): "the edit tool's name",
-    ("seri/pure/carried_rules.py", "rule"): "a message's kind (a rule's text)",
-    ("seri/pure/rules.py", "rule"): "a message's kind",
-    ("seri/pure/session_markdown.py", "rule"): "a message's kind",
-    ("seri/pure/terminal_style.py", "rule"): "a message's kind",
-    ("seri/pure/config_keys.py", "context_window"): "a config.json key",
-    ("seri/pure/config_keys.py", "compaction"): "a config.json key",
-    ("seri/pure/config_keys.py", "check"): "a config.json key",
-    ("seri/runtime/compact_plan.py", "context_window"): "a key of the plan's JSON",
-    ("seri/runtime/compact_plan.py", "shrink"): "a key of the plan's JSON",
-    ("seri/pure/genai_trace.py", "overflow"): "a turn's status",
+    ("seri/io/tools/tools.py", "edit"): "the edit tool's name",
+    ("seri/pure/extensions/hooks.py", "edit"): "the edit tool's name (Claude Code's Edit)",
+    ("seri/pure/acp/acp_updates.py", "edit"): "the edit tool's name, and ACP's tool kind",
+    ("seri/pure/agent/tool_call_answers.py", "edit"): "the edit tool's name",
+    ("seri/pure/compaction/carried_rules.py", "rule"): "a message's kind (a rule's text)",
+    ("seri/pure/agent/rules.py", "rule"): "a message's kind",
+    ("seri/pure/session/session_markdown.py", "rule"): "a message's kind",
+    ("seri/pure/terminal/terminal_style.py", "rule"): "a message's kind",
+    ("seri/pure/inputs/config_keys.py", "context_window"): "a config.json key",
+    ("seri/pure/inputs/config_keys.py", "compaction"): "a config.json key",
+    ("seri/pure/inputs/config_keys.py", "check"): "a config.json key",
+    ("seri/runtime/compaction/compact_plan.py", "context_window"): "a key of the plan's JSON",
+    ("seri/runtime/compaction/compact_plan.py", "shrink"): "a key of the plan's JSON",
+    ("seri/pure/trajectories/genai_trace.py", "overflow"): "a turn's status",
 }
 
 

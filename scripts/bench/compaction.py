@@ -39,14 +39,14 @@ def _time(action: Callable[[], object], runs: int = LOAD_RUNS, inner: int = 1) -
 
 
 def _decision(fixtures: Fixtures, size: int) -> Stat:
-    from seri.io import conversations, session_table
-    from seri.io.store import open_store
-    from seri.pure.permission_policy import Policy
-    from seri.pure.settings import DEFAULT_CONTEXT_WINDOW
-    from seri.pure.task_loop import TaskLoop
-    from seri.pure.task_records import TaskSetup, conversation_of
-    from seri.pure.tokens import should_compact
-    from seri.pure.tool_specs import select_specs
+    from seri.io.session import conversations, session_table
+    from seri.io.session.store import open_store
+    from seri.pure.agent.task_loop import TaskLoop
+    from seri.pure.agent.task_records import TaskSetup, conversation_of
+    from seri.pure.compaction.tokens import should_compact
+    from seri.pure.inputs.settings import DEFAULT_CONTEXT_WINDOW
+    from seri.pure.permissions.permission_policy import Policy
+    from seri.pure.tools.tool_specs import select_specs
 
     made = fixtures.history(size)
     store = open_store(made.home)
@@ -70,12 +70,12 @@ def _decision(fixtures: Fixtures, size: int) -> Stat:
 
 
 def run(fixtures: Fixtures) -> list[Row]:
-    from seri.io import conversations
-    from seri.io.store import open_store
-    from seri.pure.cuts import cut_messages, find_cut
-    from seri.pure.recap_paths import paths_touched
-    from seri.pure.summarizer_request import elide_payloads, summarizer_messages
-    from seri.pure.tokens import estimate_tokens
+    from seri.io.session import conversations
+    from seri.io.session.store import open_store
+    from seri.pure.compaction.cuts import cut_messages, find_cut
+    from seri.pure.compaction.recap_paths import paths_touched
+    from seri.pure.compaction.summarizer_request import elide_payloads, summarizer_messages
+    from seri.pure.compaction.tokens import estimate_tokens
 
     log(f"compaction: {BIG:,} messages")
     made = fixtures.history(BIG)

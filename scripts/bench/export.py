@@ -22,9 +22,9 @@ from scripts.bench.common import (
     stat,
 )
 from scripts.bench.table import Row, met
-from seri.pure import events, tool_events
-from seri.pure.event_record import Event
-from seri.pure.records import Usage
+from seri.pure.session.records import Usage
+from seri.pure.trajectories import events, tool_events
+from seri.pure.trajectories.event_record import Event
 
 SESSIONS, RUNS_PER_SESSION, EVENTS_PER_RUN = 10, 10, 1000
 EVENTS = SESSIONS * RUNS_PER_SESSION * EVENTS_PER_RUN
@@ -69,9 +69,9 @@ def _event(i: int) -> Event:
 def build(home: Path) -> int:
     """Write the events; returns the average body's bytes."""
     from scripts.bench.data import new_session, synthetic_header
-    from seri.io.recorder import Recorder
-    from seri.io.store import open_store
-    from seri.pure.redaction import Redactor
+    from seri.io.session.store import open_store
+    from seri.io.trajectories.recorder import Recorder
+    from seri.pure.trajectories.redaction import Redactor
 
     store = open_store(home)
     redactor = Redactor.of([KEY])

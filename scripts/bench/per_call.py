@@ -65,23 +65,23 @@ def _per_op(action: Callable[[], object], inner: int, rounds: int) -> Stat:
 
 
 def _measure(fixtures: Fixtures, size: int, sizes: Sizes) -> None:
-    from seri.io import conversations, session_table
-    from seri.io.recorder import Recorder
-    from seri.io.session_log import SessionLog
-    from seri.io.store import open_store
-    from seri.pure.effects import CallModel, Persist
-    from seri.pure.permission_policy import Policy
-    from seri.pure.records import Message, ToolCall
-    from seri.pure.redaction import Redactor
-    from seri.pure.settings import DEFAULT_CONTEXT_WINDOW, Settings
-    from seri.pure.task_loop import TaskLoop
-    from seri.pure.task_records import TaskSetup, conversation_of
-    from seri.pure.tokens import should_compact
-    from seri.runtime.agent import PARENT_TOOLS
-    from seri.runtime.interpreter import Interpreter
-    from seri.runtime.model_caller import ModelCaller
-    from seri.runtime.ports import Nobody, NoTools
-    from seri.runtime.run_events import RunEvents
+    from seri.io.session import conversations, session_table
+    from seri.io.session.session_log import SessionLog
+    from seri.io.session.store import open_store
+    from seri.io.trajectories.recorder import Recorder
+    from seri.pure.agent.effects import CallModel, Persist
+    from seri.pure.agent.task_loop import TaskLoop
+    from seri.pure.agent.task_records import TaskSetup, conversation_of
+    from seri.pure.compaction.tokens import should_compact
+    from seri.pure.inputs.settings import DEFAULT_CONTEXT_WINDOW, Settings
+    from seri.pure.permissions.permission_policy import Policy
+    from seri.pure.session.records import Message, ToolCall
+    from seri.pure.trajectories.redaction import Redactor
+    from seri.runtime.agent.agent import PARENT_TOOLS
+    from seri.runtime.agent.interpreter import Interpreter
+    from seri.runtime.agent.ports import Nobody, NoTools
+    from seri.runtime.provider.model_caller import ModelCaller
+    from seri.runtime.trajectories.run_events import RunEvents
 
     made = fixtures.history(size)
     store = open_store(made.home)

@@ -23,12 +23,12 @@ SubagentStop, SessionEnd. README: Hooks and skills.
 
 from __future__ import annotations
 
-from seri.runtime.running import parse_usage
+from seri.runtime.agent.running import parse_usage
 
 
 def run(argv: list[str]) -> int:
     options = parse_usage(__doc__ or "", argv)
-    from seri.runtime import hook_review
-    from seri.runtime.approval_review import run_review
+    from seri.runtime.extensions import hook_review
+    from seri.runtime.extensions.approval_review import run_review
 
     return run_review(hook_review, options)

@@ -25,14 +25,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from seri.pure.errors import EXIT_OK, EXIT_USAGE
-from seri.runtime.running import parse_usage
+from seri.pure.inputs.errors import EXIT_OK, EXIT_USAGE
+from seri.runtime.agent.running import parse_usage
 
 
 def run(argv: list[str]) -> int:
     options = parse_usage(__doc__ or "", argv)
-    from seri.runtime import skill_review
-    from seri.runtime.approval_review import run_review
+    from seri.runtime.extensions import skill_review
+    from seri.runtime.extensions.approval_review import run_review
 
     if options["validate"]:
         lines, ok = skill_review.validate([Path(d) for d in options["<directory>"]])

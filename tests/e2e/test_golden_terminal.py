@@ -405,8 +405,8 @@ def test_the_interactive_chat_holds_its_session_until_clear_and_exit(
     """One writer per session in the prompt_toolkit chat too: while it works on a session
     another `--resume` of it (interactive or not) is refused naming its pid; /clear gives the
     old session back; leaving gives back the new one."""
-    from seri.io import leases
-    from seri.io.store import open_store
+    from seri.io.session import leases
+    from seri.io.session.store import open_store
 
     script: list[dict[str, Any]] = [
         {"text": "First answer."},
@@ -444,7 +444,7 @@ def test_the_interactive_chat_holds_its_session_until_clear_and_exit(
 
 
 def conversations_ids(store: Any) -> list[str]:
-    from seri.io import session_table
+    from seri.io.session import session_table
 
     return [s.id for s in session_table.list_sessions(store, None)]
 

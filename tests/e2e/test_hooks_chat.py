@@ -18,7 +18,7 @@ from typing import Any
 import apsw
 
 from scripts.fake_model import FakeModel
-from seri.io.store import DB_NAME
+from seri.io.session.store import DB_NAME
 from tests.conftest import RunSeri
 from tests.e2e.test_chat import call, chat_env
 
@@ -225,8 +225,8 @@ def test_a_project_hook_runs_only_once_approved(run_seri: RunSeri, project: Path
 def test_a_project_hooks_approval_row_and_line_hold_no_secret(
     run_seri: RunSeri, project: Path, seri_home: Path
 ) -> None:
-    """What the approval keeps of a hook is its masked entry (seri.pure.trust), as for an
-    MCP server: a token written in the command reaches neither seri.db nor the screen."""
+    """What the approval keeps of a hook is its masked entry (seri.pure.permissions.trust), as for
+    an MCP server: a token written in the command reaches neither seri.db nor the screen."""
     token = "Bearer " + "t0ken" * 8
     command = f"curl -s -H 'Authorization: {token}' https://example.invalid/hook"
     (project / ".claude").mkdir()

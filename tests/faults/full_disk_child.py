@@ -36,12 +36,12 @@ from typing import Any
 import apsw
 
 from scripts.bench.data import synthetic_header
-from seri.io import conversations, session_table
-from seri.io.recorder import Recorder
-from seri.io.store import describe_sqlite_error, open_store
-from seri.pure.events import ModelCall
-from seri.pure.records import Message, ToolCall
-from seri.pure.redaction import Redactor
+from seri.io.session import conversations, session_table
+from seri.io.session.store import describe_sqlite_error, open_store
+from seri.io.trajectories.recorder import Recorder
+from seri.pure.session.records import Message, ToolCall
+from seri.pure.trajectories.events import ModelCall
+from seri.pure.trajectories.redaction import Redactor
 
 
 class Fault:

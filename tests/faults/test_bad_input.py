@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scripts.fake_model import FakeModel
-from seri.pure.cuts import cut_messages
-from seri.pure.records import Message
+from seri.pure.compaction.cuts import cut_messages
+from seri.pure.session.records import Message
 from tests.faults.ledger import FaultLedger
 from tests.faults.support import (
     assert_request_ok,
@@ -466,8 +466,8 @@ def test_B4_compaction_never_separates_a_call_from_its_result(
 
 def _seed_two_sessions(home: Path, project: Path) -> list[str]:
     """Two sessions whose ids share the prefix 'abc', each with a little history."""
-    from seri.io import session_table
-    from seri.io.store import open_store
+    from seri.io.session import session_table
+    from seri.io.session.store import open_store
 
     ids = ["abc1" + "0" * 28, "abc2" + "0" * 28]
     store = open_store(home)

@@ -19,8 +19,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from scripts.fake_model import FakeModel
-from seri.io.mcp_hub import McpHub
-from seri.io.mcp_transport import OVERSIZED, Failure, PendingRequests
+from seri.io.mcp.mcp_hub import McpHub
+from seri.io.mcp.mcp_transport import OVERSIZED, Failure, PendingRequests
 from tests.conftest import RunSeri
 from tests.fuzzing import FUZZ
 from tests.mcp.conftest import FAKE_API_KEY, configs, free_port, hostile, parent_environment

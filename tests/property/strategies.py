@@ -10,7 +10,7 @@ import json
 
 from hypothesis import strategies as st
 
-from seri.pure.records import Message, Role, ToolCall, assistant, system, tool_result, user
+from seri.pure.session.records import Message, Role, ToolCall, assistant, system, tool_result, user
 
 # A stored history as the cut rule sees it: each message's role and token estimate.
 Entry = tuple[Role, int]
