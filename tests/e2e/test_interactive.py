@@ -87,9 +87,15 @@ class Terminal:
         self.output = ""
         self._seen = 0
 
+    def _ready(self, timeout: float) -> bool:
+        # poll, not select: select() refuses a descriptor numbered 1,024 or more, which a
+        # long-lived xdist worker can reach.
+        poller = select.poll()
+        poller.register(self.fd, select.POLLIN)
+        return bool(poller.poll(timeout * 1000))
+
     def _read(self, timeout: float) -> bool:
-        ready, _, _ = select.select([self.fd], [], [], timeout)
-        if not ready:
+        if not self._ready(timeout):
             return True
         try:
             data = os.read(self.fd, 65536)
@@ -122,7 +128,7 @@ class Terminal:
             self._read(0.05)
             done, status = os.waitpid(self.pid, os.WNOHANG)
             if done:
-                while self._read(0.05) and select.select([self.fd], [], [], 0)[0]:
+                while self._read(0.05) and self._ready(0):
                     pass
                 os.close(self.fd)
                 return os.waitstatus_to_exitcode(status)
