@@ -58,3 +58,31 @@ def edited_at_sixty_columns(
         terminal.keys("Enter")
         terminal.wait_for_prompt(2)
         return terminal.history()
+
+
+PROSE = (
+    "The answer streams in pieces of three characters, so most pieces end inside a word, "
+    "and the terminal is only sixty columns wide.\n\n"
+    "- a list item whose text is far too long for one line goes on under its text\n"
+    "12. a numbered item that is long enough to need a second line, 漢字 included\n"
+)
+
+
+def test_golden_an_answer_wraps_by_words_and_a_list_under_its_text(
+    project: Path, seri_home: Path, terminals: list[TmuxTerminal]
+) -> None:
+    with FakeModel([{"text": PROSE, "piece_chars": 3}]) as fake:
+        terminal = _open(terminals, project, _env(seri_home, fake), columns=60)
+        terminal.line("explain")
+        terminal.wait_for_prompt(2)
+        screen = terminal.history()
+    lines = screen.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("The answer streams"))
+    paragraph = " ".join(lines[start : start + 3])
+    assert paragraph.split() == PROSE.split("\n", 1)[0].split()  # broken between words only
+    bullet = next(i for i, line in enumerate(lines) if line.startswith("• a list item"))
+    assert lines[bullet + 1].startswith("  ") and not lines[bullet + 1][2].isspace()
+    number = next(i for i, line in enumerate(lines) if line.startswith("12. a numbered"))
+    assert lines[number + 1].startswith("    ") and not lines[number + 1][4].isspace()
+    assert all(len(line) <= 60 for line in lines)
+    check_golden("answer_prose_sixty_columns", screen, project)
