@@ -49,8 +49,10 @@ class ProseWrap:
                 self._flush(out, width)
                 self._verbatim(style, text, out)
                 continue
+            # A link's text is kept on one line when it can be: split, it would be two links.
+            joined = style.startswith("link") and cells(text) <= width // 2
             for char in text:
-                self._char(style, char, out, width)
+                self._char(style, char, out, width, joined=joined)
         return _merged(out)
 
     def finish(self, width: int) -> list[Span]:
@@ -62,22 +64,22 @@ class ProseWrap:
 
     # -- one character -------------------------------------------------------------------------
 
-    def _char(self, style: str, char: str, out: list[Span], width: int) -> None:
+    def _char(self, style: str, char: str, out: list[Span], width: int, *, joined: bool) -> None:
         if char == "\n":
             self._flush(out, width)
             out.append(("", "\n"))
             self._col, self._leading, self._lead, self._prefix = 0, True, [], []
             return
         if self._leading:
-            if _opens_line(style, char):
+            if _opens_line(style, char) and not joined:
                 self._lead.append((style, " " if char == "\t" else char))
                 return
             self._end_lead(out, width)
-        if char in _SPACES:
+        if char in _SPACES and not joined:
             self._show_word(out)
             self._spaces.append((style, " "))
             return
-        self._word.append((style, char))
+        self._word.append((style, " " if char == "\t" else char))
         if self._col + _cells(self._spaces) + _cells(self._word) > width:
             self._overflow(out, width)
 

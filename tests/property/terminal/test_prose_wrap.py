@@ -15,7 +15,8 @@ from seri.pure.terminal.terminal_style import Span
 
 # Words of ASCII, CJK (two columns each), emoji (two), an accent that combines (none).
 _WORD = st.text(alphabet="abcxyz漢字日本🙂🚀é\u0301*`", min_size=1, max_size=30)
-_LINE = st.lists(_WORD, max_size=12).map(" ".join)
+_LINK = st.sampled_from(["[the docs](https://example.com/docs)", "[a\tb c](x.py)", "[x](y)"])
+_LINE = st.lists(st.one_of(_WORD, _LINK), max_size=12).map(" ".join)
 _MARKER = st.sampled_from(["", "", "- ", "* ", "1. ", "12. ", "  - ", "> ", "   "])
 PROSE = st.lists(st.tuples(_MARKER, _LINE), max_size=6).map(
     lambda lines: "\n".join(marker + line for marker, line in lines)
@@ -28,9 +29,9 @@ def _cut(text: str, cuts: list[int]) -> list[str]:
     return [text[start:end] for start, end in itertools.pairwise(points)]
 
 
-def _streamed(text: str, cuts: list[int], width: int) -> list[Span]:
+def _streamed(text: str, cuts: list[int], width: int, *, links: bool = False) -> list[Span]:
     """``text`` through the chat's path: Markdown spans, then the wrap, piece by piece."""
-    markdown, wrap, out = MarkdownStream(), ProseWrap(), []
+    markdown, wrap, out = MarkdownStream(hyperlinks=links), ProseWrap(), []
     for piece in _cut(text, cuts):
         out += wrap.feed(markdown.feed(piece), width)
     out += wrap.feed(markdown.finish(), width)
@@ -72,11 +73,12 @@ def test_the_words_are_the_texts_words_in_order(text: str, cuts: list[int], widt
         assert shown.split() == words
 
 
-@given(PROSE, st.lists(st.integers(min_value=0), max_size=8), WIDTHS)
+@given(PROSE, st.lists(st.integers(min_value=0), max_size=8), WIDTHS, st.booleans())
 def test_the_lines_do_not_depend_on_how_the_stream_was_cut(
-    text: str, cuts: list[int], width: int
+    text: str, cuts: list[int], width: int, links: bool
 ) -> None:
-    assert _merged(_streamed(text, cuts, width)) == _merged(_streamed(text, [], width))
+    whole = _streamed(text, [], width, links=links)
+    assert _merged(_streamed(text, cuts, width, links=links)) == _merged(whole)
 
 
 _PLAIN_WORD = st.text(alphabet="abcxyz漢字🙂", min_size=1, max_size=30)
@@ -107,3 +109,11 @@ def test_a_resize_gives_the_new_lines_the_new_width() -> None:
     narrow = wrap.feed([("", "aaa bbb ccc ddd eee fff\n")], 12)
     assert _joined(wide) == "aaa bbb ccc ddd eee fff\n"
     assert _joined(narrow) == "aaa bbb ccc\nddd eee fff\n"
+
+
+def test_a_links_text_stays_one_span_however_it_was_streamed() -> None:
+    """Split over two pieces of the output, a link would be two links to the terminal."""
+    markdown, wrap = MarkdownStream(hyperlinks=True), ProseWrap()
+    text = "See [the docs](https://example.com/docs), then stop.\n"
+    shown = [wrap.feed(markdown.feed(piece), 60) for piece in _cut(text, [1, 9, 20, 40])]
+    assert any(("link https://example.com/docs", "the docs") in piece for piece in shown)
