@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from scripts.fake_model import FakeModel
+from tests.conftest import RunSeri
 from tests.e2e.test_chat import call
 from tests.e2e.test_golden_terminal import APPROVAL, _env, _open, check_golden
+from tests.faults.support import chat_env
 from tests.tmux_terminal import TmuxTerminal
 
 
@@ -86,3 +88,10 @@ def test_golden_an_answer_wraps_by_words_and_a_list_under_its_text(
     assert lines[number + 1].startswith("    ") and not lines[number + 1][4].isspace()
     assert all(len(line) <= 60 for line in lines)
     check_golden("answer_prose_sixty_columns", screen, project)
+
+
+def test_a_piped_answer_is_the_models_text_unwrapped(run_seri: RunSeri) -> None:
+    with FakeModel([{"text": PROSE, "piece_chars": 3}]) as fake:
+        result = run_seri("chat", "-p", "explain", env={**chat_env(fake), "COLUMNS": "60"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == PROSE
