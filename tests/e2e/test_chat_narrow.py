@@ -95,3 +95,30 @@ def test_a_piped_answer_is_the_models_text_unwrapped(run_seri: RunSeri) -> None:
         result = run_seri("chat", "-p", "explain", env={**chat_env(fake), "COLUMNS": "60"})
     assert result.returncode == 0, result.stderr
     assert result.stdout == PROSE
+
+
+# The second paragraph comes well after the first (the spaces between are held and never
+# shown), so the window is narrowed while the answer streams, before its lines are drawn.
+FIRST = "A first paragraph drawn at sixty columns, ending at the word MARK."
+SECOND = (
+    "The second paragraph arrives after the window was narrowed to forty columns, "
+    "and its lines are broken between words at forty."
+)
+
+
+def test_a_resize_mid_answer_wraps_the_next_lines_at_the_new_width(
+    project: Path, seri_home: Path, terminals: list[TmuxTerminal]
+) -> None:
+    text = FIRST + " " * 100 + "\n\n" + SECOND + "\n"
+    step = {"text": text, "piece_chars": 20, "split_bytes": 50, "drip_interval": 0.05}
+    with FakeModel([step]) as fake:
+        terminal = _open(terminals, project, _env(seri_home, fake), columns=60)
+        terminal.line("explain")
+        terminal.wait_for("MARK.")
+        terminal.resize(40)
+        terminal.wait_for("seri>", 2)
+        lines = terminal.history().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("The second paragraph"))
+    end = next(i for i, line in enumerate(lines) if line.endswith("at forty."))
+    assert " ".join(lines[start : end + 1]).split() == SECOND.split()  # seri broke them
+    assert all(len(line) <= 40 for line in lines[start : end + 1])
