@@ -87,6 +87,10 @@ class TmuxTerminal:
         )
         return done.stdout
 
+    def resize(self, columns: int) -> None:
+        """The window made ``columns`` wide, as a person drags it (seri gets SIGWINCH)."""
+        self._tmux("resize-window", "-t", "t", "-x", str(columns), "-y", str(ROWS))
+
     # -- looking -------------------------------------------------------------------------------
 
     def screen(self) -> str:

@@ -19,6 +19,7 @@ from seri.pure.agent.usage_totals import UsageTotals
 from seri.pure.compaction.tokens import CHARS_PER_TOKEN
 from seri.pure.extensions.hook_points import HOOK_DENIAL
 from seri.pure.session.records import ToolCall
+from seri.pure.terminal.prose_wrap import ProseWrap
 from seri.pure.terminal.terminal_style import Span
 from seri.pure.terminal.terminal_text import neutralise
 from seri.pure.terminal.tool_lines import (
@@ -72,6 +73,7 @@ class ChatView:
         # Whether the session has a recap already: a compaction then updates it.
         self.had_recap = had_recap
         self._markdown: AnswerBlocks | None = None
+        self._prose = ProseWrap()
         self._streamed_chars = 0
         self._answer_streamed = False
         # The tail of the running command's output (shown live), and how a secret is hidden.
@@ -99,23 +101,29 @@ class ChatView:
                 from seri.runtime.terminal.answer_blocks import AnswerBlocks
 
                 self._markdown = AnswerBlocks(screen.width() - 1, screen.out_links)
+            self._markdown.width = screen.width() - 1  # a resize: the next table fits it
             self._show_pieces(self._markdown.feed(text))
         else:
             screen.write_out(neutralise(text))
 
-    def _show_pieces(self, pieces: list[tuple[str, Any]]) -> None:
+    def _show_pieces(self, pieces: list[tuple[str, Any]], *, ending: bool = False) -> None:
+        """The rendered answer on the screen, its prose wrapped by words at the width the
+        terminal has now (the terminal would cut a word at the edge and go on at column 0)."""
+        width = self.screen.width()
         for kind, piece in pieces:
             if kind == "rich":
                 self.screen.write_out(piece)  # rich's own styling of neutralised text
             elif piece:
-                self.screen.answer_spans(piece)
+                self.screen.answer_spans(self._prose.feed(piece, width))
+        if ending:
+            self.screen.answer_spans(self._prose.finish(width))
 
     def model_reasoning(self, text: str) -> None:
         self._streamed_chars += len(text)
 
     def model_call_finished(self) -> None:
         if self.screen.out_colour and self._markdown is not None:
-            self._show_pieces(self._markdown.finish())
+            self._show_pieces(self._markdown.finish(), ending=True)
             self._markdown = None
         self.spinner.stop()
         if self.interactive:
@@ -135,7 +143,7 @@ class ChatView:
             from seri.runtime.terminal.answer_blocks import AnswerBlocks
 
             blocks = AnswerBlocks(self.screen.width() - 1, self.screen.out_links)
-            self._show_pieces([*blocks.feed(body), *blocks.finish()])
+            self._show_pieces([*blocks.feed(body), *blocks.finish()], ending=True)
         else:
             self.screen.write_out(neutralise(body))
 
