@@ -14,7 +14,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # installed when missing (CI runs as root).
 TEST_PROGRAMS := tmux zsh fish jq tinyproxy less
 
-.PHONY: install sandbox-tools demo try test test-quickstart test-real test-phoenix test-harbor check golden bench bench-otlp compaction-matrix races fuzz clean test-programs mcp-servers bench-mcp
+.PHONY: install sandbox-tools demo try test test-quickstart test-real test-phoenix test-harbor check golden bench bench-otlp compaction-matrix races fuzz deep bytecode clean test-programs mcp-servers acp-client bench-mcp
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -59,13 +59,25 @@ test-programs:
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-# Hypothesis runs its thorough profile here ("ci": 500 examples where a test does not set its
-# own count, no per-example deadline; tests/conftest.py), a quick one ("dev": 30) when pytest
-# is run by hand. Measured on the 2-core machine, the tests with @given cost 58 s of CPU with
-# hypothesis' default 100 examples, 67 s at 200, 96 s at 500 and 157 s at 1000: 500 adds
-# about 20 s of wall time to a `make test` of ~4.5 min, far inside CI's 10 minutes.
-test: install check test-programs sandbox-tools
-	HYPOTHESIS_PROFILE=ci $(PY) -m pytest -n $(JOBS) --durations=10
+# The tests start the installed seri (and the fake servers in scripts/ and tests/) thousands
+# of times. Where PYTHONDONTWRITEBYTECODE is set, as on this project's machines, Python never
+# caches its compiled modules, so every one of those processes compiled seri's ~130 modules
+# from source again: ~0.15 s of CPU each, a quarter of an end-to-end test's CPU. compileall
+# writes the caches regardless (a stale one is ignored), and then they are only read.
+bytecode: install
+	$(PY) -m compileall -q seri scripts tests >/dev/null
+
+# Hypothesis runs its "ci" profile here (hypothesis' default of 100 examples where a test does
+# not set its own count, no per-example deadline; tests/conftest.py), a quick one ("dev": 30)
+# when pytest is run by hand, and the thorough one ("deep": 500) in `make deep`. The 25
+# slowest tests are listed at the end so that CI's log shows where the time goes.
+test: install check test-programs sandbox-tools bytecode
+	HYPOTHESIS_PROFILE=ci $(PY) -m pytest -n $(JOBS) --durations=25
+
+# Every test file with property tests under hypothesis' "deep" profile: 500 examples where a
+# test sets no count of its own (make test runs 100).
+deep: install test-programs sandbox-tools bytecode
+	HYPOTHESIS_PROFILE=deep $(PY) -m pytest -n $(JOBS) -q $$(grep -rl '@given' tests --include='test_*.py')
 
 # The README's quick start run verbatim on a clean clone of this checkout (its last commit):
 # a fresh .venv makes it a few minutes, so it is not part of `make test`.
@@ -85,7 +97,7 @@ races: install sandbox-tools
 
 fuzz: install
 	FUZZ_EXAMPLES=300 $(PY) -m pytest -n $(JOBS) -q -k H2 tests/faults/test_hostile_input.py \
-		tests/mcp/test_bounded_servers.py tests/property/test_bounded_input.py
+		tests/mcp/test_bounded_servers.py tests/property/inputs/test_bounded_input.py
 
 # seri's OTLP export read back from Arize Phoenix (not part of `make test`): the first run
 # installs PyPI's arize-phoenix (~850 MB) into its own venv under .cache/phoenix/.
@@ -135,6 +147,11 @@ clean:
 # `make test` installs them on first use anyway.
 mcp-servers: install
 	$(PY) -m tests.mcp.install
+
+# acpx, the headless ACP client tests/e2e/test_acpx.py drives `seri acp` with, and the Node.js
+# (>= 22.13, an npm package) it needs, into .cache/acp-client (the test installs it too).
+acp-client: install
+	$(PY) -m tests.acp_client.install
 
 # What the MCP client costs (imports, start-up, connecting to each real server):
 # bench-results/mcp.md.

@@ -47,13 +47,14 @@ _.no_cut
 
 # Arguments a caller's signature requires: a parametrized case name that only labels the case
 # (tests/faults/test_provider.py), a fixture asked for its side effect (a populated profile,
-# tests/test_sessions_cli.py), a signal handler's signal number (scripts/fake_model.py).
+# tests/unit/commands/test_sessions_cli.py), a signal handler's signal number
+# (scripts/fake_model.py).
 shape
 populated
 signum
 
-# Trajectory event fields (seri/pure/events.py) are read through attrs.fields by export() and
-# event_schema(), never by name: these are the ones no code reads directly.
+# Trajectory event fields (seri/pure/trajectories/events.py) are read through attrs.fields by
+# export() and event_schema(), never by name: these are the ones no code reads directly.
 _.seri_version
 _.from_
 _.to
@@ -61,3 +62,5 @@ _.to
 # The ACP SDK calls its client's methods by name (tests/e2e/test_acp.py's Editor).
 _.request_permission
 _.session_update
+_.read_text_file
+_.write_text_file

@@ -50,7 +50,8 @@ A step is a JSON object; every key is optional:
     After ``stall_after_chunks`` data events (default 0), send only ``: OPENROUTER PROCESSING``
     comments every ``stall_interval`` s (default 0.1) for ``stall_seconds``, then close.
 ``drip_interval``
-    Write the stream one byte at a time, this many seconds apart.
+    Write the stream one byte at a time (``split_bytes`` at a time when given), this many
+    seconds apart.
 ``silent_seconds``
     After the headers, send nothing at all (not even a comment) for this long: a local
     server reading a long prompt without being asked for progress.
@@ -98,7 +99,8 @@ the words of ``overflow_style``:
 ``auto_recap`` (``--auto-recap``): a request without ``tools`` (compaction's summarizer) is
 answered with a recap without consuming a step: the previous recap's goal if the request
 carries one, else the first line of the first user message in the transcript; one progress
-item naming how many messages it read. Turns keep the script to themselves.
+item naming how many messages it read; streamed in 64-character pieces and 509-byte chunks.
+Turns keep the script to themselves.
 """
 
 from __future__ import annotations
@@ -448,7 +450,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._overflow(body, {}, number)
             return
         if state.auto_recap and "tools" not in body:
-            step: dict[str, Any] = {"text": recap_answer(body)}
+            # In 64-character pieces and ~0.5 KB HTTP chunks, not 4 and 7: a compaction of a
+            # long session makes hundreds of summarizer calls, and at 7 bytes a chunk their
+            # answers cost more CPU (both ends' per-chunk work) than the rest of the test. The
+            # chunks still end inside lines; the turns keep the fine split.
+            step: dict[str, Any] = {
+                "text": recap_answer(body),
+                "piece_chars": 64,
+                "split_bytes": 509,
+            }
         else:
             step = state.next_step()
         try:
@@ -606,7 +616,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, step: Mapping[str, Any], data: bytes) -> None:
         drip = step.get("drip_interval")
-        size = 1 if drip is not None else int(step.get("split_bytes", 7))
+        size = int(step.get("split_bytes", 1 if drip is not None else 7))
         for start in range(0, len(data), size):
             self._write(data[start : start + size])
             if drip is not None:

@@ -51,7 +51,7 @@ def totals(sizes: Mapping[str, int]) -> dict[str, tuple[int, int]]:
     """Per package: (modules, lines)."""
     found: dict[str, tuple[int, int]] = {}
     for path, lines in sizes.items():
-        package = str(Path(path).parent)  # seri/pure/turn.py -> seri/pure
+        package = str(Path(path).parent)  # seri/pure/agent/turn.py -> seri/pure
         modules, total = found.get(package, (0, 0))
         found[package] = (modules + 1, total + lines)
     return dict(sorted(found.items()))

@@ -19,18 +19,20 @@ SERI = str(Path(sys.executable).with_name("seri"))
 RunSeri = Callable[..., subprocess.CompletedProcess[str]]
 
 # Hypothesis profiles. "dev", the default, is quick for the edit-and-test loop; "ci"
-# (HYPOTHESIS_PROFILE=ci, which `make test` sets) explores more and drops the per-example
-# deadline and the too-slow health check, which a loaded 2-core machine turns into noise (a
-# strategy slow to generate under load says nothing about seri). A test that sets
-# max_examples itself keeps its own count under both.
+# (HYPOTHESIS_PROFILE=ci, which `make test` sets) runs hypothesis' own default of 100
+# examples, and "deep" (`make deep`) 500, the long version CI's 10 minutes have no room for.
+# Both drop the per-example deadline and the too-slow health check, which a loaded 2-core
+# machine turns into noise (a strategy slow to generate under load says nothing about seri).
+# A test that sets max_examples itself keeps its own count under every profile.
 settings.register_profile("dev", max_examples=30)
-settings.register_profile(
-    "ci",
-    max_examples=500,
-    deadline=None,
-    print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+for _name, _examples in (("ci", 100), ("deep", 500)):
+    settings.register_profile(
+        _name,
+        max_examples=_examples,
+        deadline=None,
+        print_blob=True,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 # The fault suite's ledger prints its summary from the xdist controller, which loads only

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from seri.pure.records import Message
+from seri.pure.session.records import Message
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 LEGACY_FIXTURES = FIXTURES / "legacy-sessions"

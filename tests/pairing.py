@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from seri.pure.records import Message, ToolCall
+from seri.pure.session.records import Message, ToolCall
 
 
 def _describe(call: ToolCall) -> str:

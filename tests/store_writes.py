@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from seri.io import conversations
-from seri.io.store import Store
-from seri.pure.records import Message
+from seri.io.session import conversations, session_table
+from seri.io.session.store import Store
+from seri.pure.session.records import Message
 
 
 def insert_latest(conn: Any, session_id: str, messages: Iterable[Message], now: float) -> int:
-    revision = conversations.current_revision(conn, session_id)
+    revision = session_table.current_revision(conn, session_id)
     return conversations.insert_messages(conn, session_id, messages, now, revision=revision)
 
 

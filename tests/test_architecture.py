@@ -50,7 +50,8 @@ def imports_of(path: Path, known: Iterable[str]) -> set[str]:
         if isinstance(node, ast.Import):
             candidates = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            # ``from seri.io import conversations`` imports the module seri.io.conversations.
+            # ``from seri.io import conversations`` imports the module
+            # seri.io.session.conversations.
             candidates = [f"{node.module}.{alias.name}" for alias in node.names]
             candidates = [c if c in names else node.module for c in candidates]
         else:

@@ -1,6 +1,6 @@
 """Every external JSON and line source goes through the bounded reader (issue 25).
 
-Read from seri's own source: a JSON parse anywhere but ``seri.pure.json_text`` (which checks
+Read from seri's own source: a JSON parse anywhere but ``seri.pure.inputs.json_text`` (which checks
 depth before parsing) fails here, and so does a read without a size (``.read()``,
 ``read_text()``, ``read_bytes()``, ``readline()``) that is not listed below with the reason it
 needs no bound. A new source therefore either uses the bounded reader or is argued for here;
@@ -12,40 +12,63 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from seri.pure.bounded_input import SOURCES
+from seri.pure.inputs.bounded_input import SOURCES
 
 SERI = Path(__file__).resolve().parent.parent / "seri"
 
 # The one module allowed to call json.loads.
-JSON_READER = "seri/pure/json_text.py"
+JSON_READER = "seri/pure/inputs/json_text.py"
 # (module, function, call): why this JSON parse is not an external source.
 OWN_JSON = {
-    ("seri/io/codec.py", "<module>", "scan_once"): "seri.db's own message rows, read back whole",
-    ("seri/pure/recap_answer.py", "_find_json_object", "raw_decode"): (
+    (
+        "seri/io/session/codec.py",
+        "<module>",
+        "scan_once",
+    ): "seri.db's own message rows, read back whole",
+    ("seri/pure/compaction/recap_answer.py", "_find_json_object", "raw_decode"): (
         "the summarizer's answer: bounded by the answer budget; RecursionError is caught"
     ),
 }
 # (module, function, call): why this read needs no size of its own.
 UNSIZED_READS = {
     ("seri/commands/chat.py", "_prompt_text", "read"): "-p -: the person's own prompt on stdin",
-    ("seri/io/files.py", "snapshot_file", "read"): (
+    ("seri/io/tools/files.py", "snapshot_file", "read"): (
         "a checkpoint of a project file: max_bytes is None only for seri's own callers"
     ),
-    ("seri/io/leases.py", "_boot_id", "read"): "the kernel's boot id (/proc)",
-    ("seri/io/leases.py", "_stat_fields", "read"): "the kernel's /proc/PID/stat line",
-    ("seri/io/call_reaper.py", "_children", "read"): "the kernel's /proc/PID/stat line",
-    ("seri/io/sandbox.py", "_last_capability", "read"): "the kernel's cap_last_cap (/proc)",
-    ("seri/runtime/chat_info.py", "_text_now", "read_bytes"): (
+    ("seri/io/session/leases.py", "_boot_id", "read"): "the kernel's boot id (/proc)",
+    ("seri/io/session/leases.py", "_stat_fields", "read"): "the kernel's /proc/PID/stat line",
+    (
+        "seri/io/permissions/landlock.py",
+        "_last_capability",
+        "read",
+    ): "the kernel's cap_last_cap (/proc)",
+    ("seri/runtime/terminal/chat_info.py", "_text_now", "read_bytes"): (
         "/diff: a project file's text now, beside its checkpoint, which holds it whole too"
     ),
-    ("seri/io/memory_store.py", "approve", "read_bytes"): "seri's own memory file",
-    ("seri/io/tools.py", "_read_text_for_edit", "read"): "after fstat: at most FILE_CAP_BYTES",
-    ("seri/runtime/compact_plan.py", "<any>", "read"): "a job's read(), not I/O",
-    ("seri/runtime/shell_compaction.py", "<any>", "read"): "a job's read(), not I/O",
-    ("seri/runtime/repl.py", "_history_entries", "read"): "seri's own prompt history file",
-    ("seri/runtime/resume_picker.py", "<any>", "readline"): "a person's answer at a prompt",
-    ("seri/runtime/sessions_manage.py", "<any>", "readline"): "a person's answer at a prompt",
-    ("seri/runtime/rewind.py", "_current_bytes", "read_bytes"): "a checkpointed project file",
+    ("seri/io/tools/memory_store.py", "approve", "read_bytes"): "seri's own memory file",
+    (
+        "seri/io/tools/write_tools.py",
+        "_read_text_for_edit",
+        "read",
+    ): "after fstat: at most FILE_CAP_BYTES",
+    ("seri/runtime/compaction/compact_plan.py", "<any>", "read"): "a job's read(), not I/O",
+    ("seri/runtime/compaction/shell_compaction.py", "<any>", "read"): "a job's read(), not I/O",
+    ("seri/runtime/terminal/repl.py", "_history_entries", "read"): "seri's own prompt history file",
+    (
+        "seri/runtime/terminal/resume_picker.py",
+        "<any>",
+        "readline",
+    ): "a person's answer at a prompt",
+    (
+        "seri/runtime/session/sessions_manage.py",
+        "<any>",
+        "readline",
+    ): "a person's answer at a prompt",
+    (
+        "seri/runtime/session/rewind.py",
+        "_current_bytes",
+        "read_bytes",
+    ): "a checkpointed project file",
 }
 _PARSES = frozenset({"loads", "load", "raw_decode", "scan_once", "make_scanner"})
 _UNSIZED = frozenset({"read", "readline", "readlines", "read_text", "read_bytes"})
@@ -85,8 +108,8 @@ def test_json_is_parsed_only_by_the_bounded_reader() -> None:
         # json_text.loads / loads_bounded / loads_stored are the reader itself
         and not _reads_json_text(module, line)
     ]
-    assert not strays, "parse external JSON with seri.pure.json_text (bounded):\n" + "\n".join(
-        strays
+    assert not strays, (
+        "parse external JSON with seri.pure.inputs.json_text (bounded):\n" + "\n".join(strays)
     )
 
 
@@ -101,7 +124,7 @@ def test_no_read_without_a_size_unless_argued_for() -> None:
         for module, owner, call, line, args in _calls()
         if call in _UNSIZED and args == 0 and not _listed(UNSIZED_READS, module, owner, call)
     ]
-    assert not strays, "give the read a size (seri.pure.bounded_input), or argue here:\n" + (
+    assert not strays, "give the read a size (seri.pure.inputs.bounded_input), or argue here:\n" + (
         "\n".join(strays)
     )
 

@@ -1,4 +1,6 @@
-"""Event types are named in one place: ``seri/pure/events.py``.
+"""Event types are named in one place: the event record modules
+(``seri/pure/trajectories/events.py`` with ``tool_events.py`` and ``history_events.py``, whose
+records ``events.EVENT_TYPES`` lists).
 
 Read statically from the source: a string equal to an event type, where code dispatches on
 it (compared, a ``case``, a dict key, a member of a set), is a second definition of that
@@ -8,33 +10,38 @@ type that a rename would silently leave behind. Code says ``ModelCall.type`` ins
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
 
-from seri.pure import events
-from seri.pure.genai_attributes import EVENT_FIELDS
+from seri.pure.trajectories import events
+from seri.pure.trajectories.genai_attributes import EVENT_FIELDS
 
 ROOT = Path(__file__).resolve().parent.parent
-EVENTS_MODULE = ROOT / "seri" / "pure" / "events.py"
+# The modules that define the records, and only records: a type's literal is its record's.
+EVENT_MODULES = frozenset(
+    ROOT / "seri" / "pure" / "trajectories" / name
+    for name in ("events.py", "tool_events.py", "history_events.py")
+)
 TYPE_NAMES = frozenset(kind.type for kind in events.EVENT_TYPES)
 # The same words with another meaning, where they are not an event's type.
 OTHER_MEANINGS = {
-    ("seri/io/tools.py", "edit"): "the edit tool's name",
-    ("seri/pure/hooks.py", "edit"): "the edit tool's name (Claude Code's Edit)",
-    ("seri/pure/acp_updates.py", "edit"): "the edit tool's name, and ACP's tool kind",
-    ("seri/pure/turn.py", "edit"): "the edit tool's name",
-    ("seri/pure/compaction.py", "rule"): "a message's kind (a rule's text)",
-    ("seri/pure/rules.py", "rule"): "a message's kind",
-    ("seri/pure/session_markdown.py", "rule"): "a message's kind",
-    ("seri/pure/terminal_style.py", "rule"): "a message's kind",
-    ("seri/pure/config_keys.py", "context_window"): "a config.json key",
-    ("seri/pure/config_keys.py", "compaction"): "a config.json key",
-    ("seri/pure/config_keys.py", "check"): "a config.json key",
-    ("seri/runtime/compact_plan.py", "context_window"): "a key of the plan's JSON",
-    ("seri/runtime/compact_plan.py", "shrink"): "a key of the plan's JSON",
-    ("seri/pure/genai_trace.py", "overflow"): "a turn's status",
+    ("seri/io/tools/tools.py", "edit"): "the edit tool's name",
+    ("seri/pure/extensions/hooks.py", "edit"): "the edit tool's name (Claude Code's Edit)",
+    ("seri/pure/acp/acp_updates.py", "edit"): "the edit tool's name, and ACP's tool kind",
+    ("seri/pure/agent/tool_call_answers.py", "edit"): "the edit tool's name",
+    ("seri/pure/compaction/carried_rules.py", "rule"): "a message's kind (a rule's text)",
+    ("seri/pure/agent/rules.py", "rule"): "a message's kind",
+    ("seri/pure/session/session_markdown.py", "rule"): "a message's kind",
+    ("seri/pure/terminal/terminal_style.py", "rule"): "a message's kind",
+    ("seri/pure/inputs/config_keys.py", "context_window"): "a config.json key",
+    ("seri/pure/inputs/config_keys.py", "compaction"): "a config.json key",
+    ("seri/pure/inputs/config_keys.py", "check"): "a config.json key",
+    ("seri/runtime/compaction/compact_plan.py", "context_window"): "a key of the plan's JSON",
+    ("seri/runtime/compaction/compact_plan.py", "shrink"): "a key of the plan's JSON",
+    ("seri/pure/trajectories/genai_trace.py", "overflow"): "a turn's status",
 }
 
 
@@ -78,10 +85,15 @@ def dispatch_literals(source: str) -> list[tuple[int, str]]:
     return sorted({(c.lineno, str(c.value)) for c in found if c.value in TYPE_NAMES})
 
 
-def test_no_event_type_literal_outside_the_events_module() -> None:
+def test_the_event_modules_are_where_the_records_are() -> None:
+    homes = {Path(sys.modules[kind.__module__].__file__ or "") for kind in events.EVENT_TYPES}
+    assert homes == EVENT_MODULES
+
+
+def test_no_event_type_literal_outside_the_event_modules() -> None:
     stray = []
     for path in sorted((ROOT / "seri").rglob("*.py")):
-        if path == EVENTS_MODULE:
+        if path in EVENT_MODULES:
             continue
         where = path.relative_to(ROOT).as_posix()
         for line, name in dispatch_literals(path.read_text()):
@@ -116,11 +128,11 @@ words = "model_call is a word here"
 
 
 def test_each_event_type_is_one_record() -> None:
-    """No two records share a type, and no class outside events.py claims one."""
+    """No two records share a type, and no class outside the event modules claims one."""
     named = [kind.type for kind in events.EVENT_TYPES]
     assert len(named) == len(set(named))
     for path in sorted((ROOT / "seri").rglob("*.py")):
-        if path == EVENTS_MODULE:
+        if path in EVENT_MODULES:
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):

@@ -42,7 +42,12 @@ FORBIDDEN_CALLS = {"now", "today", "utcnow", "getenv", "open", "input", "print",
 
 
 def _pure_files() -> list[Path]:
-    return sorted(PURE.glob("*.py"))
+    # Every module of the floor, inside its sub-packages too (issue 30: rooms by domain).
+    return sorted(PURE.rglob("*.py"))
+
+
+def _pure_id(path: Path) -> str:
+    return path.relative_to(PURE).as_posix()
 
 
 def _imported(tree: ast.AST) -> set[str]:
@@ -55,7 +60,7 @@ def _imported(tree: ast.AST) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("path", _pure_files(), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", _pure_files(), ids=_pure_id)
 def test_pure_module_imports_nothing_impure(path: Path) -> None:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     bad = {
@@ -66,7 +71,7 @@ def test_pure_module_imports_nothing_impure(path: Path) -> None:
     assert not bad, f"{path.name} imports {sorted(bad)}"
 
 
-@pytest.mark.parametrize("path", _pure_files(), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", _pure_files(), ids=_pure_id)
 def test_pure_module_reads_no_clock_or_environment(path: Path) -> None:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     calls = {

@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from seri.pure.approval import always_rules
-from seri.pure.permission_policy import parse_policy
-from seri.pure.permissions import decide
-from seri.pure.recap_paths import paths_touched
-from seri.pure.records import Message, ToolCall
-from seri.pure.tool_definitions import select_tools
-from seri.pure.tool_specs import READ_ONLY, TOOL_NAMES
+from seri.pure.compaction.recap_paths import paths_touched
+from seri.pure.permissions.approval import always_rules
+from seri.pure.permissions.permission_policy import parse_policy
+from seri.pure.permissions.permissions import decide
+from seri.pure.session.records import Message, ToolCall
+from seri.pure.tools.tool_definitions import select_tools
+from seri.pure.tools.tool_specs import READ_ONLY, TOOL_NAMES
 
 POLICIES: dict[str, dict[str, list[str]]] = {
     "default": {},

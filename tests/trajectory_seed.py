@@ -6,10 +6,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from seri.io import conversations
-from seri.io.recorder import Recorder
-from seri.io.store import Store, open_store
-from seri.pure.redaction import Redactor
+from seri.io.session import session_table
+from seri.io.session.store import Store, open_store
+from seri.io.trajectories.recorder import Recorder
+from seri.pure.trajectories.redaction import Redactor
 
 DAY = 86_400.0
 # An OpenRouter-shaped key: what must never be readable in seri.db after it is gone.
@@ -21,7 +21,7 @@ def store_at(home: Path) -> Store:
 
 
 def add_session(store: Store, session_id: str, created: float, project: str = "/project") -> None:
-    conversations.create_session(
+    session_table.create_session(
         store,
         session_id=session_id,
         project=project,
@@ -34,7 +34,8 @@ def add_session(store: Store, session_id: str, created: float, project: str = "/
 
 class RawEvent:
     """A stored event of any type and shape, for the tests of the store and the export (which
-    move bodies without reading them); the events seri records are seri.pure.events'."""
+    move bodies without reading them); the events seri records are
+    seri.pure.trajectories.events'."""
 
     def __init__(self, type_: str, data: Mapping[str, Any]) -> None:
         self.type = type_

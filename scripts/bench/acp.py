@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from seri.runtime.acp_connection import Connection
-from seri.runtime.acp_front import AcpFront
+from seri.runtime.acp.acp_connection import Connection
+from seri.runtime.acp.acp_front import AcpFront
 
 SERI = str(Path(sys.executable).with_name("seri"))
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}

@@ -8,7 +8,7 @@
 * recap preparation on the evicted prefix: ``summarizer_messages`` (which itself runs
   ``paths_touched`` and ``elide_payloads`` and renders the transcript), and the two
   helpers on their own; ``compact()`` calls ``paths_touched`` once more after the reply;
-* the per-call decision (``_Loop.estimate`` + ``should_compact``) at 100 and 100,000.
+* the per-call decision (``TaskLoop.estimate`` + ``should_compact``) at 100 and 100,000.
 
 All in CPU time (``time.process_time``), which other load on the machine does not inflate.
 """
@@ -39,17 +39,18 @@ def _time(action: Callable[[], object], runs: int = LOAD_RUNS, inner: int = 1) -
 
 
 def _decision(fixtures: Fixtures, size: int) -> Stat:
-    from seri.io import conversations
-    from seri.io.store import open_store
-    from seri.pure.permission_policy import Policy
-    from seri.pure.settings import DEFAULT_CONTEXT_WINDOW
-    from seri.pure.tokens import should_compact
-    from seri.pure.tool_specs import select_specs
-    from seri.pure.turn import TaskSetup, _Loop, conversation_of
+    from seri.io.session import conversations, session_table
+    from seri.io.session.store import open_store
+    from seri.pure.agent.task_loop import TaskLoop
+    from seri.pure.agent.task_records import TaskSetup, conversation_of
+    from seri.pure.compaction.tokens import should_compact
+    from seri.pure.inputs.settings import DEFAULT_CONTEXT_WINDOW
+    from seri.pure.permissions.permission_policy import Policy
+    from seri.pure.tools.tool_specs import select_specs
 
     made = fixtures.history(size)
     store = open_store(made.home)
-    state = conversations.load_state(store, made.session_id)
+    state = session_table.load_state(store, made.session_id)
     history = conversations.load_messages(store, made.session_id)
     store.close()
     setup = TaskSetup(
@@ -62,16 +63,19 @@ def _decision(fixtures: Fixtures, size: int) -> Stat:
         interactive=False,
         tools=select_specs(("read_file",)),
     )
-    loop = _Loop(setup, conversation_of(history, None, state.last_input_tokens, state.total_chars))
+    loop = TaskLoop(
+        setup, conversation_of(history, None, state.last_input_tokens, state.total_chars)
+    )
     return _time(lambda: should_compact(loop.estimate(), DEFAULT_CONTEXT_WINDOW), inner=INNER)
 
 
 def run(fixtures: Fixtures) -> list[Row]:
-    from seri.io import conversations
-    from seri.io.store import open_store
-    from seri.pure.cuts import cut_messages, find_cut
-    from seri.pure.recap import elide_payloads, paths_touched, summarizer_messages
-    from seri.pure.tokens import estimate_tokens
+    from seri.io.session import conversations
+    from seri.io.session.store import open_store
+    from seri.pure.compaction.cuts import cut_messages, find_cut
+    from seri.pure.compaction.recap_paths import paths_touched
+    from seri.pure.compaction.summarizer_request import elide_payloads, summarizer_messages
+    from seri.pure.compaction.tokens import estimate_tokens
 
     log(f"compaction: {BIG:,} messages")
     made = fixtures.history(BIG)

@@ -28,8 +28,8 @@ from scripts.bench.common import SERI, log, seri_env
 from scripts.bench.data import store_with_history
 from scripts.fake_model import FakeModel
 from scripts.lock_probe import LockProbe
-from seri.io.eviction_purge import merge_step, purge_step
-from seri.io.store import Store, open_store
+from seri.io.compaction.eviction_purge import merge_step, purge_step
+from seri.io.session.store import Store, open_store
 
 REPO = Path(__file__).resolve().parents[2]
 PROJECT = "/bench/project"

@@ -14,10 +14,10 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-from seri.io import conversations
-from seri.io.store import Store, open_store
-from seri.pure.events import Header
-from seri.pure.records import Message, ToolCall
+from seri.io.session import conversations, session_table
+from seri.io.session.store import Store, open_store
+from seri.pure.session.records import Message, ToolCall
+from seri.pure.trajectories.events import Header
 
 SYSTEM_PROMPT = "You are seri, a coding agent. " * 40
 MODEL = "bench/fake-model"
@@ -135,7 +135,7 @@ def history(count: int) -> tuple[Message, ...]:
 
 def new_session(store: Store, project: str, now: float = 1_750_000_000.0) -> str:
     session_id = uuid.uuid4().hex
-    conversations.create_session(
+    session_table.create_session(
         store,
         session_id=session_id,
         project=project,

@@ -22,9 +22,9 @@ from scripts.bench.common import (
     stat,
 )
 from scripts.bench.table import Row, met
-from seri.pure import events
-from seri.pure.events import Event
-from seri.pure.records import Usage
+from seri.pure.session.records import Usage
+from seri.pure.trajectories import events, tool_events
+from seri.pure.trajectories.event_record import Event
 
 SESSIONS, RUNS_PER_SESSION, EVENTS_PER_RUN = 10, 10, 1000
 EVENTS = SESSIONS * RUNS_PER_SESSION * EVENTS_PER_RUN
@@ -34,7 +34,7 @@ KEY = "sk-or-v1-" + "ab12" * 16
 def _event(i: int) -> Event:
     kind = i % 3
     if kind == 0:
-        return events.ToolCall(
+        return tool_events.ToolCall(
             id=f"call_{i:08d}",
             name="edit",
             arguments='{"path":"src/handlers/item_'
@@ -43,7 +43,7 @@ def _event(i: int) -> Event:
             '"new_string":"    return [row for row in rows if row.ok]\\n"}',
         )
     if kind == 1:
-        return events.ToolResult(
+        return tool_events.ToolResult(
             id=f"call_{i - 1:08d}",
             name="edit",
             ok=i % 17 != 0,
@@ -69,9 +69,9 @@ def _event(i: int) -> Event:
 def build(home: Path) -> int:
     """Write the events; returns the average body's bytes."""
     from scripts.bench.data import new_session, synthetic_header
-    from seri.io.recorder import Recorder
-    from seri.io.store import open_store
-    from seri.pure.redaction import Redactor
+    from seri.io.session.store import open_store
+    from seri.io.trajectories.recorder import Recorder
+    from seri.pure.trajectories.redaction import Redactor
 
     store = open_store(home)
     redactor = Redactor.of([KEY])

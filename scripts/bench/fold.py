@@ -9,7 +9,7 @@ summarizer calls, the bytes they send (each request's body as JSON), whether eve
 and the fold's own CPU time (``time.process_time``; the model's answers cost nothing here).
 
 The per-call decision (the cap check, the estimate, the trigger and the anti-thrash rule,
-everything ``_model_call`` does before sending) is timed at 100 and 100,000 messages: it must
+everything ``send_turn`` does before sending) is timed at 100 and 100,000 messages: it must
 not grow with the history.
 
     python -m scripts.bench.fold      # prints the table, writes bench-results/fold.md
@@ -35,8 +35,8 @@ INNER = 20_000
 
 def real_history(target_tokens: int = TARGET_TOKENS) -> list[Any]:
     """The real sessions' messages end to end, until ``target_tokens`` by seri's count."""
-    from seri.pure.legacy import parse_legacy_file
-    from seri.pure.tokens import estimate_tokens, message_chars
+    from seri.pure.compaction.tokens import estimate_tokens, message_chars
+    from seri.pure.session.legacy import parse_legacy_file
 
     sessions = []
     for path in sorted(SESSIONS.glob("*.jsonl.gz")):
@@ -66,10 +66,10 @@ class _Model:
         self.transcripts: list[str] = []
 
     def answer(self, effect: Any) -> Any:
-        from seri.pure.effects import ApplyCompaction, CallModel, ModelFailed, ModelReply
-        from seri.pure.fold import request_tokens
-        from seri.pure.provider_failure import OverflowNumbers
-        from seri.pure.records import Message, Usage
+        from seri.pure.agent.effects import ApplyCompaction, CallModel, ModelFailed, ModelReply
+        from seri.pure.compaction.fold import request_tokens
+        from seri.pure.provider.provider_failure import OverflowNumbers
+        from seri.pure.session.records import Message, Usage
 
         if isinstance(effect, ApplyCompaction):
             return True
@@ -98,10 +98,10 @@ def _drive(generator: Generator[Any, Any, Any], model: _Model) -> Any:
 
 
 def fold_case(history: Sequence[Any], window: int, ratio: float) -> dict[str, Any]:
-    from seri.pure.compaction import compact
-    from seri.pure.compaction_outcome import Compacted
-    from seri.pure.tokens import estimate_tokens, messages_chars
-    from seri.pure.window import Window
+    from seri.pure.compaction.compaction import compact
+    from seri.pure.compaction.compaction_outcome import Compacted
+    from seri.pure.compaction.tokens import estimate_tokens, messages_chars
+    from seri.pure.compaction.window import Window
 
     model = _Model(window, ratio)
     start = time.process_time()
@@ -138,11 +138,12 @@ def fold_case(history: Sequence[Any], window: int, ratio: float) -> dict[str, An
 
 def decision_seconds(size: int) -> float:
     """CPU time of one call's compaction decision with ``size`` messages of history."""
-    from seri.pure.permission_policy import Policy
-    from seri.pure.records import Message
-    from seri.pure.tokens import should_compact
-    from seri.pure.tool_specs import select_specs
-    from seri.pure.turn import TaskSetup, _Loop, conversation_of
+    from seri.pure.agent.task_loop import TaskLoop
+    from seri.pure.agent.task_records import TaskSetup, conversation_of
+    from seri.pure.compaction.tokens import should_compact
+    from seri.pure.permissions.permission_policy import Policy
+    from seri.pure.session.records import Message
+    from seri.pure.tools.tool_specs import select_specs
 
     history = [
         Message(role="user" if n % 2 == 0 else "assistant", text=f"message {n} " * 20)
@@ -159,7 +160,7 @@ def decision_seconds(size: int) -> float:
         tools=select_specs(("read_file",)),
         tool_chars=4_700,
     )
-    loop = _Loop(setup, conversation_of(history, None, 0))
+    loop = TaskLoop(setup, conversation_of(history, None, 0))
     _drive_nothing(loop.cap_history())
 
     def decide() -> bool:

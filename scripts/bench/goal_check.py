@@ -7,7 +7,7 @@ For each command, the median of RUNS runs (after one warm-up) of:
 - the goal's check as seri runs it: the project's file digest (the stall rule's), then the
   command through `run_bash` in the OS sandbox seri would pick here (SERI_SANDBOX, as a
   session opens it), with the environment without secrets, its output redacted: the same
-  calls ``seri.runtime.goal_session`` makes, through the session's workbench.
+  calls ``seri.runtime.agent.goal_session`` makes, through the session's workbench.
 
 The project is a generated one (PROJECT_FILES files) and, with SERI_TREE=path, any tree (a
 second look at an unchanged tree is what every check after the first pays). Writes
@@ -27,11 +27,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from seri.io.tree_state import TreeState
-from seri.pure.protected_paths import protected_paths
-from seri.pure.redaction import Redactor, child_environment
-from seri.runtime.chat_options import KEY_VARIABLES
+from seri.io.agent.tree_state import TreeState
+from seri.pure.permissions.protected_paths import protected_paths
+from seri.pure.trajectories.redaction import Redactor, child_environment
 from seri.runtime.session.opening import open_sandbox
+from seri.runtime.terminal.chat_options import KEY_VARIABLES
 
 RUNS = int(os.environ.get("RUNS", "15"))
 PROJECT_FILES = int(os.environ.get("PROJECT_FILES", "300"))
@@ -64,7 +64,7 @@ def alone(command: str, cwd: Path) -> float:
 
 def as_seri_checks(project: Path) -> tuple[Callable[[str], float], str]:
     """The check as a goal runs it, set up once as a session sets it up."""
-    from seri.io.shell import run_bash
+    from seri.io.tools.shell import run_bash
 
     home = os.path.expanduser("~")
     protected = protected_paths(os.path.realpath(tempfile.gettempdir()), home)

@@ -36,17 +36,18 @@ from scripts.fake_model import FakeModel
 CALLS = 10
 HOOKS_PER_CALL = 5
 # Modules that only a session with hooks or skills needs (what every start loads to find
-# out whether there are any is seri.pure.hook_events, seri.pure.hook_points,
-# seri.runtime.hook_start, seri.runtime.skill_catalogue and seri.io.skill_scan).
+# out whether there are any is seri.pure.extensions.hook_events, seri.pure.extensions.hook_points,
+# seri.runtime.extensions.hook_start, seri.runtime.extensions.skill_catalogue and
+# seri.io.extensions.skill_scan).
 HOOK_MODULES = (
-    "seri.pure.hooks",
-    "seri.pure.hook_decisions",
-    "seri.runtime.hook_host",
-    "seri.io.hook_runner",
-    "seri.pure.skills",
-    "seri.pure.skill_frontmatter",
-    "seri.pure.trust",
-    "seri.io.mcp_approvals",
+    "seri.pure.extensions.hooks",
+    "seri.pure.extensions.hook_decisions",
+    "seri.runtime.extensions.hook_host",
+    "seri.io.extensions.hook_runner",
+    "seri.pure.extensions.skills",
+    "seri.pure.extensions.skill_frontmatter",
+    "seri.pure.permissions.trust",
+    "seri.io.mcp.mcp_approvals",
 )
 
 

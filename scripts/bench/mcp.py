@@ -36,11 +36,11 @@ from scripts.bench.common import (
     seri_env,
     stat,
 )
-from seri.io.mcp_http import HttpTransport
-from seri.io.mcp_session import McpConnection
-from seri.io.mcp_stdio import StdioTransport
-from seri.io.mcp_transport import Transport
-from seri.pure.mcp_tools import McpTool
+from seri.io.mcp.mcp_http import HttpTransport
+from seri.io.mcp.mcp_session import McpConnection
+from seri.io.mcp.mcp_stdio import StdioTransport
+from seri.io.mcp.mcp_transport import Transport
+from seri.pure.mcp.mcp_tools import McpTool
 from tests.mcp.install import Servers, install
 
 IMPORT_RUNS = 15
@@ -50,7 +50,7 @@ SERVER_RUNS = 5
 SDK_SERVER = (
     Path(__file__).resolve().parents[2] / "tests" / "mcp" / "servers" / "sdk_http_server.py"
 )
-MCP_MODULE_PREFIXES = ("seri.io.mcp", "seri.pure.mcp", "seri.pure.jsonrpc", "mcp", "httpx")
+MCP_MODULE_PREFIXES = ("seri.io.mcp", "seri.pure.mcp", "seri.pure.mcp.jsonrpc", "mcp", "httpx")
 
 
 def timed_runs(
@@ -72,8 +72,8 @@ def timed_runs(
 # What a chat has imported by the time of its first model call: the MCP modules' cost in a
 # chat is what they add to this.
 CHAT_BASE = (
-    "import seri.runtime.chat_session, seri.io.provider, seri.io.tools, seri.io.shell, "
-    "seri.pure.result_cap, seri.pure.redaction, httpx"
+    "import seri.runtime.terminal.chat_session, seri.io.provider.provider, seri.io.tools.tools, seri.io.tools.shell, "  # noqa: E501
+    "seri.pure.compaction.result_cap, seri.pure.trajectories.redaction, httpx"
 )
 
 
@@ -82,16 +82,16 @@ def imports(servers: Servers) -> list[tuple[str, str]]:
     commands = {
         "python -c pass": [PYTHON, "-c", "pass"],
         "a chat's modules at its first model call": [PYTHON, "-c", CHAT_BASE],
-        "… plus seri.io.mcp_hub and seri.io.mcp_http": [
+        "… plus seri.io.mcp.mcp_hub and seri.io.mcp.mcp_http": [
             PYTHON,
             "-c",
-            CHAT_BASE + ", seri.io.mcp_hub, seri.io.mcp_http",
+            CHAT_BASE + ", seri.io.mcp.mcp_hub, seri.io.mcp.mcp_http",
         ],
-        "import seri.io.mcp_hub (stdio servers)": [PYTHON, "-c", "import seri.io.mcp_hub"],
-        "… and seri.io.mcp_http (httpx; HTTP servers)": [
+        "import seri.io.mcp.mcp_hub (stdio servers)": [PYTHON, "-c", "import seri.io.mcp.mcp_hub"],
+        "… and seri.io.mcp.mcp_http (httpx; HTTP servers)": [
             PYTHON,
             "-c",
-            "import seri.io.mcp_hub, seri.io.mcp_http",
+            "import seri.io.mcp.mcp_hub, seri.io.mcp.mcp_http",
         ],
         "official SDK: import mcp": [str(servers.python), "-c", "import mcp"],
         "official SDK: ClientSession + stdio_client": [

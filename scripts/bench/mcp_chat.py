@@ -114,7 +114,7 @@ def main() -> None:
             "-X",
             "importtime",
             "-c",
-            "import seri.commands.chat, seri.runtime.chat_session",
+            "import seri.commands.chat, seri.runtime.terminal.chat_session",
         ],
         capture_output=True,
         text=True,

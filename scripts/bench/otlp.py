@@ -52,8 +52,8 @@ class Sink(BaseHTTPRequestHandler):
 
 def _task_records(task: int, at: float) -> list[tuple[Any, float]]:
     """One task as seri records it: three calls, two tools with a checkpoint and an edit."""
-    from seri.pure import events
-    from seri.pure.records import Usage
+    from seri.pure.session.records import Usage
+    from seri.pure.trajectories import events, tool_events
 
     usage = Usage(
         input_tokens=12_000 + task,
@@ -80,15 +80,18 @@ def _task_records(task: int, at: float) -> list[tuple[Any, float]]:
             call = f"call_{task}_{turn}"
             arguments = {"path": "src/a.py", "old_string": "x" * 200, "new_string": "y" * 200}
             out += [
-                (events.ToolCall(id=call, name="edit", arguments=json.dumps(arguments)), at + 0.01),
                 (
-                    events.Checkpoint(
+                    tool_events.ToolCall(id=call, name="edit", arguments=json.dumps(arguments)),
+                    at + 0.01,
+                ),
+                (
+                    tool_events.Checkpoint(
                         tool="edit", path="src/a.py", existed=True, bytes=4000, sha256="ab" * 32
                     ),
                     at + 0.02,
                 ),
                 (
-                    events.Edit(
+                    tool_events.Edit(
                         tool="edit",
                         details=(
                             ("outcome", "applied"),
@@ -100,7 +103,7 @@ def _task_records(task: int, at: float) -> list[tuple[Any, float]]:
                     at + 0.03,
                 ),
                 (
-                    events.ToolResult(
+                    tool_events.ToolResult(
                         id=call,
                         name="edit",
                         ok=True,
@@ -117,7 +120,7 @@ def _task_records(task: int, at: float) -> list[tuple[Any, float]]:
 
 
 def _records(count: int) -> list[tuple[Any, float]]:
-    """``count`` events (seri.pure.events records) with their times."""
+    """``count`` events (seri.pure.trajectories.events records) with their times."""
     out: list[tuple[Any, float]] = []
     at = 1_790_000_000.0
     task = 0
@@ -134,11 +137,11 @@ def _stat(values: list[float]) -> tuple[float, float, float]:
 
 
 def per_event(events: int) -> dict[str, Any]:
-    from seri.io.recorder import Recorder
-    from seri.io.store import open_store
-    from seri.pure.otlp_settings import otlp_settings
-    from seri.pure.redaction import Redactor
-    from seri.runtime.otlp_live import LiveExport
+    from seri.io.session.store import open_store
+    from seri.io.trajectories.recorder import Recorder
+    from seri.pure.trajectories.otlp_settings import otlp_settings
+    from seri.pure.trajectories.redaction import Redactor
+    from seri.runtime.trajectories.otlp_live import LiveExport
 
     records = _records(events)
     header = synthetic_header("s" * 32, "r" * 32, "anthropic/claude-sonnet-4.5")
@@ -174,7 +177,7 @@ def per_event(events: int) -> dict[str, Any]:
         }
     server.shutdown()
     with tempfile.TemporaryDirectory() as home:
-        from seri.io.conversations import create_session
+        from seri.io.session.session_table import create_session
 
         store = open_store(Path(home))
         create_session(
@@ -206,13 +209,13 @@ def per_event(events: int) -> dict[str, Any]:
 def per_event_in_a_run(events: int) -> dict[str, Any]:
     """Each event through a chat's own path (``RunEvents.record``: the recorder, then each
     observer with the event redacted), without and with the live export as an observer."""
-    from seri.io.conversations import create_session
-    from seri.io.recorder import Recorder
-    from seri.io.store import open_store
-    from seri.pure.otlp_settings import otlp_settings
-    from seri.pure.redaction import Redactor
-    from seri.runtime.otlp_live import LiveExport, OtlpObserver
-    from seri.runtime.run_events import RunEvents
+    from seri.io.session.session_table import create_session
+    from seri.io.session.store import open_store
+    from seri.io.trajectories.recorder import Recorder
+    from seri.pure.trajectories.otlp_settings import otlp_settings
+    from seri.pure.trajectories.redaction import Redactor
+    from seri.runtime.trajectories.otlp_live import LiveExport, OtlpObserver
+    from seri.runtime.trajectories.run_events import RunEvents
 
     records = _records(events)
     server = ThreadingHTTPServer(("127.0.0.1", 0), Sink)
@@ -281,11 +284,11 @@ def _import_time(python: str, statement: str, env: dict[str, str] | None = None)
 def imports() -> dict[str, float]:
     found = {
         "seri's exporter (otlp_live, otlp_sender, httpx)": _import_time(
-            PYTHON, "import seri.runtime.otlp_live, httpx"
+            PYTHON, "import seri.runtime.trajectories.otlp_live, httpx"
         ),
         "seri's exporter, httpx already loaded (as in seri chat)": _import_time(
             PYTHON,
-            "import httpx; t = time.perf_counter(); import seri.runtime.otlp_live",
+            "import httpx; t = time.perf_counter(); import seri.runtime.trajectories.otlp_live",
         ),
     }
     sdk_python = SDK_VENV / "bin" / "python"

@@ -4,7 +4,7 @@ Measured in-process on a real store, with the real code paths. Every step is tim
 time (``time.process_time``), which other load on the machine does not inflate, except
 storing, which waits for two fsyncs: it is shown in wall time with its CPU time beside it.
 
-* estimate: ``_Loop.estimate`` (running totals: O(1));
+* estimate: ``TaskLoop.estimate`` (running totals: O(1));
 * decision: ``should_compact`` on that estimate;
 * loop copy: ``tuple(loop.history)``, which ``run_task`` does for every ``CallModel``;
 * build: ``ModelCaller.encoded_body``, what seri sends: each message's wire JSON is encoded
@@ -65,26 +65,27 @@ def _per_op(action: Callable[[], object], inner: int, rounds: int) -> Stat:
 
 
 def _measure(fixtures: Fixtures, size: int, sizes: Sizes) -> None:
-    from seri.io import conversations
-    from seri.io.recorder import Recorder
-    from seri.io.session_log import SessionLog
-    from seri.io.store import open_store
-    from seri.pure.effects import CallModel, Persist
-    from seri.pure.permission_policy import Policy
-    from seri.pure.records import Message, ToolCall
-    from seri.pure.redaction import Redactor
-    from seri.pure.settings import DEFAULT_CONTEXT_WINDOW, Settings
-    from seri.pure.tokens import should_compact
-    from seri.pure.turn import TaskSetup, _Loop, conversation_of
-    from seri.runtime.agent import PARENT_TOOLS
-    from seri.runtime.interpreter import Interpreter
-    from seri.runtime.model_caller import ModelCaller
-    from seri.runtime.ports import Nobody, NoTools
-    from seri.runtime.run_events import RunEvents
+    from seri.io.session import conversations, session_table
+    from seri.io.session.session_log import SessionLog
+    from seri.io.session.store import open_store
+    from seri.io.trajectories.recorder import Recorder
+    from seri.pure.agent.effects import CallModel, Persist
+    from seri.pure.agent.task_loop import TaskLoop
+    from seri.pure.agent.task_records import TaskSetup, conversation_of
+    from seri.pure.compaction.tokens import should_compact
+    from seri.pure.inputs.settings import DEFAULT_CONTEXT_WINDOW, Settings
+    from seri.pure.permissions.permission_policy import Policy
+    from seri.pure.session.records import Message, ToolCall
+    from seri.pure.trajectories.redaction import Redactor
+    from seri.runtime.agent.agent import PARENT_TOOLS
+    from seri.runtime.agent.interpreter import Interpreter
+    from seri.runtime.agent.ports import Nobody, NoTools
+    from seri.runtime.provider.model_caller import ModelCaller
+    from seri.runtime.trajectories.run_events import RunEvents
 
     made = fixtures.history(size)
     store = open_store(made.home)
-    state = conversations.load_state(store, made.session_id)
+    state = session_table.load_state(store, made.session_id)
     history = conversations.load_messages(store, made.session_id)
     setup = TaskSetup(
         system_prompt=state.system_prompt,
@@ -96,7 +97,9 @@ def _measure(fixtures: Fixtures, size: int, sizes: Sizes) -> None:
         interactive=False,
         tools=PARENT_TOOLS,
     )
-    loop = _Loop(setup, conversation_of(history, None, state.last_input_tokens, state.total_chars))
+    loop = TaskLoop(
+        setup, conversation_of(history, None, state.last_input_tokens, state.total_chars)
+    )
     window = DEFAULT_CONTEXT_WINDOW
     out = sizes.stats
     out.setdefault("estimate", {})[size] = _per_op(loop.estimate, INNER, LOAD_RUNS)
@@ -171,7 +174,7 @@ def _measure(fixtures: Fixtures, size: int, sizes: Sizes) -> None:
 
 FLAT = ("estimate", "decision", "store")
 LABELS = {
-    "estimate": "estimate (`_Loop.estimate`, running totals)",
+    "estimate": "estimate (`TaskLoop.estimate`, running totals)",
     "decision": "compaction decision (`should_compact`)",
     "loop copy": "loop: `tuple(history)` for each `CallModel`",
     "build": "request body as sent (`ModelCaller.encoded_body`, wire cache warm)",

@@ -41,7 +41,7 @@ class CacheFigures:
 
 def _session() -> list[list[object]]:
     """Per task: the messages it adds, as (role, text, tool-call-id) steps."""
-    from seri.pure.records import Message, ToolCall
+    from seri.pure.session.records import Message, ToolCall
 
     tasks: list[list[object]] = []
     rounds_left = TOOL_ROUNDS
@@ -63,12 +63,12 @@ def _session() -> list[list[object]]:
 
 def _bodies(model: str) -> list[dict[str, object]]:
     """Every request body of the session, as seri builds them for ``model``."""
-    from seri.pure.effects import CallModel
-    from seri.pure.prompt import BASE_PROMPT
-    from seri.pure.records import Message
-    from seri.pure.settings import Settings
-    from seri.runtime.agent import PARENT_TOOLS
-    from seri.runtime.model_caller import ModelCaller
+    from seri.pure.agent.effects import CallModel
+    from seri.pure.agent.prompt import BASE_PROMPT
+    from seri.pure.inputs.settings import Settings
+    from seri.pure.session.records import Message
+    from seri.runtime.agent.agent import PARENT_TOOLS
+    from seri.runtime.provider.model_caller import ModelCaller
 
     caller = ModelCaller(Settings(model=model), "k" * 12, events=None, tools=PARENT_TOOLS)  # type: ignore[arg-type]
     system = BASE_PROMPT.format(project="/home/ana/src/shop")
@@ -129,7 +129,7 @@ def figures(model: str) -> CacheFigures:
 
 
 def run() -> list[Row]:
-    from seri.pure.settings import DEFAULT_MODEL
+    from seri.pure.inputs.settings import DEFAULT_MODEL
 
     now = figures(DEFAULT_MODEL)
     return [
@@ -146,7 +146,7 @@ def run() -> list[Row]:
 
 
 if __name__ == "__main__":
-    from seri.pure.settings import DEFAULT_MODEL
+    from seri.pure.inputs.settings import DEFAULT_MODEL
 
     print(figures(DEFAULT_MODEL))
     print("unmarked model:", figures("openai/gpt-4o"))

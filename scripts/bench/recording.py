@@ -89,10 +89,10 @@ def _chat(work: Path, number: int, mode: str) -> tuple[float, float, int]:
 def _in_process(work: Path) -> tuple[float, float]:
     """Seconds per event for Recorder.record and for its share of flush_into."""
     from scripts.bench.data import new_session, synthetic_header
-    from seri.io.recorder import Recorder
-    from seri.io.store import open_store
-    from seri.pure.events import ToolCall, ToolResult
-    from seri.pure.redaction import Redactor
+    from seri.io.session.store import open_store
+    from seri.io.trajectories.recorder import Recorder
+    from seri.pure.trajectories.redaction import Redactor
+    from seri.pure.trajectories.tool_events import ToolCall, ToolResult
 
     store = open_store(work / "rec-inprocess")
     session_id = new_session(store, "/bench/project")

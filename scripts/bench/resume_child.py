@@ -24,12 +24,12 @@ def _peak_rss() -> int:
 def _seri(path: str, session_id: str) -> Callable[[], int]:
     from pathlib import Path
 
-    from seri.io import conversations
-    from seri.io.store import open_store
+    from seri.io.session import conversations, session_table
+    from seri.io.session.store import open_store
 
     def load() -> int:
         store = open_store(Path(path))
-        state = conversations.load_state(store, session_id)
+        state = session_table.load_state(store, session_id)
         messages = conversations.load_messages(store, session_id)
         assert state.session.messages == len(messages), (state.session.messages, len(messages))
         _keep.append(messages)
@@ -55,8 +55,8 @@ def _parts(path: str, session_id: str) -> None:
     """Where load_messages spends its time: SQLite rows, json.loads, cattrs structuring."""
     from pathlib import Path
 
-    from seri.io.codec import message_from_dict
-    from seri.io.store import open_store
+    from seri.io.session.codec import message_from_dict
+    from seri.io.session.store import open_store
 
     store = open_store(Path(path))
     start = time.perf_counter()

@@ -19,19 +19,19 @@ from __future__ import annotations
 import os
 import sys
 
-from seri.runtime.running import parse_usage
+from seri.runtime.agent.running import parse_usage
 
 
 def run(argv: list[str]) -> int:
     if argv:  # docopt loads only to say what is wrong (or --help): initialize must be quick
         parse_usage(__doc__ or "", argv)
-    from seri.runtime.acp_agent import AcpAgent
-    from seri.runtime.acp_connection import Connection
+    from seri.runtime.acp.acp_agent import AcpAgent
+    from seri.runtime.acp.acp_connection import Connection
 
     conn = Connection(sys.stdin.buffer, sys.stdout.buffer)
     # Nothing but the protocol may reach stdout: whatever else prints goes to stderr.
     sys.stdout = sys.stderr
     agent = AcpAgent(conn, dict(os.environ))
-    conn.start(agent.on_cancel, agent.on_gone)
+    conn.start(agent.on_cancel, agent.on_gone, agent.serve_now)
     agent.serve()
     return 0

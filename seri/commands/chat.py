@@ -8,17 +8,17 @@ import sys
 import textwrap
 from typing import TYPE_CHECKING, Any
 
-from seri.pure.errors import SeriError
-from seri.pure.number_ranges import TURNS
-from seri.runtime.chat_options import OUTPUT_FORMATS
-from seri.runtime.profile import current_project, open_profile
-from seri.runtime.running import parse_usage, positive_number
-from seri.runtime.slash import command_lines
+from seri.pure.inputs.errors import SeriError
+from seri.pure.inputs.number_ranges import TURNS
+from seri.runtime.agent.running import parse_usage, positive_number
+from seri.runtime.session.profile import current_project, open_profile
+from seri.runtime.terminal.chat_options import OUTPUT_FORMATS
+from seri.runtime.terminal.slash import command_lines
 
 if TYPE_CHECKING:
-    from seri.runtime.chat_options import ChatOptions
-    from seri.runtime.ports import EventObserver
+    from seri.runtime.agent.ports import EventObserver
     from seri.runtime.session.controller import SessionController
+    from seri.runtime.terminal.chat_options import ChatOptions
 
 _USAGE = """Work on a task with a model.
 
@@ -114,16 +114,16 @@ __doc__ = _USAGE.replace("@SLASH@", textwrap.indent(command_lines(), "  "))
 
 
 def run(argv: list[str]) -> int:
-    from seri.pure.resume_choice import resume_without_id
+    from seri.pure.session.resume_choice import resume_without_id
 
     missing_id = resume_without_id(argv)
     if missing_id is not None:
-        from seri.runtime.resume_picker import with_chosen_session
+        from seri.runtime.terminal.resume_picker import with_chosen_session
 
         argv = with_chosen_session(argv, missing_id, open_profile())
     options = parse_usage(__doc__ or "", argv)
     if options["--prompt"] is not None:
-        from seri.io.http_client import load_in_background
+        from seri.io.provider.http_client import load_in_background
 
         _opening_without_collector()
         load_in_background()  # httpx (~55 ms of imports) loads while the session opens
@@ -133,7 +133,7 @@ def run(argv: list[str]) -> int:
     if output_format != "text" and options["--prompt"] is None:
         raise SeriError(f"--output-format {output_format} is for a -p run: add -p PROMPT")
     if output_format != "text":
-        from seri.runtime.headless import run_headless
+        from seri.runtime.agent.headless import run_headless
 
         return run_headless(
             output_format,
@@ -143,11 +143,12 @@ def run(argv: list[str]) -> int:
     chat_options = _chat_options(options)
     profile = open_profile()
     if chat_options.prompt is None and sys.stdin.isatty():
-        from seri.runtime.repl import interactive
+        from seri.runtime.terminal.repl import interactive
 
+        gc.disable()  # until the prompt is drawn (seri.runtime.terminal.repl turns it back on)
         return interactive(profile, current_project(), chat_options)
-    from seri.runtime.chat_lines import scripted
-    from seri.runtime.chat_session import ChatSession
+    from seri.runtime.terminal.chat_lines import scripted
+    from seri.runtime.terminal.chat_session import ChatSession
 
     chat = ChatSession.open(profile, current_project(), chat_options)
     _opened()
@@ -156,7 +157,7 @@ def run(argv: list[str]) -> int:
             text = _prompt_text(chat_options.prompt)
             if not text.strip():
                 raise SeriError("the prompt is empty; give a task with -p TEXT or on stdin")
-            from seri.runtime.goal_session import chat_task
+            from seri.runtime.agent.goal_session import chat_task
 
             return chat.report(chat_task(chat, text), print_answer=True)
         return scripted(chat)
@@ -165,8 +166,8 @@ def run(argv: list[str]) -> int:
 
 
 def _chat_options(options: dict[str, Any]) -> ChatOptions:
-    from seri.pure.settings import budget_usd
-    from seri.runtime.chat_options import ChatOptions, tags_asked
+    from seri.pure.inputs.settings import budget_usd
+    from seri.runtime.terminal.chat_options import ChatOptions, tags_asked
 
     max_turns = options["--max-turns"]
     budget = options["--max-budget-usd"]
@@ -201,7 +202,7 @@ def _goal_options(options: dict[str, Any]) -> dict[str, Any]:
     if checks is not None:
         found["max_checks"] = positive_number(checks, "--max-checks", TURNS)
     if wall is not None:
-        from seri.pure.goals import wall_seconds
+        from seri.pure.agent.goals import wall_seconds
 
         seconds = wall_seconds(wall)
         if seconds is None:
@@ -216,9 +217,9 @@ def _goal_options(options: dict[str, Any]) -> dict[str, Any]:
 def _open_session(
     options: dict[str, Any], observers: tuple[EventObserver, ...]
 ) -> SessionController:
-    """The session of a -p run whose output is JSON (see seri.runtime.headless): opened as
+    """The session of a -p run whose output is JSON (see seri.runtime.agent.headless): opened as
     the chat opens it (its notes said on stderr), driven by the headless run."""
-    from seri.runtime.chat_session import ChatSession
+    from seri.runtime.terminal.chat_session import ChatSession
 
     chat_options = _chat_options(options)
     profile = open_profile()

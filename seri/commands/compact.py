@@ -44,11 +44,11 @@ from __future__ import annotations
 
 import sys
 
-from seri.pure.compaction_outcome import Why
-from seri.pure.errors import EXIT_OK, TaskUnfinished
-from seri.runtime.profile import open_profile
-from seri.runtime.running import parse_usage
-from seri.runtime.shell_compaction import ShellCompaction
+from seri.pure.compaction.compaction_outcome import Why
+from seri.pure.inputs.errors import EXIT_OK, TaskUnfinished
+from seri.runtime.agent.running import parse_usage
+from seri.runtime.compaction.shell_compaction import ShellCompaction
+from seri.runtime.session.profile import open_profile
 
 ATTEMPTS = 2
 
@@ -60,7 +60,7 @@ def run(argv: list[str]) -> int:
     job = ShellCompaction.open(profile, options["--session"], quiet=dry_run, hold=not dry_run)
     if options["--dry-run"]:
         try:
-            from seri.runtime.compact_plan import show_plan
+            from seri.runtime.compaction.compact_plan import show_plan
 
             return show_plan(job, options["--focus"] or "", as_json=options["--json"])
         finally:

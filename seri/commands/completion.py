@@ -25,7 +25,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-from seri.runtime.running import parse_usage
+from seri.runtime.agent.running import parse_usage
 
 IDS_SHOWN = 200
 
@@ -35,7 +35,7 @@ def run(argv: list[str]) -> int:
     if options["session-ids"]:
         return _session_ids()
     from seri.commands.main import COMMANDS
-    from seri.pure.completion_scripts import SHELLS, command_words, completion_script
+    from seri.pure.terminal.completion_scripts import SHELLS, command_words, completion_script
 
     shell = next(name for name in SHELLS if options[name])
     commands = {
@@ -47,9 +47,11 @@ def run(argv: list[str]) -> int:
 
 
 def _session_ids() -> int:
-    from seri.io.session_index import session_rows
-    from seri.io.store import DB_NAME, StoreError, open_store, profile_root
-    from seri.runtime.profile import current_project
+    from seri.io.session.profile_files import profile_root
+    from seri.io.session.session_index import session_rows
+    from seri.io.session.store import DB_NAME, open_store
+    from seri.io.session.store_errors import StoreError
+    from seri.runtime.session.profile import current_project
 
     if not (profile_root() / DB_NAME).exists():
         return 0  # no profile yet: nothing to complete, and nothing created

@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import sys
 
-from seri.runtime.profile import open_profile
-from seri.runtime.running import parse_usage
+from seri.runtime.agent.running import parse_usage
+from seri.runtime.session.profile import open_profile
 
 
 def run(argv: list[str]) -> int:
-    from seri.runtime.handoff import hand_off
+    from seri.runtime.session.handoff import hand_off
 
     options = parse_usage(__doc__ or "", argv)
     new_id = hand_off(open_profile(), options["--session"], options["--focus"] or "")

@@ -17,34 +17,18 @@ config.json (yours: they always run) and in the project's .seri/hooks.json or
 is now; any change to it asks again). `approve` with no name approves every waiting hook of
 the project; NAME is as `list` shows it ("<file> <event> #N"). `revoke` withdraws
 approvals (all of the project's when none is named). Events: SessionStart,
-UserPromptSubmit, PreToolUse, PostToolUse, PreCompact, PostCompact, Stop, SessionEnd.
-README: Hooks and skills.
+UserPromptSubmit, PreToolUse, PostToolUse, PreCompact, PostCompact, Stop, SubagentStart,
+SubagentStop, SessionEnd. README: Hooks and skills.
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-from seri.pure.errors import EXIT_OK
-from seri.runtime.profile import current_project, open_profile
-from seri.runtime.running import parse_usage
+from seri.runtime.agent.running import parse_usage
 
 
 def run(argv: list[str]) -> int:
     options = parse_usage(__doc__ or "", argv)
-    from seri.runtime import hook_review
+    from seri.runtime.extensions import hook_review
+    from seri.runtime.extensions.approval_review import run_review
 
-    profile = open_profile()
-    project = Path(current_project())
-    if options["list"]:
-        for line in hook_review.list_lines(profile, project, as_json=options["--json"]):
-            print(line)
-        return EXIT_OK
-    if options["approve"]:
-        lines = hook_review.approve(profile, project, options["<name>"])
-    else:
-        lines = hook_review.revoke(profile, project, options["<name>"])
-    for line in lines:
-        print(line, file=sys.stderr)
-    return EXIT_OK
+    return run_review(hook_review, options)

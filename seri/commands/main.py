@@ -72,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args == ["--version"]:
         print(f"seri {__version__}")
         return 0
-    from seri.runtime.running import run_guarded
+    from seri.runtime.agent.running import run_guarded
 
     _without_httpx_command_line()
     _tolerant_stdio()
@@ -101,9 +101,9 @@ def _tolerant_stdio() -> None:
 
 
 def _dispatch(args: list[str]) -> int:
-    from seri.pure.argv_text import undecodable_argument
-    from seri.pure.errors import EXIT_USAGE
-    from seri.pure.terminal_text import neutralise
+    from seri.pure.inputs.argv_text import undecodable_argument
+    from seri.pure.inputs.errors import EXIT_USAGE
+    from seri.pure.terminal.terminal_text import neutralise
 
     undecodable = undecodable_argument(args)
     if undecodable:
@@ -128,7 +128,7 @@ def command_words(args: list[str]) -> tuple[str, list[str]]:
     --help, --version among other words, or a bad line are docopt's to answer."""
     from docopt import DocoptExit, docopt
 
-    from seri.runtime.running import usage_error
+    from seri.runtime.agent.running import usage_error
 
     try:
         options = docopt(__doc__, args, version=f"seri {__version__}", options_first=True)

@@ -34,16 +34,16 @@ import os
 import sys
 from pathlib import Path
 
-from seri.pure.errors import EXIT_OK
-from seri.runtime.profile import current_project, open_profile
-from seri.runtime.running import parse_usage
+from seri.pure.inputs.errors import EXIT_OK
+from seri.runtime.agent.running import parse_usage
+from seri.runtime.session.profile import current_project, open_profile
 
 
 def run(argv: list[str]) -> int:
     options = parse_usage(__doc__ or "", argv)
-    from seri.runtime import mcp_review
-    from seri.runtime.chat_options import KEY_VARIABLES
-    from seri.runtime.running import load_settings_warned
+    from seri.runtime.agent.running import load_settings_warned
+    from seri.runtime.mcp import mcp_review
+    from seri.runtime.terminal.chat_options import KEY_VARIABLES
 
     profile = open_profile()
     project = Path(current_project())

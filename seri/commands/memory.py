@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import sys
 
-from seri.pure.errors import EXIT_OK
-from seri.runtime.memory_review import decide, entry_number, show_pending
-from seri.runtime.profile import open_profile
-from seri.runtime.running import parse_usage
+from seri.pure.inputs.errors import EXIT_OK
+from seri.runtime.agent.running import parse_usage
+from seri.runtime.session.profile import open_profile
+from seri.runtime.tools.memory_review import decide, entry_number, show_pending
 
 
 def run(argv: list[str]) -> int:

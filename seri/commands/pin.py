@@ -26,20 +26,20 @@ import json
 import sys
 import time
 
-from seri.io import conversations
-from seri.io.pins import add_pin, list_pins, remove_pin
-from seri.pure.errors import EXIT_OK
-from seri.pure.json_lines import line_safe
-from seri.pure.terminal_text import one_line
-from seri.runtime.profile import open_profile
-from seri.runtime.running import parse_usage, whole_number
+from seri.io.session import session_table
+from seri.io.session.pins import add_pin, list_pins, remove_pin
+from seri.pure.inputs.errors import EXIT_OK
+from seri.pure.terminal.terminal_text import one_line
+from seri.pure.trajectories.json_lines import line_safe
+from seri.runtime.agent.running import parse_usage, whole_number
+from seri.runtime.session.profile import open_profile
 
 
 def run(argv: list[str]) -> int:
     options = parse_usage(__doc__ or "", argv)
     profile = open_profile()
     store = profile.store
-    session_id = conversations.resolve_session_id(store, options["--session"])
+    session_id = session_table.resolve_session_id(store, options["--session"])
     if options["--list"]:
         pins = list_pins(store, session_id)
         for n, text in enumerate(pins, 1):

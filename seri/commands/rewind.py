@@ -30,13 +30,14 @@ from __future__ import annotations
 
 import sys
 
-from seri.io import conversations
-from seri.io.leases import Lease
-from seri.pure.errors import EXIT_OK
-from seri.pure.json_lines import json_line
-from seri.pure.terminal_text import neutralise
-from seri.runtime.profile import open_profile
-from seri.runtime.rewind import (
+from seri.io.session import session_table
+from seri.io.session.leases import Lease
+from seri.pure.inputs.errors import EXIT_OK
+from seri.pure.terminal.terminal_text import neutralise
+from seri.pure.trajectories.json_lines import json_line
+from seri.runtime.agent.running import parse_usage
+from seri.runtime.session.profile import open_profile
+from seri.runtime.session.rewind import (
     file_history_gone,
     listing,
     message_number,
@@ -44,14 +45,13 @@ from seri.runtime.rewind import (
     turn_dict,
     turns,
 )
-from seri.runtime.running import parse_usage
 
 
 def run(argv: list[str]) -> int:
     options = parse_usage(__doc__ or "", argv)
     profile = open_profile()
     store = profile.store
-    session_id = conversations.resolve_session_id(store, options["--session"])
+    session_id = session_table.resolve_session_id(store, options["--session"])
     if options["--to"] is None:
         listed = turns(store, session_id)
         if options["--json"]:

@@ -45,12 +45,12 @@ import io
 import sys
 from typing import TYPE_CHECKING
 
-from seri.io.session_index import listing_rows
-from seri.pure.number_ranges import LISTED_ROWS
-from seri.pure.terminal_text import neutralise, one_line
-from seri.pure.text_table import render_table
-from seri.runtime.profile import Profile, current_project, open_profile
-from seri.runtime.running import parse_usage, positive_number
+from seri.io.session.session_index import listing_rows
+from seri.pure.inputs.number_ranges import LISTED_ROWS
+from seri.pure.terminal.terminal_text import neutralise, one_line
+from seri.pure.terminal.text_table import render_table
+from seri.runtime.agent.running import parse_usage, positive_number
+from seri.runtime.session.profile import Profile, current_project, open_profile
 
 # Listing is what people and scripts run most (target: 50 ms with 1,000 sessions): json
 # loads only for the forms that use it.
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
 
-    from seri.pure.records import Session
+    from seri.pure.session.records import Session
 
 
 def run(argv: list[str]) -> int:
@@ -74,7 +74,7 @@ def run(argv: list[str]) -> int:
     if options["import"]:
         return _import_report(profile)
     if options["search"]:
-        from seri.runtime.sessions_search import search
+        from seri.runtime.session.sessions_search import search
 
         text = " ".join(options["<text>"])
         return search(
@@ -86,15 +86,15 @@ def run(argv: list[str]) -> int:
             limit=limit,
         )
     if options["export"]:
-        from seri.runtime.sessions_export import export
+        from seri.runtime.session.sessions_export import export
 
         return export(profile, options["<id>"][0], options["--format"])
     if options["rename"]:
-        from seri.runtime.sessions_manage import rename
+        from seri.runtime.session.sessions_manage import rename
 
         return rename(profile, options["<id>"][0], " ".join(options["<title>"]))
     if options["rm"]:
-        from seri.runtime.sessions_manage import remove
+        from seri.runtime.session.sessions_manage import remove
 
         return remove(profile, options["<id>"], assume_yes=options["--yes"])
     return _list(profile, all_projects=options["--all"], as_json=options["--json"], limit=limit)
@@ -131,8 +131,10 @@ def _list(profile: Profile, *, all_projects: bool, as_json: bool, limit: int | N
     more = limit is not None and len(rows) > limit
     rows = rows[:limit] if more else rows
     if as_json:
-        from seri.io.goal_listing import listed_goals
-        from seri.pure.json_lines import json_line  # json: only a --json listing pays for it
+        from seri.io.agent.goal_listing import listed_goals
+        from seri.pure.trajectories.json_lines import (
+            json_line,  # json: only a --json listing pays for it
+        )
 
         goals = listed_goals(profile.store, [str(row[0]) for row in rows])
         lines = (
@@ -144,7 +146,7 @@ def _list(profile: Profile, *, all_projects: bool, as_json: bool, limit: int | N
         where = "any project" if all_projects else project
         print(f"No sessions in {where}. Start one with `seri chat`.", file=sys.stderr)
         return 0
-    from seri.pure.human_units import cost_text, tokens_short
+    from seri.pure.terminal.human_units import cost_text, tokens_short
 
     short_local = _local_time_formatter()
     headers = ["ID", "UPDATED", "MSGS", "TOKENS", "COST", "MODEL"]
@@ -180,8 +182,8 @@ def _screen_rows() -> int:
 
 def listing_to_dict(row: Sequence[Any], goal: dict[str, Any] | None = None) -> dict[str, Any]:
     """A listing row (``session_index.listing_rows``) as the JSON object scripts rely on."""
-    from seri.pure import json_text
-    from seri.runtime.sessions_export import row_to_dict
+    from seri.pure.inputs import json_text
+    from seri.runtime.session.sessions_export import row_to_dict
 
     calls, input_tokens, output_tokens, cached, cost, costed, tags = row[8:15]
     return {
@@ -200,17 +202,17 @@ def listing_to_dict(row: Sequence[Any], goal: dict[str, Any] | None = None) -> d
 
 
 def _show(profile: Profile, raw_id: str, *, as_json: bool) -> int:
-    from seri.io import conversations
-    from seri.runtime.sessions_export import session_head, write_json_lines
+    from seri.io.session import session_table
+    from seri.runtime.session.sessions_export import session_head, write_json_lines
 
     store = profile.store
     with store.snapshot():
-        session_id = conversations.resolve_session_id(store, raw_id)
+        session_id = session_table.resolve_session_id(store, raw_id)
         state, head = session_head(store, session_id)
         if as_json:
             write_json_lines(sys.stdout, store, session_id, head)
             return 0
-        from seri.io.pager import paged
+        from seri.io.terminal.pager import paged
 
         with paged(sys.stdout) as out:  # on a terminal, through $PAGER (else less), as git
             _print_human(out, state.session, head, store, session_id)
@@ -308,8 +310,8 @@ def _print_messages(out: Any, store: Any, session_id: str) -> None:
     one character at a time) and saves a call per message."""
     import json
 
-    from seri.io import conversations
-    from seri.pure.shown_message import render_message
+    from seri.io.session import conversations
+    from seri.pure.session.shown_message import render_message
 
     write = _chunk_writer(out)
     decode = json.JSONDecoder().raw_decode
@@ -335,7 +337,7 @@ def _chunk_writer(out: Any) -> Callable[[str], None]:
     instead of a regex search and the stream's own encoding."""
     import codecs
 
-    from seri.pure.terminal_text import inert_utf8
+    from seri.pure.terminal.terminal_text import inert_utf8
 
     raw = getattr(out, "buffer", None)
     encoding = getattr(out, "encoding", None) or ""
@@ -358,7 +360,7 @@ def _chunk_writer(out: Any) -> Callable[[str], None]:
 
 
 def _import_report(profile: Profile) -> int:
-    from seri.io.session_index import legacy_import_marks
+    from seri.io.session.session_index import legacy_import_marks
 
     rows = [
         [name, status, detail or "-"] for name, status, detail in legacy_import_marks(profile.store)

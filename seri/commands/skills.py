@@ -25,30 +25,18 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from seri.pure.errors import EXIT_OK, EXIT_USAGE
-from seri.runtime.profile import current_project, open_profile
-from seri.runtime.running import parse_usage
+from seri.pure.inputs.errors import EXIT_OK, EXIT_USAGE
+from seri.runtime.agent.running import parse_usage
 
 
 def run(argv: list[str]) -> int:
     options = parse_usage(__doc__ or "", argv)
-    from seri.runtime import skill_review
+    from seri.runtime.extensions import skill_review
+    from seri.runtime.extensions.approval_review import run_review
 
     if options["validate"]:
         lines, ok = skill_review.validate([Path(d) for d in options["<directory>"]])
         for line in lines:
             print(line, file=sys.stderr if line.startswith("seri:") else sys.stdout)
         return EXIT_OK if ok else EXIT_USAGE
-    profile = open_profile()
-    project = Path(current_project())
-    if options["list"]:
-        for line in skill_review.list_lines(profile, project, as_json=options["--json"]):
-            print(line)
-        return EXIT_OK
-    if options["approve"]:
-        lines = skill_review.approve(profile, project, options["<name>"])
-    else:
-        lines = skill_review.revoke(profile, project, options["<name>"])
-    for line in lines:
-        print(line, file=sys.stderr)
-    return EXIT_OK
+    return run_review(skill_review, options)

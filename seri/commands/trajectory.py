@@ -58,14 +58,15 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, BinaryIO
 
-from seri.io.store import DB_NAME, Store, open_store, profile_root
-from seri.io.trajectory_store import ExportFilter, export_chunks
-from seri.pure.errors import EXIT_UNFINISHED, EXIT_USAGE, SeriError
-from seri.pure.timestamps import parse_since
-from seri.runtime.running import parse_usage
+from seri.io.session.profile_files import profile_root
+from seri.io.session.store import DB_NAME, Store, open_store
+from seri.io.trajectories.trajectory_store import ExportFilter, export_chunks
+from seri.pure.inputs.errors import EXIT_UNFINISHED, EXIT_USAGE, SeriError
+from seri.pure.terminal.timestamps import parse_since
+from seri.runtime.agent.running import parse_usage
 
 if TYPE_CHECKING:
-    from seri.pure.retention import PrunePlan
+    from seri.pure.trajectories.retention import PrunePlan
 
 # Chunks are gathered into writes of about this many bytes.
 WRITE_BYTES = 1 << 18
@@ -87,7 +88,7 @@ def run(argv: list[str]) -> int:
         return _status()
     if options["prune"]:
         return _prune(dry_run=options["--dry-run"])
-    from seri.runtime.trajectory_toggle import toggle_trajectory
+    from seri.runtime.trajectories.trajectory_toggle import toggle_trajectory
 
     value = "on" if options["on"] else "off"
     print(toggle_trajectory(profile_root(), value, os.environ), file=sys.stderr)
@@ -121,15 +122,15 @@ def _export(session: str | None, since_text: str | None, format_: str) -> int:
         return 0
     session_id = ""
     if session:
-        # Imported here: conversations brings the message codec, which export never needs.
-        from seri.io.conversations import resolve_session_id
+        # Imported here: the session table brings attrs and the records, which export never needs.
+        from seri.io.session.session_table import resolve_session_id
 
         session_id = resolve_session_id(store, session)
-    from seri.pure.json_lines import line_safe_bytes
+    from seri.pure.trajectories.json_lines import line_safe_bytes
 
     try:
         if format_ == "otlp":
-            from seri.runtime.otlp_export import export_otlp
+            from seri.runtime.trajectories.otlp_export import export_otlp
 
             return export_otlp(
                 store,
@@ -138,7 +139,7 @@ def _export(session: str | None, since_text: str | None, format_: str) -> int:
                 lambda c: _write_all(sys.stdout.buffer, (line_safe_bytes(b) for b in c)),
             )
         if format_ == "atif":
-            from seri.runtime.trajectory_atif import atif_lines
+            from seri.runtime.trajectories.trajectory_atif import atif_lines
 
             _write_all(sys.stdout.buffer, atif_lines(store, session_id, since))
             return 0
@@ -183,10 +184,10 @@ def _write_fully(out: BinaryIO, data: bytes) -> None:
 
 
 def _status() -> int:
-    from seri.io.trajectory_store import recording_counts
-    from seri.runtime.running import load_settings_warned
-    from seri.runtime.trajectory_start import window_words
-    from seri.runtime.trajectory_toggle import effective
+    from seri.io.trajectories.trajectory_store import recording_counts
+    from seri.runtime.agent.running import load_settings_warned
+    from seri.runtime.trajectories.trajectory_start import window_words
+    from seri.runtime.trajectories.trajectory_toggle import effective
 
     root = profile_root()
     enabled, source = effective(root, os.environ)
@@ -215,10 +216,10 @@ def _status() -> int:
 
 
 def _prune(*, dry_run: bool) -> int:
-    from seri.io.trajectory_prune import plan_prune, prune
-    from seri.runtime.profile import open_profile
-    from seri.runtime.running import load_settings_warned
-    from seri.runtime.trajectory_start import prune_warnings
+    from seri.io.trajectories.trajectory_prune import plan_prune, prune
+    from seri.runtime.agent.running import load_settings_warned
+    from seri.runtime.session.profile import open_profile
+    from seri.runtime.trajectories.trajectory_start import prune_warnings
 
     root = profile_root()
     settings = load_settings_warned(root)
@@ -244,9 +245,9 @@ def _prune(*, dry_run: bool) -> int:
 
 def _report(plan: PrunePlan, days: float, verb: str) -> None:
     """The list on stdout (one line per session or file), the sum on stderr."""
-    from seri.pure.text_table import render_table
-    from seri.pure.timestamps import iso_utc
-    from seri.runtime.trajectory_start import window_words
+    from seri.pure.terminal.text_table import render_table
+    from seri.pure.terminal.timestamps import iso_utc
+    from seri.runtime.trajectories.trajectory_start import window_words
 
     window = window_words(days)
     if plan.empty:

@@ -2,7 +2,7 @@
 
     python -m tests.captures.table > tests/captures/README.md
 
-tests/test_real_captures.py replays every row and checks the README is this output.
+tests/unit/provider/test_real_captures.py replays every row and checks the README is this output.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ CAPTURES = Path(__file__).resolve().parent / "captures.json"
 HEAD = """# Real provider captures, replayed
 
 Streams, error bodies, overflow messages, usage objects and model listings that real
-providers and servers sent, each with where it was found. `tests/test_real_captures.py`
+providers and servers sent, each with where it was found. `tests/unit/provider/test_real_captures.py`
 replays every one: HTTP bodies and SSE streams through seri's real client over loopback
 (`scripts/fake_model.py` serving the bytes), messages and listings through the pure readers.
 
@@ -26,7 +26,7 @@ are ours. Regenerate with `python -m tests.captures.table > tests/captures/READM
 
 | # | capture | source | verbatim | what seri does |
 | --- | --- | --- | --- | --- |
-"""
+"""  # noqa: E501
 
 
 def load() -> list[dict[str, Any]]:

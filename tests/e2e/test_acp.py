@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import resource
+import select
 import subprocess
 import sys
 import time
@@ -192,7 +193,10 @@ def test_a_prompt_streams_asks_and_maps_each_answer(seri_home: Path, project: Pa
 def test_cancel_mid_stream_keeps_what_was_done(seri_home: Path, project: Path) -> None:
     script = [
         {"tool_calls": [call("b1", "bash", command="echo kept > kept.txt")]},
-        {"text": "a long answer " * 40, "drip_interval": 0.01},
+        # ~43 KB in 40-byte writes 10 ms apart: the first words arrive at once, the rest takes
+        # ~10 s, so the cancel lands mid-stream (a byte at a time, the first words alone took
+        # seconds on a loaded machine).
+        {"text": "a long answer " * 40, "drip_interval": 0.01, "split_bytes": 40},
         {"text": "after the cancel"},
     ]
     editor = Editor(["allow_once"])
@@ -326,7 +330,8 @@ def test_a_client_that_disappears_mid_turn_leaves_a_consistent_session(
 ) -> None:
     script = [
         {"tool_calls": [call("b1", "bash", command="echo one > one.txt")]},
-        {"text": "slow " * 100, "drip_interval": 0.01},
+        # ~38 KB in 40-byte writes 10 ms apart (~10 s): the editor leaves mid-stream.
+        {"text": "slow " * 100, "drip_interval": 0.01, "split_bytes": 40},
         {"text": "resumed fine"},
     ]
     with FakeModel(script) as fake:
@@ -417,8 +422,9 @@ def test_compact_pin_and_rewind_as_commands_and_a_compacted_session_loads(
         if m.get("method") == "session/update"
         and m["params"]["update"]["sessionUpdate"] == "compaction_update"
     ]
-    assert len(told) == 1 and told[0]["status"] == "completed"
-    assert told[0]["_meta"]["seri"]["tokensAfter"] < told[0]["_meta"]["seri"]["tokensBefore"]
+    assert [t["status"] for t in told] == ["in_progress", "completed"]
+    assert told[0]["compactionId"] == told[1]["compactionId"]
+    assert told[1]["_meta"]["seri"]["tokensAfter"] < told[1]["_meta"]["seri"]["tokensBefore"]
     replayed = second.text()
     assert kinds[0] == "agent_message_chunk" and "keep X" in replayed.split("task 5")[0]
     assert "user_message_chunk" in kinds
@@ -503,3 +509,92 @@ def test_a_cancel_while_the_editor_is_asked_ends_the_turn_and_the_session_goes_o
     messages = requests[-1]["messages"]
     results = [m for m in messages if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in results] == ["b1"]
+
+
+def _peak_rss_kib(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line for line in status.splitlines() if line.startswith("VmHWM:")).split()[1])
+
+
+def test_a_line_over_the_limit_is_refused_without_being_held_and_it_serves_on(
+    seri_home: Path, project: Path
+) -> None:
+    """100 MB without a newline: a JSON-RPC error as soon as the 64 MiB limit is passed,
+    seri's peak memory grows by less than the line, and the next line is served."""
+    proc = subprocess.Popen(
+        [SERI, "acp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=seri_env(seri_home),
+        cwd=project,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+
+        def send(data: bytes) -> None:
+            assert proc.stdin is not None
+            proc.stdin.write(data)
+            proc.stdin.flush()
+
+        def answer() -> dict[str, Any]:
+            assert proc.stdout is not None
+            ready, _, _ = select.select([proc.stdout], [], [], 30)
+            assert ready, "seri acp did not answer within 30 s"
+            body: dict[str, Any] = json.loads(proc.stdout.readline())
+            return body
+
+        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+        send(json.dumps(initialize).encode() + b"\n")
+        assert "result" in answer()
+        before = _peak_rss_kib(proc.pid)
+        piece = b"x" * (1 << 20)
+        send(b'{"jsonrpc": "2.0", "id": 2, "method": "session/list", "params": {"cwd": "')
+        for _ in range(100):
+            send(piece)
+        refused = answer()  # before the line has ended
+        grown_mib = (_peak_rss_kib(proc.pid) - before) / 1024
+        send(b'"}}\n' + json.dumps({"jsonrpc": "2.0", "id": 3, "method": "session/list"}).encode())
+        send(b"\n")
+        served = answer()
+    finally:
+        proc.stdin.close()
+        proc.wait(30)
+    assert refused["id"] is None
+    assert refused["error"]["code"] == -32700
+    assert "longer than seri's limit of 64 MiB" in refused["error"]["message"]
+    assert grown_mib < 80, f"seri's peak memory grew by {grown_mib:.0f} MiB"
+    assert served["id"] == 3 and "result" in served
+
+
+def test_a_config_warning_is_said_once_a_session(seri_home: Path, project: Path) -> None:
+    """config.json is read once per session/new (the key is looked for in that reading),
+    so its warnings reach stderr once."""
+    seri_home.mkdir(parents=True, exist_ok=True)
+    (seri_home / "config.json").write_text(json.dumps({"modle": "x"}))
+    with FakeModel([]) as fake:
+        lines = [
+            json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}),
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "session/new",
+                    "params": {"cwd": str(project), "mcpServers": []},
+                }
+            ),
+        ]
+        done = subprocess.run(
+            [SERI, "acp"],
+            input="\n".join(lines) + "\n",
+            capture_output=True,
+            text=True,
+            env=_env(seri_home, fake),
+            cwd=project,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    answers = {a.get("id"): a for a in map(json.loads, done.stdout.splitlines())}
+    assert "sessionId" in answers[2]["result"]
+    assert done.stderr.count("unknown key 'modle'") == 1, done.stderr

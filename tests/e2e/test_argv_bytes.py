@@ -14,7 +14,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from seri.pure.argv_text import undecodable_argument
+from seri.pure.inputs.argv_text import undecodable_argument
 from tests.conftest import SERI, seri_env
 
 

@@ -91,7 +91,7 @@ def test_golden_slash_menu_init_and_a_model_typo(
 
 def test_at_completion_lists_only_the_project(tmp_path: Path) -> None:
     """``@`` completes names inside the project, never a sibling whose name starts like it."""
-    from seri.runtime.prompt_completer import _project_paths
+    from seri.runtime.terminal.prompt_completer import _project_paths
 
     project, sibling = tmp_path / "proj", tmp_path / "proj-other"
     (project / "src").mkdir(parents=True)

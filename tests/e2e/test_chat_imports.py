@@ -28,9 +28,9 @@ NEVER_ON_THE_WAY = {
     "pygments",
     "cattrs",
     "mcp",
-    "seri.io.mcp_hub",
-    "seri.io.mcp_http",
-    "seri.runtime.repl",
+    "seri.io.mcp.mcp_hub",
+    "seri.io.mcp.mcp_http",
+    "seri.runtime.terminal.repl",
 }
 
 
@@ -63,18 +63,26 @@ def test_a_task_loads_httpx_and_nothing_of_the_terminal_chat_or_mcp(
     assert done.stdout == "done\n"
     assert len(asked) == 1
     loaded = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line}
-    assert {"httpx", "seri.io.provider", "seri.io.http_client"} <= loaded  # read right
+    assert {
+        "httpx",
+        "seri.io.provider.provider",
+        "seri.io.provider.http_client",
+    } <= loaded  # read right
     assert not NEVER_ON_THE_WAY & loaded
     assert "docopt" in loaded
 
 
 # What only reading an answer needs: loaded after the request has gone out.
 AFTER_THE_REQUEST = {
-    "seri.pure.sse",
-    "seri.pure.stream_assembly",
-    "seri.pure.provider_errors",
-    "seri.pure.retry_plan",
-    "seri.pure.server_windows",
+    "seri.pure.provider.sse",
+    "seri.pure.provider.stream_assembly",
+    "seri.pure.provider.delta_parts",
+    "seri.pure.provider.reported_usage",
+    "seri.pure.provider.provider_errors",
+    "seri.pure.provider.provider_error_body",
+    "seri.pure.provider.retry_hints",
+    "seri.pure.provider.retry_plan",
+    "seri.pure.provider.server_windows",
 }
 
 # seri's own entry point, with an audit hook that writes the loaded modules down when the
@@ -112,7 +120,7 @@ def test_what_reads_the_answer_loads_after_the_request_is_out_and_the_collector_
     assert done.stdout == "done\n"
     at_connect = json.loads(noted.read_text())
     before = set(at_connect["modules"])
-    assert {"httpx", "seri.io.provider"} <= before  # noted where the request is sent
+    assert {"httpx", "seri.io.provider.provider"} <= before  # noted where the request is sent
     assert not AFTER_THE_REQUEST & before
     # Off while the session opened (seri.commands.chat), on again once it was open, with
     # what start-up made set aside.

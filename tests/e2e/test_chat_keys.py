@@ -19,8 +19,10 @@ from tests.e2e.test_golden_terminal import (
 )
 from tests.tmux_terminal import PROMPT, TmuxTerminal
 
-# About four seconds of answer, a byte at a time: long enough to paste into.
-SLOW = {"text": "Streaming slowly. " * 6, "drip_interval": 0.003}
+# About seven seconds of answer (8 KB of stream in 100-byte writes 80 ms apart): long enough
+# to paste into. A byte at a time, as it was, paid the scheduler's wake-up for each of the
+# 8,323 bytes: 25 s on paper, 40-50 s on a loaded CI machine.
+SLOW = {"text": "Streaming slowly. " * 6, "drip_interval": 0.08, "split_bytes": 100}
 
 
 def test_golden_a_paste_while_the_answer_streams_is_one_more_request(

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from scripts.fake_model import FakeModel
-from seri import __version__
 from tests.conftest import seri_env
 from tests.e2e.test_chat import call, chat_env
-from tests.e2e.test_golden_terminal import APPROVAL, _env, _open, check_golden
+from tests.e2e.test_chat_narrow import edited_at_sixty_columns
+from tests.e2e.test_golden_terminal import _env, _open, check_golden
 from tests.e2e.test_interactive import Terminal
 from tests.tmux_terminal import TmuxTerminal
 
@@ -66,16 +66,7 @@ def test_golden_wide_characters_wrap_by_columns_under_their_indent(
         {"tool_calls": [call("e1", "edit", path="app.py", old_string="x = 1\n", new_string=wide)]},
         {"text": "Done."},
     ]
-    with FakeModel(script) as fake:
-        terminal = TmuxTerminal(project, _env(seri_home, fake), ("chat",), columns=60)
-        terminals.append(terminal)
-        terminal.wait_for(f"seri {__version__} · ")
-        terminal.wait_for_prompt()
-        terminal.line("widen it")
-        terminal.wait_for(APPROVAL)
-        terminal.keys("Enter")
-        terminal.wait_for_prompt(2)
-        screen = terminal.history()
+    screen = edited_at_sixty_columns(project, seri_home, terminals, script, "widen it")
     lines = screen.splitlines()
     added = next(i for i, line in enumerate(lines) if line.startswith("  +x = '漢字"))
     # Every piece of the + line goes on under its text, none at column 0.

@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from scripts.fake_model import FakeModel
-from seri import __version__
 from tests.e2e.test_chat import call
-from tests.e2e.test_golden_terminal import APPROVAL, _env, check_golden
+from tests.e2e.test_golden_terminal import APPROVAL, _env, _open, check_golden
 from tests.tmux_terminal import TmuxTerminal
 
 
@@ -32,16 +31,7 @@ def test_golden_sixty_columns_wrap_with_the_indent(
         },
         {"text": "Longer now."},
     ]
-    with FakeModel(script) as fake:
-        terminal = TmuxTerminal(project, _env(seri_home, fake), ("chat",), columns=60)
-        terminals.append(terminal)
-        terminal.wait_for(f"seri {__version__} · ")
-        terminal.wait_for_prompt()
-        terminal.line("make it longer")
-        terminal.wait_for(APPROVAL)
-        terminal.keys("Enter")
-        terminal.wait_for_prompt(2)
-        screen = terminal.history()
+    screen = edited_at_sixty_columns(project, seri_home, terminals, script, "make it longer")
     lines = screen.splitlines()
     added = next(i for i, line in enumerate(lines) if line.startswith("  +    return 'a greeting"))
     assert lines[added + 1].startswith("   ")  # the rest of the + line, under its text
@@ -50,3 +40,21 @@ def test_golden_sixty_columns_wrap_with_the_indent(
     assert lines[-1].rstrip().endswith("│ /help · Ctrl-D quit")
     assert all(len(line) <= 60 for line in lines)
     check_golden("sixty_columns", screen, project)
+
+
+def edited_at_sixty_columns(
+    project: Path,
+    seri_home: Path,
+    terminals: list[TmuxTerminal],
+    script: list[dict[str, Any]],
+    words: str,
+) -> str:
+    """The whole screen of a 60-column chat where ``words`` get an edit, asked about and
+    allowed, and its answer."""
+    with FakeModel(script) as fake:
+        terminal = _open(terminals, project, _env(seri_home, fake), columns=60)
+        terminal.line(words)
+        terminal.wait_for(APPROVAL)
+        terminal.keys("Enter")
+        terminal.wait_for_prompt(2)
+        return terminal.history()

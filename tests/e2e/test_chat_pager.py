@@ -72,7 +72,7 @@ def test_short_output_and_a_pipe_are_never_paged_sessions_show_on_a_terminal_is(
 
 
 def test_the_pager_is_chosen_as_git_chooses_it() -> None:
-    from seri.io.pager import pager_command
+    from seri.io.terminal.pager import pager_command
 
     assert pager_command({}) == ["less"]
     assert pager_command({"PAGER": "most -s"}) == ["most", "-s"]

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from scripts.fake_model import FakeModel
-from seri.pure.human_units import tokens_short
+from seri.pure.terminal.human_units import tokens_short
 from tests.conftest import SERI, RunSeri, seri_env
 from tests.e2e.test_chat import call, chat_env
 from tests.e2e.test_compaction import (
@@ -183,7 +183,7 @@ def test_a_denial_reason_and_a_tool_error_reach_the_model(run_seri: RunSeri, pro
 
 
 def test_always_for_a_deletion_offers_the_exact_command_only() -> None:
-    from seri.pure.approval import command_rule
+    from seri.pure.permissions.approval import command_rule
 
     assert command_rule(("rm", "-rf", "build")) == "bash(rm -rf build)"
     assert command_rule(("rm", "-rf", "*.o")) == ""  # a glob: no rule rather than a broad one
@@ -215,4 +215,4 @@ def test_the_quick_commands_never_load_attrs_or_the_records(
     )
     assert done.returncode == 0, done.stderr
     loaded = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line}
-    assert not {"attrs", "attr", "seri.pure.records", "httpx"} & loaded
+    assert not {"attrs", "attr", "seri.pure.session.records", "httpx"} & loaded

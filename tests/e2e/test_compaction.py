@@ -19,9 +19,10 @@ from typing import Any
 import pytest
 
 from scripts.fake_model import FakeModel, _State, estimate_tokens
-from seri.pure.recap import RECAP_HEADER, SUMMARIZER_PROMPT
-from seri.pure.tool_definitions import tool_definition_chars
-from seri.runtime.agent import PARENT_TOOLS
+from seri.pure.compaction.recap_rendering import RECAP_HEADER
+from seri.pure.compaction.summarizer_request import SUMMARIZER_PROMPT
+from seri.pure.tools.tool_definitions import tool_definition_chars
+from seri.runtime.agent.agent import PARENT_TOOLS
 from tests.conftest import RunSeri
 from tests.request_schema import assert_valid_request, pairing_ok
 from tests.store_writes import append_latest
@@ -719,8 +720,8 @@ def test_seri_compact_on_a_short_session(run_seri: RunSeri, seri_home: Path) -> 
 def append_turn(home: Path, session_id: str, text: str) -> None:
     """Another writer's turn (one that bypasses the lease, like an older seri), written
     through the store API while compaction runs: the revision check still guards the swap."""
-    from seri.io.store import open_store
-    from seri.pure.records import Message
+    from seri.io.session.store import open_store
+    from seri.pure.session.records import Message
 
     store = open_store(home)
     try:

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from scripts.fake_model import FakeModel, Utf8Ratio
-from seri.pure.recap import RECAP_HEADER
+from seri.pure.compaction.recap_rendering import RECAP_HEADER
 from tests.inprocess import Ran, run_seri_here
 from tests.request_schema import pairing_ok
 
@@ -371,7 +371,7 @@ def test_a_resumed_session_never_measured_is_priced_not_refused(tmp_path: Path) 
     """A llama.cpp slot of 32k whose tokenizer counts 3 tokens per 4 bytes (three times
     seri's estimate on English). The imported session is under half of 32k by seri's count,
     and was sent whole and refused before (issue 31: a session never measured was judged at
-    scale 1). Now its first request is priced by its own text (seri.pure.token_prior),
+    scale 1). Now its first request is priced by its own text (seri.pure.provider.token_prior),
     compacted before it is sent, and nothing is refused. (Learning a window from a refusal:
     test_learned_window.)"""
     seri = Seri(tmp_path, 32_000)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 from scripts.fake_model import FakeModel
@@ -23,7 +22,9 @@ RECAP = '{"goal": "g", "progress": ["p"], "blockers": [], "next_steps": ["n"]}'
 def test_the_summarizer_sees_the_whole_results_size(
     run_seri: RunSeri, seri_home: Path, project: Path
 ) -> None:
-    shutil.copy(REPO / "README.md", project / "notes.md")  # a real file, ~78 KB
+    # Real text, over 100 KB: the README's reference, which lives in docs/ now.
+    reference = sorted((REPO / "docs").glob("*.md"))
+    (project / "notes.md").write_bytes(b"".join(path.read_bytes() for path in reference))
     seri_home.mkdir(parents=True, exist_ok=True)
     config = {"context_window": 8_000, "compaction": {"keep_tokens": 60, "elide_bytes": 1_000}}
     (seri_home / "config.json").write_text(json.dumps(config))

@@ -303,7 +303,7 @@ def test_a_check_the_rules_deny_is_refused_before_any_call(
 
 
 def _sandboxes() -> list[str]:
-    from seri.io.sandbox import detect
+    from seri.io.permissions.sandbox import detect
 
     return [kind for kind in ("bubblewrap", "landlock") if detect(kind).kind == kind]
 

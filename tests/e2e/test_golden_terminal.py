@@ -19,7 +19,7 @@ from seri import __version__
 from tests.conftest import RunSeri, seri_env
 from tests.e2e.test_chat import call, chat_env
 from tests.golden_files import check_golden as check_golden_file
-from tests.tmux_terminal import TmuxTerminal, normalised
+from tests.tmux_terminal import COLUMNS, TmuxTerminal, normalised
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "terminal"
 APPROVAL = "allow? [1]"
@@ -35,9 +35,13 @@ def _env(seri_home: Path, fake: FakeModel, **extra: str) -> dict[str, str]:
 
 
 def _open(
-    terminals: list[TmuxTerminal], project: Path, env: dict[str, str], *args: str
+    terminals: list[TmuxTerminal],
+    project: Path,
+    env: dict[str, str],
+    *args: str,
+    columns: int = COLUMNS,
 ) -> TmuxTerminal:
-    terminal = TmuxTerminal(project, env, ("chat", *args))
+    terminal = TmuxTerminal(project, env, ("chat", *args), columns=columns)
     terminals.append(terminal)
     terminal.wait_for(f"seri {__version__} · ")  # the banner: the session is open
     terminal.wait_for_prompt()
@@ -401,8 +405,8 @@ def test_the_interactive_chat_holds_its_session_until_clear_and_exit(
     """One writer per session in the prompt_toolkit chat too: while it works on a session
     another `--resume` of it (interactive or not) is refused naming its pid; /clear gives the
     old session back; leaving gives back the new one."""
-    from seri.io import leases
-    from seri.io.store import open_store
+    from seri.io.session import leases
+    from seri.io.session.store import open_store
 
     script: list[dict[str, Any]] = [
         {"text": "First answer."},
@@ -440,9 +444,9 @@ def test_the_interactive_chat_holds_its_session_until_clear_and_exit(
 
 
 def conversations_ids(store: Any) -> list[str]:
-    from seri.io import conversations
+    from seri.io.session import session_table
 
-    return [s.id for s in conversations.list_sessions(store, None)]
+    return [s.id for s in session_table.list_sessions(store, None)]
 
 
 def test_a_prompt_file_skipped_behind_the_prompt_is_said_above_it(

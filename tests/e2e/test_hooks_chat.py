@@ -2,9 +2,10 @@
 ``seri`` against the loopback fake model, with Claude Code's JSON on stdin and Claude Code's
 exit codes and JSON output, recorded in the trajectory and shown as one line.
 
-One of them is a Claude Code hook from a public repository, unchanged (NTCoding/
-living-architecture's block-dangerous-commands.sh with its .claude/settings.json; see
-tests/third_party/hooks/SOURCES.md), run as a project hook before and after approval."""
+Two of them are Claude Code hooks from public repositories, unchanged (NTCoding/
+living-architecture's block-dangerous-commands.sh with its .claude/settings.json, run as a
+project hook before and after approval; anthropics/claude-plugins-official's
+validate-bash.sh, the person's own; see tests/third_party/hooks/SOURCES.md)."""
 
 from __future__ import annotations
 
@@ -14,11 +15,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import apsw
+
 from scripts.fake_model import FakeModel
+from seri.io.session.store import DB_NAME
 from tests.conftest import RunSeri
 from tests.e2e.test_chat import call, chat_env
 
 PUBLIC = Path(__file__).parent.parent / "third_party" / "hooks" / "living-architecture"
+# anthropics/claude-plugins-official's example PreToolUse hook that validates Bash commands.
+VALIDATE_BASH = Path(__file__).parent.parent / "third_party" / "hooks" / "plugin-dev"
 
 # A Python hook: denies rm -rf with a reason (Claude Code's JSON output) and logs its input.
 DENY_RM = """\
@@ -216,6 +222,26 @@ def test_a_project_hook_runs_only_once_approved(run_seri: RunSeri, project: Path
     assert [r["state"] for r in listed] == ["changed since approved"]
 
 
+def test_a_project_hooks_approval_row_and_line_hold_no_secret(
+    run_seri: RunSeri, project: Path, seri_home: Path
+) -> None:
+    """What the approval keeps of a hook is its masked entry (seri.pure.permissions.trust), as for
+    an MCP server: a token written in the command reaches neither seri.db nor the screen."""
+    token = "Bearer " + "t0ken" * 8
+    command = f"curl -s -H 'Authorization: {token}' https://example.invalid/hook"
+    (project / ".claude").mkdir()
+    settings = {"hooks": _command("UserPromptSubmit", command)}
+    (project / ".claude" / "settings.json").write_text(json.dumps(settings))
+    approved = run_seri("hooks", "approve")
+    assert approved.returncode == 0, approved.stderr
+    assert "Approved project hook" in approved.stderr and "t0ken" not in approved.stderr
+    conn = apsw.Connection(str(seri_home / DB_NAME))
+    (shown,) = (row[0] for row in conn.execute("SELECT shown FROM mcp_approvals"))
+    conn.close()
+    assert "t0ken" not in shown and "[REDACTED]" in shown
+    assert "example.invalid" in shown  # the rest of the entry is kept to review
+
+
 # A Python hook for every event: it logs what it is given and answers in Claude Code's forms.
 EVERY_EVENT = """\
 import json, sys
@@ -326,4 +352,140 @@ def test_a_subagents_tool_calls_run_the_hooks_too(
     runs = _hook_runs(run_seri)
     assert [(r["event"], r["tool_call"], r["decision"]) for r in runs] == [
         ("PreToolUse", "b1", "deny")
+    ]
+
+
+# A Python hook for every event: logs its input; gives a subagent context at its start, sends
+# it back once at its end (exit 2, Claude Code's blocking error), then lets it end.
+SUBAGENT_GATE = """\
+import json, sys
+data = json.load(sys.stdin)
+with open("events.jsonl", "a") as log:
+    log.write(json.dumps(data) + "\\n")
+if data["hook_event_name"] == "SubagentStop" and not data["stop_hook_active"]:
+    print("cite the file you read", file=sys.stderr)
+    sys.exit(2)
+if data["hook_event_name"] == "SubagentStart":
+    print(json.dumps({"hookSpecificOutput": {"hookEventName": "SubagentStart",
+        "additionalContext": "notes.txt is in the project's root"}}))
+"""
+
+
+def test_a_subagents_start_and_end_run_subagent_start_and_stop(
+    run_seri: RunSeri, project: Path, seri_home: Path
+) -> None:
+    """As in Claude Code: a subagent's start runs SubagentStart (its context goes with the
+    subagent's prompt, which runs no UserPromptSubmit hook), its tool calls run PreToolUse
+    and its end runs SubagentStop (matched on the agent type), which can send it back to
+    work; the session's Stop runs for the parent's end only. The subagent's hooks are told
+    its id and type."""
+    (project / "gate.py").write_text(SUBAGENT_GATE)
+    (project / "notes.txt").write_text("notes\n")
+    command = f"{sys.executable} gate.py"
+    hooks = {
+        **_command("SubagentStart", command, "general-purpose"),
+        **_command("SubagentStop", command, "general-purpose"),
+        **_command("Stop", command),
+        **_command("PreToolUse", command),
+        **_command("UserPromptSubmit", command),
+    }
+    _config(seri_home, hooks)
+    script: list[dict[str, Any]] = [
+        {"tool_calls": [call("t1", "task", description="read", prompt="read notes.txt")]},
+        {"tool_calls": [call("r1", "read_file", path="notes.txt")]},
+        {"text": "it says notes"},
+        {"text": "notes.txt says notes"},
+        {"text": "the subagent read it"},
+    ]
+    with FakeModel(script) as fake:
+        done = run_seri("chat", "--allow", "task", "-p", "read it", env=chat_env(fake))
+        requests = fake.requests
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "the subagent read it"
+    child_prompt = requests[1]["messages"][1:]
+    assert child_prompt == [
+        {"role": "user", "content": "read notes.txt"},
+        {"role": "user", "content": "[hook UserPromptSubmit]\nnotes.txt is in the project's root"},
+    ]
+    sent_back = requests[3]["messages"][-1]
+    assert sent_back == {"role": "user", "content": "[hook SubagentStop]\ncite the file you read"}
+    assert "notes.txt says notes" in _tool_results(requests[4])[0]
+    seen = [json.loads(line) for line in (project / "events.jsonl").read_text().splitlines()]
+    assert [(s["hook_event_name"], s.get("agent_type")) for s in seen] == [
+        ("UserPromptSubmit", None),
+        ("PreToolUse", None),
+        ("SubagentStart", "general-purpose"),
+        ("PreToolUse", "general-purpose"),
+        ("SubagentStop", "general-purpose"),
+        ("SubagentStop", "general-purpose"),
+        ("Stop", None),
+    ]
+    child = seen[2]["agent_id"]
+    assert child and all(s["agent_id"] == child for s in seen[2:6])
+    assert all("agent_id" not in s for s in (seen[0], seen[1], seen[6]))
+    assert seen[4]["stop_hook_active"] is False and seen[5]["stop_hook_active"] is True
+    assert seen[4]["last_assistant_message"] == "it says notes"
+    assert seen[6]["last_assistant_message"] == "the subagent read it"
+    runs = _hook_runs(run_seri)
+    assert [(r["event"], r["decision"]) for r in runs] == [
+        ("UserPromptSubmit", "none"),
+        ("PreToolUse", "none"),
+        ("SubagentStart", "context"),
+        ("PreToolUse", "none"),
+        ("SubagentStop", "block"),
+        ("SubagentStop", "none"),
+        ("Stop", "none"),
+    ]
+
+
+def test_a_subagent_stop_hook_matching_another_type_does_not_run(
+    run_seri: RunSeri, project: Path, seri_home: Path
+) -> None:
+    (project / "gate.py").write_text(SUBAGENT_GATE)
+    _config(seri_home, _command("SubagentStop", f"{sys.executable} gate.py", "code-reviewer"))
+    script: list[dict[str, Any]] = [
+        {"tool_calls": [call("t1", "task", description="say", prompt="say hi")]},
+        {"text": "hi"},
+        {"text": "it said hi"},
+    ]
+    with FakeModel(script) as fake:
+        done = run_seri("chat", "--allow", "task", "-p", "go", env=chat_env(fake))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "it said hi"
+    assert not (project / "events.jsonl").exists()
+
+
+def test_anthropics_bash_validator_example_runs_unchanged(
+    run_seri: RunSeri, project: Path, seri_home: Path
+) -> None:
+    """The plugin-dev example hook from anthropics/claude-plugins-official, byte for byte,
+    configured as its header says (PreToolUse on Bash): it reads Claude Code's stdin with
+    jq and blocks with exit 2, its stderr the reason the model reads. `rm -rf` and `sudo`
+    are denied and never run; `ls` runs."""
+    hooks_dir = project / ".claude" / "hooks"
+    hooks_dir.mkdir(parents=True)
+    shutil.copy2(VALIDATE_BASH / "validate-bash.sh", hooks_dir / "validate-bash.sh")
+    (project / "build").mkdir()
+    command = '"$CLAUDE_PROJECT_DIR"/.claude/hooks/validate-bash.sh'
+    _config(seri_home, _command("PreToolUse", command, "Bash"))
+    script: list[dict[str, Any]] = [
+        {"tool_calls": [call("b1", "bash", command="rm -rf build")]},
+        {"tool_calls": [call("b2", "bash", command="ls")]},
+        {"tool_calls": [call("b3", "bash", command="sudo ls")]},
+        {"text": "done"},
+    ]
+    with FakeModel(script) as fake:
+        done = run_seri("chat", "--allow", "bash", "-p", "clean up", env=chat_env(fake))
+        requests = fake.requests
+    assert done.returncode == 0, done.stderr
+    assert (project / "build").is_dir()
+    denied, listed, elevated = _tool_results(requests[3])
+    assert "Dangerous command detected: rm -rf" in denied
+    assert "build" in listed
+    assert "Command requires elevated privileges" in elevated
+    runs = _hook_runs(run_seri)
+    assert [(r["tool_call"], r["exit_code"], r["decision"]) for r in runs] == [
+        ("b1", 2, "deny"),
+        ("b2", 0, "none"),
+        ("b3", 2, "deny"),
     ]

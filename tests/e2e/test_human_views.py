@@ -9,7 +9,7 @@ pseudo-terminal (the installed `seri`), and its output must hold none of them ra
 line may begin with the forged row.
 
 The commands come from the CLI's own list (``seri.commands.main.COMMANDS``) and the slash
-commands from the chat's registry (``seri.runtime.slash.COMMANDS``): a new one fails this
+commands from the chat's registry (``seri.runtime.terminal.slash.COMMANDS``): a new one fails this
 test until its views are added below. Machine forms (``--json``, ``export``) keep the
 exact text on purpose and are named, with why, in ``DATA_FORMS``.
 """
@@ -23,7 +23,7 @@ from typing import Any
 
 from scripts.fake_model import FakeModel
 from seri.commands.main import COMMANDS
-from seri.runtime.slash import COMMANDS as SLASH_COMMANDS
+from seri.runtime.terminal.slash import COMMANDS as SLASH_COMMANDS
 from tests.conftest import RunSeri, seri_env
 from tests.e2e.test_chat import call, chat_env
 from tests.e2e.test_interactive import PROMPT, Terminal

@@ -25,7 +25,8 @@ FILE_BYTES = 6_000  # about 1,500 tokens a task: a compaction every few tasks
 
 # Each answer in one piece: what is long here is the session, not the stream. The fake's
 # default 4-character pieces in 7-byte HTTP chunks cost about two thirds of this run; the
-# other e2e tests get those cut streams (and tests/test_provider_client.py cuts them anywhere).
+# other e2e tests get those cut streams (and tests/unit/provider/test_provider_client.py cuts them
+# anywhere).
 WHOLE = {"piece_chars": 10_000, "split_bytes": 1 << 16}
 
 

@@ -6,6 +6,8 @@ with opentelemetry-proto's own messages.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import time
 from collections import Counter
@@ -52,6 +54,47 @@ def _run_task(run_seri: RunSeri, script: list[dict[str, Any]] | None = None) -> 
         )
     assert result.returncode == 0, result.stderr
     return str(json.loads(run_seri("sessions", "--json").stdout.splitlines()[0])["id"])
+
+
+@pytest.fixture(scope="module")
+def seeded_profile(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A profile holding one run of ``task_script()`` by the installed seri, made once per
+    module (per xdist worker): the tests that export that same task copy it (``task_run``)
+    instead of each running it again."""
+    root = tmp_path_factory.mktemp("otlp-seed")
+    home, project = root / "profile", Path(os.path.realpath(root / "project"))
+    project.mkdir()
+    with FakeModel(task_script()) as fake:
+        args = ("chat", "--allow", "task", "--allow", "write_file", "-p", "do it")
+        ran = subprocess.run(
+            [SERI, *args],
+            env=seri_env(home, chat_env(fake)),
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert ran.returncode == 0, ran.stderr
+    listed = subprocess.run(
+        [SERI, "sessions", "--json"],
+        env=seri_env(home),
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    return home, str(json.loads(listed.stdout.splitlines()[0])["id"])
+
+
+@pytest.fixture
+def task_run(seeded_profile: tuple[Path, str], seri_home: Path) -> str:
+    """The test's own copy of the seeded profile (its seri.db, the task's trajectory in it):
+    what ``_run_task`` would have left. Returns the session's id."""
+    home, session = seeded_profile
+    shutil.copytree(home, seri_home)
+    return session
 
 
 def export_otlp(run_seri: RunSeri, endpoint: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -103,8 +146,10 @@ def check_parenting(spans: list[Any]) -> None:
             assert span.end_time_unix_nano <= parent.end_time_unix_nano
 
 
-def test_a_task_lands_as_one_trace_in_the_genai_shape(run_seri: RunSeri, seri_home: Path) -> None:
-    session = _run_task(run_seri)
+def test_a_task_lands_as_one_trace_in_the_genai_shape(
+    run_seri: RunSeri, seri_home: Path, task_run: str
+) -> None:
+    session = task_run
     with OtlpReceiver() as receiver:
         result = _export(
             run_seri,
@@ -182,8 +227,8 @@ def test_a_task_lands_as_one_trace_in_the_genai_shape(run_seri: RunSeri, seri_ho
     assert HEADER_SECRET.encode() not in (seri_home / "seri.db").read_bytes()
 
 
+@pytest.mark.usefixtures("task_run")
 def test_the_totals_match_the_jsonl_export_and_the_metrics_add_up(run_seri: RunSeri) -> None:
-    _run_task(run_seri)
     lines = _jsonl(run_seri)
     calls = [line for line in lines if line["type"] in ("model_call", "summary_call")]
     with OtlpReceiver() as receiver:
@@ -208,10 +253,10 @@ def test_the_totals_match_the_jsonl_export_and_the_metrics_add_up(run_seri: RunS
     assert all(sum(p.bucket_counts) == p.count for p in [*tokens, *durations])
 
 
+@pytest.mark.usefixtures("task_run")
 def test_json_and_protobuf_carry_the_same_spans_and_sending_again_repeats_the_ids(
     run_seri: RunSeri,
 ) -> None:
-    _run_task(run_seri)
     sent: dict[str, list[Any]] = {}
     for protocol in ("http/protobuf", "http/json", "http/protobuf"):
         with OtlpReceiver() as receiver:
@@ -256,8 +301,8 @@ def test_content_only_with_the_opt_in_and_then_redacted(run_seri: RunSeri) -> No
     assert HEADER_SECRET.encode() not in body_without_headers
 
 
+@pytest.mark.usefixtures("task_run")
 def test_without_an_endpoint_the_export_is_otlp_json_lines_on_stdout(run_seri: RunSeri) -> None:
-    _run_task(run_seri)
     result = run_seri(
         "trajectory", "export", "--format", "otlp", env={"OTEL_SERVICE_NAME": "offline"}
     )
@@ -275,8 +320,8 @@ def test_without_an_endpoint_the_export_is_otlp_json_lines_on_stdout(run_seri: R
     assert names == {"gen_ai.client.token.usage", "gen_ai.client.operation.duration"}
 
 
+@pytest.mark.usefixtures("task_run")
 def test_a_collector_that_is_down_is_one_clear_error(run_seri: RunSeri) -> None:
-    _run_task(run_seri)
     with OtlpReceiver() as receiver:
         endpoint = receiver.endpoint
     started = time.monotonic()
@@ -292,16 +337,16 @@ def test_a_collector_that_is_down_is_one_clear_error(run_seri: RunSeri) -> None:
     assert HEADER_SECRET not in result.stderr and "pw@" not in result.stderr
 
 
+@pytest.mark.usefixtures("task_run")
 def test_a_collector_asking_to_wait_is_waited_for(run_seri: RunSeri) -> None:
-    _run_task(run_seri)
     with OtlpReceiver(answers=[(503, b"busy"), (429, b"")]) as receiver:
         result = _export(run_seri, receiver)
     assert result.returncode == 0, result.stderr
     assert len(receiver.received.spans()) == 11
 
 
+@pytest.mark.usefixtures("task_run")
 def test_bad_otlp_settings_are_a_usage_error(run_seri: RunSeri) -> None:
-    _run_task(run_seri)
     result = run_seri(
         "trajectory",
         "export",

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scripts.fake_model import FakeModel
-from seri.pure.prompt_drift import prompt_changes
+from seri.pure.agent.prompt_drift import prompt_changes
 from tests.conftest import RunSeri
 
 KEY = "sk-or-v1-" + "d71f" * 16

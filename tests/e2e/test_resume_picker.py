@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from scripts.fake_model import FakeModel
-from seri.pure.resume_choice import choice_lines, read_choice, resume_without_id
+from seri.pure.session.resume_choice import choice_lines, read_choice, resume_without_id
 from tests.conftest import SERI, RunSeri, seri_env
 
 KEY = "sk-or-v1-" + "ab12" * 16

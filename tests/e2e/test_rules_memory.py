@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from scripts.fake_model import FakeModel
-from seri.io.prompt_files import MEMORY_CAP_BYTES, global_memory_file, project_memory_file
+from seri.io.inputs.prompt_files import MEMORY_CAP_BYTES, global_memory_file, project_memory_file
 from tests.conftest import RunSeri
 from tests.e2e.test_chat import call, chat_env
 
@@ -303,14 +303,14 @@ def test_a_write_past_the_cap_fails_and_asks_to_consolidate(
 
 def test_rule_files_and_fired_names() -> None:
     """The rule parsing the tests above rely on, and the names a resume reads back."""
-    from seri.pure.records import Message
-    from seri.pure.rules import (
+    from seri.pure.agent.rules import (
         RULES_FIRED_KEY,
         GlobRule,
         fired_rule_names,
         glob_rules,
         parse_rule,
     )
+    from seri.pure.session.records import Message
 
     flow = parse_rule("a", "---\nglobs: [\"src/**/*.py\", '*.toml']\n---\nBody A\n")
     csv = parse_rule("b", "---\nglobs: docs/**, *.md\n---\nBody B")

@@ -13,7 +13,7 @@ import apsw
 import pytest
 
 from scripts.fake_model import FakeModel
-from seri.io.schema import MIGRATIONS
+from seri.io.session.schema import MIGRATIONS
 from tests.conftest import SERI, RunSeri, seri_env
 from tests.e2e.test_compaction_windows import Seri, llama_slot
 
@@ -255,8 +255,8 @@ def test_rm_rename_export_and_list(run_seri: RunSeri, seri_home: Path) -> None:
 
 
 def test_rm_refuses_a_session_a_live_chat_holds(run_seri: RunSeri, seri_home: Path) -> None:
-    from seri.io.leases import Holder, release, take, this_process
-    from seri.io.store import open_store
+    from seri.io.session.leases import Holder, release, take, this_process
+    from seri.io.session.store import open_store
 
     with FakeModel([{"text": "hi"}]) as fake:
         chat(run_seri, fake, "-p", "hold me")

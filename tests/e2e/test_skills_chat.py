@@ -16,6 +16,7 @@ import pytest
 from scripts.fake_model import FakeModel
 from tests.conftest import RunSeri
 from tests.e2e.test_chat import chat_env
+from tests.inprocess import Ran, run_seri_here
 
 PUBLIC = Path(__file__).parent.parent / "third_party" / "skills" / "webapp-testing"
 BODY_LINE = "To test local web applications, write native Python Playwright scripts."
@@ -123,3 +124,50 @@ def test_a_project_skill_loads_only_once_approved(run_seri: RunSeri, project: Pa
         after = run_seri("chat", "-p", "hi", env=chat_env(fake))
         system = fake.requests[0]["messages"][0]["content"]
     assert after.returncode == 0 and "- webapp-testing: Toolkit for" in system
+
+
+def _here(home: Path, project: Path, fake: FakeModel | None, *argv: str, stdin: str = "") -> Ran:
+    """``seri ARGV`` in this process (tests/inprocess.py): the whole command, real HTTP."""
+    env = {"SERI_HOME": str(home), "SERI_MODEL": "fake/model", "SERI_PAGER": "cat"}
+    if fake is not None:
+        env.update(chat_env(fake))
+    return run_seri_here(argv, env=env, cwd=project, stdin=stdin)
+
+
+def _compaction(home: Path, project: Path, session_id: str) -> dict[str, Any]:
+    shown = _here(home, project, None, "sessions", "show", session_id, "--json")
+    assert shown.code == 0, shown.stderr
+    [entry] = json.loads(shown.stdout.splitlines()[0])["compactions"]
+    return {k: v for k, v in entry.items() if k not in ("trigger", "at", "seconds")}
+
+
+def test_seri_compact_sizes_a_session_with_skills_as_its_chat_does(
+    seri_home: Path, project: Path, tmp_path: Path
+) -> None:
+    """`seri compact` counts the frozen prompt the chat sends, the skills' catalogue (and
+    their activation tool) included: the same session compacted from the chat (/compact) and
+    from the shell is sized and cut the same (it was sized without them, a smaller
+    estimate than the chat's, so a cut near the keep budget fell elsewhere)."""
+    _install(seri_home)
+    (seri_home / "config.json").write_text(
+        json.dumps({"context_window": 16_000, "compaction": {"keep_tokens": 300}})
+    )
+    recap = {"text": '{"goal": "g", "progress": [], "blockers": [], "next_steps": []}'}
+    lines = "".join(f"task {n}: " + "look at the parser " * 40 + "\n" for n in range(6))
+    with FakeModel([{"text": f"seen {n} " + "w" * 400} for n in range(6)]) as fake:
+        built = _here(seri_home, project, fake, "chat", stdin=lines)
+    assert built.code == 0, built.stderr
+    listed = _here(seri_home, project, None, "sessions", "--json").stdout
+    session_id = json.loads(listed.splitlines()[0])["id"]
+    shell_home = tmp_path / "shell-profile"
+    shutil.copytree(seri_home, shell_home)
+    with FakeModel([recap]) as fake:
+        chat = _here(seri_home, project, fake, "chat", "--resume", session_id, stdin="/compact\n")
+    assert chat.code == 0, chat.stderr
+    with FakeModel([recap]) as fake:
+        shell = _here(shell_home, project, fake, "compact", "--session", session_id)
+    assert shell.code == 0, shell.stderr
+    by_chat = _compaction(seri_home, project, session_id)
+    by_shell = _compaction(shell_home, project, session_id)
+    assert by_chat["evicted"] > 0
+    assert by_shell == by_chat

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from scripts.fake_model import FakeModel
-from seri.runtime.subagent import CHILD_PREAMBLE
+from seri.runtime.agent.subagent import CHILD_PREAMBLE
 from tests.conftest import RunSeri
 from tests.e2e.test_chat import call, chat_env
 

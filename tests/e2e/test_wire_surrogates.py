@@ -19,7 +19,7 @@ import apsw
 from scripts.fake_model import FakeModel
 from tests.conftest import RunSeri
 from tests.e2e.test_chat import call, chat_env
-from tests.property.test_wire_surrogates import strings_in
+from tests.property.provider.test_wire_surrogates import strings_in
 
 LONE = re.compile("[\ud800-\udfff]")
 

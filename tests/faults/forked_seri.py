@@ -26,11 +26,11 @@ def preload() -> None:
     import seri.commands.rewind
     import seri.commands.sessions
     import seri.commands.trajectory
-    import seri.io.codec
-    import seri.io.provider
-    import seri.pure.turn
-    import seri.runtime.chat_session
-    import seri.runtime.interpreter  # noqa: F401
+    import seri.io.provider.provider
+    import seri.io.session.codec
+    import seri.pure.agent.turn
+    import seri.runtime.agent.interpreter
+    import seri.runtime.terminal.chat_session  # noqa: F401
 
 
 def run_seri(

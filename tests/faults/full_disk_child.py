@@ -36,12 +36,12 @@ from typing import Any
 import apsw
 
 from scripts.bench.data import synthetic_header
-from seri.io import conversations
-from seri.io.recorder import Recorder
-from seri.io.store import describe_sqlite_error, open_store
-from seri.pure.events import ModelCall
-from seri.pure.records import Message, ToolCall
-from seri.pure.redaction import Redactor
+from seri.io.session import conversations, session_table
+from seri.io.session.store import describe_sqlite_error, open_store
+from seri.io.trajectories.recorder import Recorder
+from seri.pure.session.records import Message, ToolCall
+from seri.pure.trajectories.events import ModelCall
+from seri.pure.trajectories.redaction import Redactor
 
 
 class Fault:
@@ -87,7 +87,7 @@ class FaultVFS(apsw.VFS):
 
 def insert_latest(conn: Any, session: str, messages: Any, now: float) -> int:
     """A second writer on purpose: the revision is read in the same IMMEDIATE transaction."""
-    revision = conversations.current_revision(conn, session)
+    revision = session_table.current_revision(conn, session)
     return conversations.insert_messages(conn, session, messages, now, revision=revision)
 
 
@@ -155,7 +155,7 @@ def main() -> int:
             line["context"] = repr(error.__context__)
             line["described"] = describe_sqlite_error(error, db)
             # Usable at once: a read on the same connection.
-            line["readable"] = conversations.load_state(store, session).session.messages
+            line["readable"] = session_table.load_state(store, session).session.messages
             if mode == "write-persist":
                 # The space is back: the same turn goes through on the same store.
                 write_turn(store, recorder, session, step)

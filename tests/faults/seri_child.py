@@ -100,7 +100,7 @@ def _install_pages(extra: int) -> None:
 
 
 def _install_timeouts(idle: float | None, total: float | None) -> None:
-    from seri.io import provider
+    from seri.io.provider import provider
 
     original = provider.ProviderClient.__init__
 

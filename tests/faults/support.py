@@ -17,8 +17,8 @@ from typing import Any
 import apsw
 
 from scripts.fake_model import FakeModel
-from seri.io.codec import message_from_json
-from seri.pure.records import Message
+from seri.io.session.codec import message_from_json
+from seri.pure.session.records import Message
 from tests.conftest import SERI, seri_env
 from tests.pairing import pairing_problems
 from tests.request_schema import assert_valid_request

@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scripts.fake_model import FakeModel
-from seri.pure.cuts import cut_messages
-from seri.pure.records import Message, ToolCall
+from seri.pure.compaction.cuts import cut_messages
+from seri.pure.session.records import Message
 from tests.faults.ledger import FaultLedger
 from tests.faults.support import (
     assert_request_ok,
@@ -49,6 +49,7 @@ from tests.legacy_support import (
     user_line,
 )
 from tests.pairing import pairing_problems
+from tests.property.strategies import small_paired_histories
 from tests.store_writes import append_latest
 
 
@@ -445,39 +446,8 @@ def test_B4_the_pairing_invariant_under_random_histories(
         _b4_scenario(seed, project, home, fault_ledger)
 
 
-def _histories() -> st.SearchStrategy[list[Message]]:
-    """Valid histories: tasks of turns with parallel calls, each answered right after."""
-
-    @st.composite
-    def build(draw: st.DrawFn) -> list[Message]:
-        history: list[Message] = []
-        for task in range(draw(st.integers(1, 6))):
-            history.append(
-                Message(role="user", text=f"task {task} " + "x" * draw(st.integers(0, 400)))
-            )
-            for turn in range(draw(st.integers(0, 3))):
-                calls = tuple(
-                    ToolCall(f"{task}.{turn}.{k}", "glob", "{}")
-                    for k in range(draw(st.integers(1, 3)))
-                )
-                history.append(Message(role="assistant", tool_calls=calls))
-                history.extend(
-                    Message(
-                        role="tool",
-                        text="r" * draw(st.integers(0, 300)),
-                        tool_call_id=c.id,
-                        tool_name="glob",
-                    )
-                    for c in calls
-                )
-            history.append(Message(role="assistant", text="done"))
-        return history
-
-    return build()
-
-
 @settings(max_examples=150, deadline=None, derandomize=True)
-@given(history=_histories(), keep=st.integers(1, 2000))
+@given(history=small_paired_histories(), keep=st.integers(1, 2000))
 def test_B4_compaction_never_separates_a_call_from_its_result(
     history: list[Message], keep: int
 ) -> None:
@@ -496,13 +466,13 @@ def test_B4_compaction_never_separates_a_call_from_its_result(
 
 def _seed_two_sessions(home: Path, project: Path) -> list[str]:
     """Two sessions whose ids share the prefix 'abc', each with a little history."""
-    from seri.io import conversations
-    from seri.io.store import open_store
+    from seri.io.session import session_table
+    from seri.io.session.store import open_store
 
     ids = ["abc1" + "0" * 28, "abc2" + "0" * 28]
     store = open_store(home)
     for sid in ids:
-        conversations.create_session(
+        session_table.create_session(
             store,
             session_id=sid,
             project=str(project),

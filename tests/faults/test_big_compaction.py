@@ -1,7 +1,7 @@
 """S11, S12: compacting a long stored history holds the write lock for a moment, not minutes.
 
 A compaction walls the evicted messages off in one short write; a purge deletes them after,
-a short transaction at a time (seri/io/eviction_purge.py). One DELETE of every evicted
+a short transaction at a time (seri/io/compaction/eviction_purge.py). One DELETE of every evicted
 message, each costing its FTS5 secure-delete, once held the lock for ~200 s at 100,000
 messages (and for seconds at the 2,000 here). While ``seri chat --resume`` compacts such a
 session, another connection (scripts/lock_probe.py) writes and reads over and over: none of
@@ -24,10 +24,10 @@ from typing import Any
 from scripts.bench.data import iter_history, new_session
 from scripts.fake_model import FakeModel
 from scripts.lock_probe import LockProbe
-from seri.io import conversations
-from seri.io.eviction_purge import merge_pending, purge_step, run_purge
-from seri.io.store import open_store
-from seri.pure.records import Message
+from seri.io.compaction.eviction_purge import merge_pending, purge_step, run_purge
+from seri.io.session import conversations
+from seri.io.session.store import open_store
+from seri.pure.session.records import Message
 from tests.faults.ledger import FaultLedger
 from tests.faults.support import (
     chat_env,

@@ -306,7 +306,7 @@ def test_C4_grep_is_confined_like_read_file(as_user: AsUser, fault_ledger: Fault
     neither hangs nor leaves the project. Another user's file and directory (0600, 0700):
     root searches them, a normal user's walk passes them by. A catastrophic pattern ends
     with a tool error within the call's time limit."""
-    from seri.io.search import grep_files
+    from seri.io.tools.search import grep_files
     from tests.faults.support import call, write_config
 
     project, seri_home, tmp_path = as_user.project, as_user.seri_home, as_user.base
@@ -389,7 +389,7 @@ SCRATCH = (
 
 
 def _sandbox_kinds() -> list[str]:
-    from seri.io.sandbox import detect
+    from seri.io.permissions.sandbox import detect
 
     return [kind for kind in ("bubblewrap", "landlock") if detect(kind).kind == kind]
 

@@ -796,14 +796,14 @@ def test_H2_fuzz_legacy_session_files(
     _survived(answer, fault_ledger)
 
 
-# Which test fuzzes each external source (seri.pure.bounded_input.SOURCES); a source without
+# Which test fuzzes each external source (seri.pure.inputs.bounded_input.SOURCES); a source without
 # one fails tests/test_bounded_sources.py.
 FUZZED_SOURCES = {
     "provider stream": "tests/faults/test_hostile_input.py::test_H2_fuzz_stream_bytes",
-    "provider answer": "tests/property/test_bounded_input.py::test_H2_fuzz_provider_answers",
+    "provider answer": "tests/property/inputs/test_bounded_input.py::test_H2_fuzz_provider_answers",
     "mcp stdio": "tests/mcp/test_bounded_servers.py::test_H2_fuzz_mcp_stdio_lines",
     "mcp http": "tests/mcp/test_bounded_servers.py::test_H2_fuzz_mcp_http_bodies",
-    "acp stdio": "tests/property/test_bounded_input.py::test_H2_fuzz_acp_lines",
+    "acp stdio": "tests/property/inputs/test_bounded_input.py::test_H2_fuzz_acp_lines",
     "config.json": "tests/faults/test_hostile_input.py::test_H2_fuzz_config",
     ".mcp.json": "tests/faults/test_hostile_input.py::test_H2_fuzz_project_mcp_json",
     "legacy session file": "tests/faults/test_hostile_input.py::test_H2_fuzz_legacy_session_files",

@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 
 from scripts.fake_model import FakeModel
-from seri.pure.records import Message
+from seri.pure.session.records import Message
 from tests.faults.ledger import FaultLedger
 from tests.faults.support import (
     HERE,

@@ -31,7 +31,7 @@ from tests.faults.users import USERS, AsUser
 
 
 def _kinds() -> list[str]:
-    from seri.io.sandbox import detect
+    from seri.io.permissions.sandbox import detect
 
     return [kind for kind in ("bubblewrap", "landlock") if detect(kind).kind == kind]
 

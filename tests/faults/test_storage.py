@@ -26,12 +26,12 @@ import apsw
 
 from scripts.bench.data import synthetic_header
 from scripts.fake_model import FakeModel
-from seri.io import conversations
-from seri.io.recorder import Recorder
-from seri.io.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
-from seri.io.store import open_store
-from seri.pure.events import ToolCall
-from seri.pure.redaction import Redactor
+from seri.io.session import session_table
+from seri.io.session.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+from seri.io.session.store import open_store
+from seri.io.trajectories.recorder import Recorder
+from seri.pure.trajectories.redaction import Redactor
+from seri.pure.trajectories.tool_events import ToolCall
 from tests.faults.ledger import FaultLedger
 from tests.faults.support import (
     assert_request_ok,
@@ -492,7 +492,7 @@ def _writer(mode: str, home: Path, project: Path, *args: str) -> Any:
 def _new_session(home: Path, session: str) -> None:
 
     store = open_store(home)
-    conversations.create_session(
+    session_table.create_session(
         store,
         session_id=session,
         project="/elsewhere",

@@ -25,18 +25,18 @@ from typing import Any
 import apsw
 
 from scripts.bench.data import synthetic_header
-from seri.io import conversations
-from seri.io.recorder import Recorder
-from seri.io.store import open_store
-from seri.pure.events import ToolCall
-from seri.pure.records import Message
-from seri.pure.redaction import Redactor
+from seri.io.session import conversations, session_table
+from seri.io.session.store import open_store
+from seri.io.trajectories.recorder import Recorder
+from seri.pure.session.records import Message
+from seri.pure.trajectories.redaction import Redactor
+from seri.pure.trajectories.tool_events import ToolCall
 
 
 def append_latest(store: Any, session: str, messages: Any, now: float) -> int:
     """A second writer on purpose: the revision is read in the same IMMEDIATE transaction."""
     with store.write() as conn:
-        revision = conversations.current_revision(conn, session)
+        revision = session_table.current_revision(conn, session)
         return conversations.insert_messages(conn, session, messages, now, revision=revision)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from seri.pure.effects import (
+from seri.pure.agent.effects import (
     ApplyCompaction,
     CallModel,
     ModelFailed,
@@ -16,8 +16,8 @@ from seri.pure.effects import (
     ToolRun,
     UpdateCounters,
 )
-from seri.pure.events import Event
-from seri.pure.records import Message, ToolCall
+from seri.pure.session.records import Message, ToolCall
+from seri.pure.trajectories.event_record import Event
 
 SECRET = "sk-or-v1-abcdefghijklmnop"
 

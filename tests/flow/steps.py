@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from seri.pure.effects import CallModel, Persist, Record, Reply, Say, UpdateCounters
-from seri.pure.permission_policy import Policy, parse_policy
-from seri.pure.records import Message, ToolCall, Usage
-from seri.pure.tool_specs import select_specs
-from seri.pure.turn import Conversation, TaskSetup
+from seri.pure.agent.effects import CallModel, Persist, Record, Reply, Say, UpdateCounters
+from seri.pure.agent.task_records import Conversation, TaskSetup
+from seri.pure.permissions.permission_policy import Policy, parse_policy
+from seri.pure.session.records import Message, ToolCall, Usage
+from seri.pure.tools.tool_specs import select_specs
 
 BOOKKEEPING = (Persist, Record, Say, UpdateCounters)
 
@@ -106,7 +106,7 @@ def user(text: str) -> Message:
 
 
 def answer(text: str, *calls: ToolCall, usage: Usage | None = None) -> Any:
-    from seri.pure.effects import ModelReply
+    from seri.pure.agent.effects import ModelReply
 
     return ModelReply(Message(role="assistant", text=text, tool_calls=calls), usage)
 

@@ -3,8 +3,7 @@ exactly one result, in order, whatever happens to the others."""
 
 from __future__ import annotations
 
-from seri.pure.approval import Answer
-from seri.pure.effects import (
+from seri.pure.agent.effects import (
     AskPerson,
     CallModel,
     ModelReply,
@@ -13,9 +12,11 @@ from seri.pure.effects import (
     RunTool,
     ToolRun,
 )
-from seri.pure.permission_policy import parse_policy
-from seri.pure.records import ToolCall
-from seri.pure.turn import INTERRUPTED_RESULT, NOT_RUN_RESULT, run_task
+from seri.pure.agent.tool_call_answers import INTERRUPTED_RESULT, NOT_RUN_RESULT
+from seri.pure.agent.turn import run_task
+from seri.pure.permissions.approval import Answer
+from seri.pure.permissions.permission_policy import parse_policy
+from seri.pure.session.records import ToolCall
 from tests.flow.steps import Steps, answer, call, empty, results, setup, user
 
 
@@ -164,7 +165,7 @@ def test_an_interrupted_call_leaves_the_others_answered_but_not_run() -> None:
 
 
 def test_a_touched_path_fires_a_glob_rule_once() -> None:
-    from seri.pure.rules import GlobRule
+    from seri.pure.agent.rules import GlobRule
 
     rule = GlobRule("migrations", ("db/**",), "Never edit a migration that ran.")
     steps = Steps(run_task(setup(glob_rules=(rule,)), empty(), user("look")))

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 
-from seri.pure.compaction_outcome import NOT_ENOUGH_HISTORY, SESSION_CHANGED, Why
-from seri.pure.effects import ApplyCompaction, CallModel, ModelFailed, ModelReply
-from seri.pure.provider_failure import OverflowNumbers
-from seri.pure.records import Message
-from seri.pure.turn import Conversation, compact_on_demand, run_task
+from seri.pure.agent.effects import ApplyCompaction, CallModel, ModelFailed, ModelReply
+from seri.pure.agent.task_records import Conversation
+from seri.pure.agent.turn import compact_on_demand, run_task
+from seri.pure.compaction.compaction_outcome import NOT_ENOUGH_HISTORY, SESSION_CHANGED, Why
+from seri.pure.provider.provider_failure import OverflowNumbers
+from seri.pure.session.records import Message
 from tests.flow.steps import Steps, answer, setup, user
 
 WINDOW = 16_000

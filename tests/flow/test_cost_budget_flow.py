@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import attrs
 
-from seri.pure.effects import CallModel, CountSpending, RunTool, ToolRun
-from seri.pure.records import Usage
-from seri.pure.turn import run_task
-from seri.pure.usage_totals import UsageTotals
+from seri.pure.agent.effects import CallModel, CountSpending, RunTool, ToolRun
+from seri.pure.agent.turn import run_task
+from seri.pure.agent.usage_totals import UsageTotals
+from seri.pure.session.records import Usage
 from tests.flow.steps import Steps, answer, call, empty, setup, user
 
 

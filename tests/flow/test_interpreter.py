@@ -6,17 +6,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from seri.pure.approval import Answer
-from seri.pure.effects import (
+from seri.pure.agent.effects import (
     AskPerson,
     ModelFailed,
 )
-from seri.pure.permission_policy import parse_policy
-from seri.pure.records import Message
-from seri.pure.redaction import Redactor
-from seri.pure.turn import Conversation, compact_on_demand, run_task
-from seri.runtime.interpreter import Interpreter
-from seri.runtime.ports import Nobody
+from seri.pure.agent.task_records import Conversation
+from seri.pure.agent.turn import compact_on_demand, run_task
+from seri.pure.permissions.approval import Answer
+from seri.pure.permissions.permission_policy import parse_policy
+from seri.pure.session.records import Message
+from seri.pure.trajectories.redaction import Redactor
+from seri.runtime.agent.interpreter import Interpreter
+from seri.runtime.agent.ports import Nobody
 from tests.flow.fakes import SECRET, FakeModel, FakeRecorder, FakeSession, FakeTools, reply
 from tests.flow.steps import call, setup, user
 

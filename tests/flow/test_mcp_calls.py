@@ -9,11 +9,11 @@ import json
 
 import attrs
 
-from seri.pure.approval import Answer
-from seri.pure.effects import AskPerson, CallModel, RunTool, ToolRun
-from seri.pure.mcp_tools import McpTool
-from seri.pure.tool_specs import SPECS, mcp_spec
-from seri.pure.turn import run_task
+from seri.pure.agent.effects import AskPerson, CallModel, RunTool, ToolRun
+from seri.pure.agent.turn import run_task
+from seri.pure.mcp.mcp_tools import McpTool
+from seri.pure.permissions.approval import Answer
+from seri.pure.tools.tool_specs import SPECS, mcp_spec
 from tests.flow.steps import Steps, answer, call, empty, results, setup, user
 
 SCHEMA = json.dumps(

@@ -15,14 +15,15 @@ from typing import Any
 import pytest
 
 from scripts.bench.data import synthetic_header
-from seri.io.recorder import Recorder
-from seri.pure.events import Event, Header, TurnEnd
-from seri.pure.redaction import Redactor
-from seri.pure.settings import Settings
-from seri.pure.tool_specs import select_specs
-from seri.pure.turn import Conversation
-from seri.runtime.agent import AgentBrief, AgentPorts, Role, build_agent
-from seri.runtime.run_events import RunEvents
+from seri.io.trajectories.recorder import Recorder
+from seri.pure.agent.task_records import Conversation
+from seri.pure.inputs.settings import Settings
+from seri.pure.tools.tool_specs import select_specs
+from seri.pure.trajectories.event_record import Event
+from seri.pure.trajectories.events import Header, TurnEnd
+from seri.pure.trajectories.redaction import Redactor
+from seri.runtime.agent.agent import AgentBrief, AgentPorts, Role, build_agent
+from seri.runtime.trajectories.run_events import RunEvents
 from tests.flow.fakes import SECRET, FakeModel, FakeSession, FakeTools, reply
 from tests.flow.steps import call
 from tests.trajectory_seed import add_session, store_at

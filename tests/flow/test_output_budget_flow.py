@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 
-from seri.pure.effects import ApplyCompaction, CallModel, ModelFailed, ModelReply
-from seri.pure.output_budget import MIN_OUTPUT_TOKENS, OUTPUT_MARGIN, OutputBudget
-from seri.pure.provider_failure import OverflowNumbers, ProviderFailure
-from seri.pure.records import Message
-from seri.pure.turn import Conversation, compact_on_demand, run_task
+from seri.pure.agent.effects import ApplyCompaction, CallModel, ModelFailed, ModelReply
+from seri.pure.agent.task_records import Conversation
+from seri.pure.agent.turn import compact_on_demand, run_task
+from seri.pure.provider.output_budget import MIN_OUTPUT_TOKENS, OUTPUT_MARGIN, OutputBudget
+from seri.pure.provider.provider_failure import OverflowNumbers, ProviderFailure
+from seri.pure.session.records import Message
 from tests.flow.steps import Steps, answer, empty, setup, user
 
 

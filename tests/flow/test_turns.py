@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from seri.pure.effects import CallModel, ModelFailed, ModelReply, RunTool, ToolRun
-from seri.pure.records import Message, Usage
-from seri.pure.turn import Conversation, run_task
+from seri.pure.agent.effects import CallModel, ModelFailed, ModelReply, RunTool, ToolRun
+from seri.pure.agent.task_records import Conversation
+from seri.pure.agent.turn import run_task
+from seri.pure.session.records import Message, Usage
 from tests.flow.steps import Steps, answer, call, empty, setup, user
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from seri.io.mcp_hub import McpHub
-from seri.pure.mcp_config import McpServerConfig, parse_servers
+from seri.io.mcp.mcp_hub import McpHub
+from seri.pure.mcp.mcp_config import McpServerConfig, parse_servers
 from tests.mcp.install import Servers, Unavailable, install
 
 HERE = Path(__file__).resolve().parent

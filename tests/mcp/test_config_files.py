@@ -7,8 +7,8 @@ import json
 import time
 from pathlib import Path
 
-from seri.io.mcp_hub import McpHub
-from seri.pure.mcp_config import (
+from seri.io.mcp.mcp_hub import McpHub
+from seri.pure.mcp.mcp_config import (
     HTTP,
     STDIO,
     McpServerConfig,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from seri.io.mcp_hub import McpHub
+from seri.io.mcp.mcp_hub import McpHub
 from tests.mcp.conftest import configs, free_port, parent_environment
 
 SERVER = Path(__file__).resolve().parent / "hostile_http_server.py"

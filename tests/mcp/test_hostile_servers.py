@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from seri.io.mcp_hub import McpHub
+from seri.io.mcp.mcp_hub import McpHub
 from tests.mcp.conftest import FAKE_API_KEY, configs, hostile, parent_environment
 
 OpenHub = Callable[..., McpHub]

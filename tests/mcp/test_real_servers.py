@@ -13,16 +13,16 @@ from pathlib import Path
 
 import httpx
 
-from seri.io.mcp_http import HttpTransport
-from seri.io.mcp_hub import McpHub
-from seri.io.mcp_session import McpConnection
-from seri.io.mcp_stdio import StdioTransport
-from seri.io.mcp_transport import Call
-from seri.pure import mcp_results
-from seri.pure.jsonrpc import ErrorResponse, Response
-from seri.pure.mcp_names import VALID_NAME
-from seri.pure.mcp_protocol import HEADER_MISMATCH, LATEST_MODERN, modern_headers, modern_params
-from seri.pure.mcp_tools import McpTool
+from seri.io.mcp.mcp_http import HttpTransport
+from seri.io.mcp.mcp_hub import McpHub
+from seri.io.mcp.mcp_session import McpConnection
+from seri.io.mcp.mcp_stdio import StdioTransport
+from seri.io.mcp.mcp_transport import Call
+from seri.pure.mcp import mcp_results
+from seri.pure.mcp.jsonrpc import ErrorResponse, Response
+from seri.pure.mcp.mcp_names import VALID_NAME
+from seri.pure.mcp.mcp_protocol import HEADER_MISMATCH, LATEST_MODERN, modern_headers, modern_params
+from seri.pure.mcp.mcp_tools import McpTool
 from tests.mcp.conftest import FAKE_API_KEY, parent_environment
 from tests.mcp.install import Servers
 

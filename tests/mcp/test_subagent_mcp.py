@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from scripts.fake_model import FakeModel
-from seri.runtime.subagent import CHILD_PREAMBLE
+from seri.runtime.agent.subagent import CHILD_PREAMBLE
 from tests.conftest import RunSeri
 from tests.mcp.install import Servers
 from tests.mcp.test_chat_with_servers import (

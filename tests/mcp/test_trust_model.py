@@ -25,8 +25,8 @@ from typing import Any
 import apsw
 
 from scripts.fake_model import FakeModel
-from seri.io.schema import APPLICATION_ID, MIGRATIONS
-from seri.io.store import DB_NAME
+from seri.io.session.schema import APPLICATION_ID, MIGRATIONS
+from seri.io.session.store import DB_NAME
 from tests.conftest import RunSeri
 from tests.mcp.conftest import HOSTILE
 from tests.mcp.test_chat_with_servers import call, chat_env, write_config, write_mcp_json

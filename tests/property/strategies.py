@@ -1,6 +1,8 @@
-"""Hypothesis strategies shared by the property tests: histories of a session, in the
-shapes the tests need (whole messages with large payloads, valid wire histories, and
-``(role, tokens)`` entries for the cut rule). One place, so a new test reuses them."""
+"""Hypothesis strategies shared by the tests: histories of a session, in the shapes the tests
+need (whole messages with large payloads, small paired histories, file-tool histories,
+histories of mixed character classes, plain message lists, valid wire histories, and
+``(role, tokens)`` entries for the cut rule). One place, so a new test reuses them instead of
+writing its own ``histories``."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import json
 
 from hypothesis import strategies as st
 
-from seri.pure.records import Message, Role, ToolCall, system, tool_result, user
+from seri.pure.session.records import Message, Role, ToolCall, assistant, system, tool_result, user
 
 # A stored history as the cut rule sees it: each message's role and token estimate.
 Entry = tuple[Role, int]
@@ -140,3 +142,101 @@ def token_histories(draw: st.DrawFn) -> tuple[list[Entry], bool]:
     for group in draw(st.lists(entry_groups(), max_size=40)):
         entries.extend(group)
     return entries, starts_with_recap
+
+
+# --- small paired histories: tasks of parallel calls, each answered right after -----------
+
+
+@st.composite
+def small_paired_histories(draw: st.DrawFn) -> list[Message]:
+    """Valid histories: tasks of turns with parallel calls, each answered right after, with
+    payloads of a few hundred characters (cheap enough for many examples)."""
+    history: list[Message] = []
+    for task in range(draw(st.integers(1, 6))):
+        history.append(Message(role="user", text=f"task {task} " + "x" * draw(st.integers(0, 400))))
+        for turn in range(draw(st.integers(0, 3))):
+            calls = tuple(
+                ToolCall(f"{task}.{turn}.{k}", "glob", "{}") for k in range(draw(st.integers(1, 3)))
+            )
+            history.append(Message(role="assistant", tool_calls=calls))
+            history.extend(
+                Message(
+                    role="tool",
+                    text="r" * draw(st.integers(0, 300)),
+                    tool_call_id=c.id,
+                    tool_name="glob",
+                )
+                for c in calls
+            )
+        history.append(Message(role="assistant", text="done"))
+    return history
+
+
+# --- file-tool histories: which paths the calls read and wrote ----------------------------
+
+path_names = st.sampled_from(["a.py", "b.py", "src/c.py", "d/e.md", "README.md", "f g.txt"])
+file_tool_names = st.sampled_from(["read_file", "write_file", "edit", "bash", "grep"])
+
+
+@st.composite
+def file_tool_histories(draw: st.DrawFn) -> list[Message]:
+    """A task of turns whose calls each name one ``path``, every call answered "ok"."""
+    messages: list[Message] = [user("go")]
+    for turn in range(draw(st.integers(min_value=0, max_value=6))):
+        calls = tuple(
+            ToolCall(f"c{turn}_{i}", draw(file_tool_names), json.dumps({"path": draw(path_names)}))
+            for i in range(draw(st.integers(min_value=1, max_value=3)))
+        )
+        messages.append(assistant("", calls))
+        messages.extend(tool_result(call, "ok") for call in calls)
+    return messages
+
+
+# --- mixed character classes: prose, code and JSON, Cyrillic, CJK, emoji ------------------
+
+PROSE = "the quick brown fox jumps over a lazy dog\n  "
+CODE = '{"id": 42, "items": [1, 2, 3]}; x[i] = f(y) -> 0.5 + 7 * 9;\n'
+WIDE = "日本語のテキスト、中文文本。한국어 привет мир ёж café 🙂"
+mixed_texts = st.text(alphabet=st.sampled_from(PROSE + CODE + WIDE), max_size=2_000) | st.text(
+    max_size=300
+)
+
+
+@st.composite
+def mixed_class_histories(draw: st.DrawFn) -> list[Message]:
+    """Messages of mixed classes: texts, thinking and tool arguments (not paired)."""
+    found = []
+    for n in range(draw(st.integers(1, 12))):
+        calls = tuple(
+            ToolCall(id=f"c{n}_{k}", name="bash", arguments=draw(mixed_texts))
+            for k in range(draw(st.integers(0, 2)))
+        )
+        role = draw(st.sampled_from(["user", "assistant", "tool"]))
+        found.append(
+            Message(
+                role=role,
+                text=draw(mixed_texts),
+                reasoning=draw(mixed_texts) if role == "assistant" else "",
+                tool_calls=calls if role == "assistant" else (),
+            )
+        )
+    return found
+
+
+# --- plain message lists: role and text (and kind), no calls ------------------------------
+
+
+def plain_messages(
+    texts: st.SearchStrategy[str],
+    *,
+    kinds: st.SearchStrategy[str] | None = None,
+    max_size: int,
+) -> st.SearchStrategy[list[Message]]:
+    """Lists of user, assistant and tool messages with no calls: what a rule over roles and
+    kinds (cache breakpoints, the compaction contract) reads."""
+    roles = st.sampled_from(("user", "assistant", "tool"))
+    if kinds is None:
+        message = st.builds(Message, role=roles, text=texts)
+    else:
+        message = st.builds(Message, role=roles, text=texts, kind=kinds)
+    return st.lists(message, max_size=max_size)

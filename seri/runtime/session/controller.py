@@ -17,34 +17,34 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from seri.io import conversations
-from seri.io.goals import carried_pins
-from seri.io.leases import Lease
-from seri.io.pins import add_pin
-from seri.pure.compaction_outcome import NO_CUT, NotCompacted
-from seri.pure.effects import AskPerson
-from seri.pure.events import Header, ModelSwitch
-from seri.pure.output_budget import OutputBudget
-from seri.pure.redaction import Redactor, secrets_from_environment
-from seri.pure.settings import Settings
-from seri.pure.turn import Conversation, TaskEnd
-from seri.runtime.chat_options import ChatOptions, api_key_from
-from seri.runtime.ports import EventObserver
-from seri.runtime.profile import Profile
+from seri.io.agent.goals import carried_pins
+from seri.io.session import session_table
+from seri.io.session.leases import Lease
+from seri.io.session.pins import add_pin
+from seri.pure.agent.effects import AskPerson
+from seri.pure.agent.task_records import Conversation, TaskEnd
+from seri.pure.compaction.compaction_outcome import NO_CUT, NotCompacted
+from seri.pure.inputs.settings import Settings
+from seri.pure.provider.output_budget import OutputBudget
+from seri.pure.trajectories.events import Header, ModelSwitch
+from seri.pure.trajectories.redaction import Redactor, secrets_from_environment
+from seri.runtime.agent.ports import EventObserver
 from seri.runtime.session import opening
 from seri.runtime.session.goals import SessionGoals
 from seri.runtime.session.hold import SessionHold
 from seri.runtime.session.policy import SessionPolicy
 from seri.runtime.session.ports import FrontEnd, Tell, ToolHooks, to_stderr
+from seri.runtime.session.profile import Profile
 from seri.runtime.session.reading import SessionReads
 from seri.runtime.session.recording import RunSetup, SessionRecording, run_header
 from seri.runtime.session.seat import Seat
 from seri.runtime.session.workbench import TaskTerms, Workbench
+from seri.runtime.terminal.chat_options import ChatOptions, api_key_from
 
 if TYPE_CHECKING:
-    from seri.pure.records import MessageKind
-    from seri.runtime.agent import Agent
-    from seri.runtime.rewind import Confirm
+    from seri.pure.session.records import MessageKind
+    from seri.runtime.agent.agent import Agent
+    from seri.runtime.session.rewind import Confirm
 
 
 class SessionController(SessionGoals, SessionReads):
@@ -248,7 +248,7 @@ class SessionController(SessionGoals, SessionReads):
         what was done; None when ``confirm`` declined to overwrite files changed outside
         seri (``yes`` overwrites them unasked; with neither, they are refused). A SeriError
         says why nothing was changed."""
-        from seri.runtime.rewind import rewind_session
+        from seri.runtime.session.rewind import rewind_session
 
         sid = self.session_id
         done = rewind_session(self._store, sid, n, mode, yes=yes, confirm=confirm)
@@ -271,7 +271,7 @@ class SessionController(SessionGoals, SessionReads):
         """The turn budget of each task from now on (kept with the session)."""
         self._max_turns = value
         if self.session_id:
-            conversations.set_max_turns(self._store, self.session_id, value)
+            session_table.set_max_turns(self._store, self.session_id, value)
 
     def set_recording(self, on: bool) -> None:
         """/trajectory on|off also applies to the rest of this run, not only the next ones."""

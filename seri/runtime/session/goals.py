@@ -1,4 +1,4 @@
-"""What a goal needs of a session controller (``seri.runtime.goal_session`` drives it): the
+"""What a goal needs of a session controller (``seri.runtime.agent.goal_session`` drives it): the
 goal kept with the session, its check run as bash runs a tool's command, its events
 recorded. ``SessionController`` inherits these."""
 
@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from seri.io.goals import StoredGoal, carried_pins, clear_goal, load_goal, note_goal, set_goal
-from seri.io.store import Store
-from seri.pure import events
-from seri.pure.goals import Goal
-from seri.pure.tool_outcome import ToolOutcome
-from seri.pure.turn import Conversation
+from seri.io.agent.goals import StoredGoal, carried_pins, clear_goal, load_goal, note_goal, set_goal
+from seri.io.session.store import Store
+from seri.pure.agent.goals import Goal
+from seri.pure.agent.task_records import Conversation
+from seri.pure.tools.tool_outcome import ToolOutcome
+from seri.pure.trajectories import event_record
 from seri.runtime.session.recording import SessionRecording
 from seri.runtime.session.workbench import Workbench
 
@@ -63,7 +63,7 @@ class SessionGoals:
         redacted."""
         return self._bench.check_command(command, timeout)
 
-    def record(self, event: events.Event) -> None:
+    def record(self, event: event_record.Event) -> None:
         """Record ``event`` in this run's trajectory (and tell its observers)."""
         if self._recording.events is not None:
             self._recording.events.record(event)
@@ -76,6 +76,6 @@ class SessionGoals:
         """What the session's compactions from ``since`` on cost (``compaction_costs``)."""
         if not self.session_id:
             return None
-        from seri.io.compaction_costs import costs_since
+        from seri.io.compaction.compaction_costs import costs_since
 
         return costs_since(self._store, self.session_id, since)

@@ -10,14 +10,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from seri.io import conversations, leases
-from seri.io.files import directory_identity
-from seri.io.ids import random_id
-from seri.io.leases import Lease
-from seri.io.session_log import Pending, SessionLog
-from seri.io.store import Store
-from seri.pure.prompt import FrozenPrompt
-from seri.pure.records import Message
+from seri.io.session import leases, session_table
+from seri.io.session.ids import random_id
+from seri.io.session.leases import Lease
+from seri.io.session.session_log import Pending, SessionLog
+from seri.io.session.store import Store
+from seri.io.tools.files import directory_identity
+from seri.pure.agent.prompt import FrozenPrompt
+from seri.pure.session.records import Message
 from seri.runtime.session.loading import LoadedSession, load_session
 from seri.runtime.session.opening import LEASE_COMMAND
 from seri.runtime.session.ports import Tell
@@ -52,7 +52,7 @@ class SessionHold:
         self.session_id = random_id()
         me = leases.this_process(LEASE_COMMAND)
         with self.store.write() as conn:
-            conversations.create_session(
+            session_table.create_session(
                 self.store,
                 session_id=self.session_id,
                 project=project,
@@ -71,7 +71,7 @@ class SessionHold:
     def store_tags(self, conn: Any, tags: tuple[tuple[str, str], ...]) -> None:
         """The run's tags onto the session (the tag store is loaded only when there are)."""
         if tags:
-            from seri.io.session_tags import tag_session
+            from seri.io.session.session_tags import tag_session
 
             tag_session(conn, self.session_id, tags)
 
@@ -107,7 +107,7 @@ class SessionHold:
         """Forget the session just created for a task that stored nothing."""
         discarded = self.session_id
         self.forget()
-        conversations.discard_empty_session(self.store, discarded)
+        session_table.discard_empty_session(self.store, discarded)
 
     def forget(self) -> None:
         """Let the session go (its lease too): none is held until the next one starts."""

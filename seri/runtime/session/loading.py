@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import attrs
 
-from seri.io import conversations
-from seri.io.goals import carried_pins
-from seri.io.session_rules import SessionRule, list_session_rules
-from seri.io.store import Store
-from seri.pure.records import Message
-from seri.pure.rules import fired_rule_names
-from seri.pure.tokens import messages_chars
-from seri.pure.turn import Conversation, conversation_of
+from seri.io.agent.goals import carried_pins
+from seri.io.permissions.session_rules import SessionRule, list_session_rules
+from seri.io.session import conversations, session_table
+from seri.io.session.store import Store
+from seri.pure.agent.rules import fired_rule_names
+from seri.pure.agent.task_records import Conversation, conversation_of
+from seri.pure.compaction.tokens import messages_chars
+from seri.pure.session.records import Message
 
 
 @attrs.frozen
@@ -39,13 +39,13 @@ def load_session(store: Store, session_id: str, model: str) -> LoadedSession:
     this run talks to: a window learned for another model is that model's own.
     """
     with store.snapshot():
-        state = conversations.load_state(store, session_id)
+        state = session_table.load_state(store, session_id)
         history = conversations.load_messages(store, session_id)
     repairs = tuple(missing_results(history))
     history = (*history, *repairs)
     recap = None
     if state.recap:
-        from seri.pure.recap import recap_from_dict  # a new session has none to load
+        from seri.pure.compaction.recap import recap_from_dict  # a new session has none to load
 
         recap = recap_from_dict(state.recap)
     conversation = conversation_of(

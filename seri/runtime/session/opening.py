@@ -9,21 +9,21 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from seri.io import conversations, leases
-from seri.io.ids import random_id
-from seri.io.leases import Lease
-from seri.io.store import Store
-from seri.pure.errors import SeriError
-from seri.pure.permission_policy import Policy, parse_policy, with_allowed
-from seri.pure.protected_paths import protected_paths
-from seri.pure.settings import Settings
-from seri.runtime.chat_options import ChatOptions
+from seri.io.session import leases, session_table
+from seri.io.session.ids import random_id
+from seri.io.session.leases import Lease
+from seri.io.session.store import Store
+from seri.pure.inputs.errors import SeriError
+from seri.pure.inputs.settings import Settings
+from seri.pure.permissions.permission_policy import Policy, parse_policy, with_allowed
+from seri.pure.permissions.protected_paths import protected_paths
 from seri.runtime.session.ports import Tell
+from seri.runtime.terminal.chat_options import ChatOptions
 
 if TYPE_CHECKING:
-    from seri.io.prompt_files import StartupFiles
-    from seri.io.sandbox import Sandbox
-    from seri.runtime.skill_catalogue import SkillSet
+    from seri.io.inputs.prompt_files import StartupFiles
+    from seri.io.permissions.sandbox import Sandbox
+    from seri.runtime.extensions.skill_catalogue import SkillSet
 
 # What a session's lease names as its holder.
 LEASE_COMMAND = "seri chat"
@@ -32,9 +32,9 @@ LEASE_COMMAND = "seri chat"
 def chosen_session(store: Store, project: str, options: ChatOptions, tell: Tell) -> str:
     """The session asked for: --resume's, --continue's (the last one here), or "" (new)."""
     if options.resume:
-        return conversations.resolve_session_id(store, options.resume)
+        return session_table.resolve_session_id(store, options.resume)
     if options.continue_last:
-        last = conversations.most_recent_session(store, project)
+        last = session_table.most_recent_session(store, project)
         if last is not None:
             return last.id
         tell("seri: no earlier session in this directory; starting a new one")
@@ -52,7 +52,7 @@ def claim(store: Store, session_id: str, *, fork: bool, tell: Tell) -> tuple[str
     fork_id = random_id()
     me = leases.this_process(LEASE_COMMAND)
     with store.write() as conn:
-        conversations.fork_session(conn, session_id, fork_id, time.time())
+        session_table.fork_session(conn, session_id, fork_id, time.time())
         leases.take_in(conn, fork_id, me)
     tell(f"seri: forked session {session_id} into {fork_id}")
     return fork_id, leases.Lease(store, fork_id, me)
@@ -78,7 +78,7 @@ def build_policy(
 
 def open_sandbox(project: str, protected: tuple[str, ...], env: Mapping[str, str]) -> Sandbox:
     """The OS sandbox for this run's commands; with none, seri says so once, at start."""
-    from seri.io.sandbox import CHOICES, Sandbox, detect
+    from seri.io.permissions.sandbox import CHOICES, Sandbox, detect
 
     choice = env.get("SERI_SANDBOX", "").strip().lower() or "auto"
     if choice not in CHOICES:
@@ -110,7 +110,7 @@ def prompt_drift(
 ) -> str:
     """On resume: the prompt files (AGENTS.md, rules, memory) that changed since the
     session's prompt was last frozen, in one note ("" when none did)."""
-    from seri.pure.prompt_drift import drift_note, prompt_changes
+    from seri.pure.agent.prompt_drift import drift_note, prompt_changes
 
     return drift_note(session_id, prompt_changes(dict(frozen), dict(now)))
 
@@ -120,8 +120,8 @@ def startup_files(
 ) -> tuple[StartupFiles, SkillSet]:
     """The frozen prompt's files and the session's Agent Skills, whose catalogue is frozen
     with them (README: Hooks and skills)."""
-    from seri.io.prompt_files import load_startup_files
-    from seri.runtime.skill_catalogue import load_skills
+    from seri.io.inputs.prompt_files import load_startup_files
+    from seri.runtime.extensions.skill_catalogue import load_skills
 
     skills = load_skills(store, Path(project), root, settings.context_window)
     return load_startup_files(root, Path(project), (skills.prompt_source(),)), skills

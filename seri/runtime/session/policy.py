@@ -6,10 +6,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from seri.io.session_rules import SessionRule, add_session_rules, list_session_rules
-from seri.io.store import Store
-from seri.pure.effects import AskPerson
-from seri.pure.permission_policy import Policy, with_allowed
+from seri.io.permissions.session_rules import SessionRule, add_session_rules, list_session_rules
+from seri.io.session.store import Store
+from seri.pure.agent.effects import AskPerson
+from seri.pure.permissions.permission_policy import Policy, with_allowed
 
 
 class SessionPolicy:

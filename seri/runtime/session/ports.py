@@ -11,9 +11,9 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from seri.pure.effects import ToolRun
-from seri.pure.records import ToolCall
-from seri.runtime.ports import Person
+from seri.pure.agent.effects import ToolRun
+from seri.pure.session.records import ToolCall
+from seri.runtime.agent.ports import Person
 
 # A line for the log channel (stderr on a terminal): what opening or closing a session did
 # ("resumed session …", "forked …"), said when it happens.

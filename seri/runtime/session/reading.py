@@ -9,24 +9,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from seri.io.pins import list_pins
-from seri.io.prompt_files import StartupFiles
-from seri.io.session_rules import SessionRule
-from seri.io.store import Store
-from seri.pure.permission_policy import Policy
-from seri.pure.redaction import Redactor
-from seri.pure.settings import Settings
-from seri.pure.tool_specs import ToolSpec
-from seri.pure.turn import Conversation
-from seri.pure.usage_totals import UsageTotals
+from seri.io.inputs.prompt_files import StartupFiles
+from seri.io.permissions.session_rules import SessionRule
+from seri.io.session.pins import list_pins
+from seri.io.session.store import Store
+from seri.pure.agent.task_records import Conversation
+from seri.pure.agent.usage_totals import UsageTotals
+from seri.pure.inputs.settings import Settings
+from seri.pure.permissions.permission_policy import Policy
+from seri.pure.tools.tool_specs import ToolSpec
+from seri.pure.trajectories.redaction import Redactor
 from seri.runtime.session.hold import SessionHold
 from seri.runtime.session.policy import SessionPolicy
 from seri.runtime.session.recording import SessionRecording
 from seri.runtime.session.workbench import Workbench
 
 if TYPE_CHECKING:
-    from seri.io.mcp_hub import McpServerStatus
-    from seri.runtime.rewind import Turn
+    from seri.io.mcp.mcp_server_status import McpServerStatus
+    from seri.runtime.session.rewind import Turn
 
 
 class SessionReads:
@@ -121,7 +121,7 @@ class SessionReads:
         """The whole session's usage as recorded (None: nothing recorded to add up)."""
         if not self.session_id or not self._settings.trajectory_enabled:
             return None
-        from seri.io.usage_store import session_usage
+        from seri.io.session.usage_store import session_usage
 
         if self._recording.events is not None:
             self._recording.events.flush()
@@ -135,7 +135,7 @@ class SessionReads:
         whether the session's file history is gone (then only its conversation can be)."""
         if not self.session_id:
             return (), False
-        from seri.runtime.rewind import file_history_gone, turns
+        from seri.runtime.session.rewind import file_history_gone, turns
 
         listed = tuple(turns(self._store, self.session_id))
         gone = bool(listed) and file_history_gone(self._store, self.session_id, listed[0].seq)
@@ -144,8 +144,8 @@ class SessionReads:
     def context_estimate(self) -> int:
         """What the next request would hold, as the compaction trigger counts it: the history,
         the frozen prompt and the tool definitions (or the last bill, if larger)."""
-        from seri.pure.tokens import history_estimate
-        from seri.pure.tool_definitions import tool_definition_chars
+        from seri.pure.compaction.tokens import history_estimate
+        from seri.pure.tools.tool_definitions import tool_definition_chars
 
         conversation = self._conversation
         offered, deferred = self.offered_tools()
@@ -161,7 +161,7 @@ class SessionReads:
 
     def file_text(self, raw: str) -> str | None:
         """A project file's text as the tools read it now (to show what a write changes)."""
-        from seri.io.shown_file import current_text
+        from seri.io.tools.shown_file import current_text
 
         return current_text(Path(self.project), raw)
 
@@ -181,7 +181,7 @@ class SessionReads:
     def server_models(self) -> tuple[str, ...] | None:
         """The models ``GET /models`` lists, asked once per run; None if it lists none."""
         if self._known_models is None:
-            from seri.io.provider import ProviderClient
+            from seri.io.provider.provider import ProviderClient
 
             with ProviderClient(self._settings.base_url, self._api_key) as client:
                 self._known_models = client.model_ids() or ()

@@ -15,15 +15,15 @@ from typing import Any
 import attrs
 
 from seri import __version__
-from seri.io.recorder import Recorder
-from seri.pure.events import Header
-from seri.pure.redaction import Redactor
-from seri.pure.settings import Settings
-from seri.runtime.ports import EventObserver
-from seri.runtime.profile import Profile
-from seri.runtime.run_events import RunEvents
-from seri.runtime.run_output import RunTally
-from seri.runtime.telemetry import live_observers
+from seri.io.trajectories.recorder import Recorder
+from seri.pure.inputs.settings import Settings
+from seri.pure.trajectories.events import Header
+from seri.pure.trajectories.redaction import Redactor
+from seri.runtime.agent.ports import EventObserver
+from seri.runtime.agent.run_output import RunTally
+from seri.runtime.session.profile import Profile
+from seri.runtime.trajectories.run_events import RunEvents
+from seri.runtime.trajectories.telemetry import live_observers
 
 
 @attrs.frozen
@@ -55,7 +55,7 @@ class SessionRecording:
         self.events: RunEvents | None = None
 
     def start(self, session_id: str, settings: Settings, header: Callable[[], Header]) -> None:
-        from seri.runtime.trajectory_start import prune_at_session_start
+        from seri.runtime.trajectories.trajectory_start import prune_at_session_start
 
         prune_at_session_start(self._profile, settings, current_session=session_id)
         recorder = Recorder(

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from seri.pure.effects import Answer, AskPerson, ResolvedPath, ToolRun
-from seri.pure.events import Event
-from seri.pure.records import ToolCall
-from seri.runtime.ports import ToolPort
+from seri.pure.agent.effects import Answer, AskPerson, ResolvedPath, ToolRun
+from seri.pure.session.records import ToolCall
+from seri.pure.trajectories.event_record import Event
+from seri.runtime.agent.ports import ToolPort
 from seri.runtime.session.ports import FrontEnd, ToolHooks
 
 # Told the rules a person allowed with "always", and the call they were given for.

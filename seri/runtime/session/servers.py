@@ -8,17 +8,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from seri.io.store import Store
-from seri.pure.settings import Settings
-from seri.pure.tool_definitions import should_defer
-from seri.pure.tool_specs import TOOL_SEARCH, ToolSpec
-from seri.runtime.agent import PARENT_TOOLS
+from seri.io.session.store import Store
+from seri.pure.inputs.settings import Settings
+from seri.pure.tools.tool_definitions import should_defer
+from seri.pure.tools.tool_specs import TOOL_SEARCH, ToolSpec
+from seri.runtime.agent.agent import PARENT_TOOLS
 
 if TYPE_CHECKING:
-    from seri.io.mcp_hub import McpServerStatus
-    from seri.pure.mcp_config import McpServerConfig
-    from seri.runtime.mcp_tools import McpTools
-    from seri.runtime.run_events import RunEvents
+    from seri.io.mcp.mcp_server_status import McpServerStatus
+    from seri.pure.mcp.mcp_config import McpServerConfig
+    from seri.runtime.mcp.mcp_tools import McpTools
+    from seri.runtime.trajectories.run_events import RunEvents
 
 # Whether to start a project's server (its name, its review text): the front-end answers.
 ApproveServer = Callable[[str, str], bool]
@@ -42,8 +42,8 @@ class SessionServers:
     def _start(self, settings: Settings, api_key: str, *, will_ask: bool) -> McpTools | None:
         """Start the servers that may start (the person's, and the project's approved)."""
         if not settings.mcp_servers and not os.path.exists(self._project / ".mcp.json"):
-            return None  # (seri.pure.mcp_startup.PROJECT_FILE: not imported without servers)
-        from seri.runtime.mcp_tools import McpTools, start_plan
+            return None  # (seri.pure.mcp.mcp_startup.PROJECT_FILE: not imported without servers)
+        from seri.runtime.mcp.mcp_tools import McpTools, start_plan
 
         plan = start_plan(self._store, settings, self._project)
         self.notes = plan.notices(will_ask=will_ask)
@@ -60,7 +60,7 @@ class SessionServers:
         waiting, self._to_ask = self._to_ask, ()
         if not waiting or self.tools is None:
             return
-        from seri.runtime.mcp_review import remember_approved, review_text
+        from seri.runtime.mcp.mcp_review import remember_approved, review_text
 
         chosen = [
             server
@@ -79,7 +79,7 @@ class SessionServers:
         if not configs:
             return
         if self.tools is None:
-            from seri.runtime.mcp_tools import McpTools
+            from seri.runtime.mcp.mcp_tools import McpTools
 
             self.tools = McpTools(self._project, (api_key,))
         self.tools.add(configs)

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from seri.pure.events import ContextWindow
-from seri.pure.settings import DEFAULT_CONTEXT_WINDOW, Settings
+from seri.pure.inputs.settings import DEFAULT_CONTEXT_WINDOW, Settings
+from seri.pure.trajectories.events import ContextWindow
 
 if TYPE_CHECKING:
-    from seri.runtime.window_lookup import WindowLookup
+    from seri.runtime.provider.window_lookup import WindowLookup
 
 # How long a task waits for the background lookup before it asks the provider itself.
 TASK_WAIT = 30.0
@@ -32,7 +32,9 @@ class ModelWindow:
     def start_lookup(self) -> None:
         """Ask the provider for the model's window in the background (for the banner)."""
         if self.tokens is None and self._lookup is None:
-            from seri.runtime.window_lookup import WindowLookup  # none with a window in config
+            from seri.runtime.provider.window_lookup import (
+                WindowLookup,  # none with a window in config
+            )
 
             self._lookup = WindowLookup(self._settings, self._api_key)
 

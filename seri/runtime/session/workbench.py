@@ -14,32 +14,33 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from seri.io.prompt_files import StartupFiles
-from seri.io.session_log import SessionLog
-from seri.io.spill import SPILL_DIR
-from seri.pure.events import RunUsage
-from seri.pure.output_budget import OutputBudget
-from seri.pure.permission_policy import Policy
-from seri.pure.redaction import Redactor, child_environment
-from seri.pure.settings import Settings
-from seri.runtime.agent import Agent, AgentBrief, AgentPorts, Role, build_agent
-from seri.runtime.chat_options import KEY_VARIABLES
-from seri.runtime.ports import Person, SpendingPort
-from seri.runtime.profile import Profile
-from seri.runtime.run_events import RunEvents
+from seri.io.compaction.spill import SPILL_DIR
+from seri.io.inputs.prompt_files import StartupFiles
+from seri.io.session.session_log import SessionLog
+from seri.pure.inputs.settings import Settings
+from seri.pure.permissions.permission_policy import Policy
+from seri.pure.provider.output_budget import OutputBudget
+from seri.pure.trajectories.events import RunUsage
+from seri.pure.trajectories.redaction import Redactor, child_environment
+from seri.runtime.agent.agent import Agent, AgentBrief, AgentPorts, Role, build_agent
+from seri.runtime.agent.ports import Person, SpendingPort
 from seri.runtime.session import opening
 from seri.runtime.session.ports import FrontEnd, Tell, ToolHooks
+from seri.runtime.session.profile import Profile
 from seri.runtime.session.seat import HookedTools
 from seri.runtime.session.servers import SessionServers
 from seri.runtime.session.window import ModelWindow
+from seri.runtime.terminal.chat_options import KEY_VARIABLES
+from seri.runtime.trajectories.run_events import RunEvents
 
 if TYPE_CHECKING:
-    from seri.pure.events import HookRun
-    from seri.pure.tool_outcome import ToolOutcome
-    from seri.runtime.hook_host import HookHost
-    from seri.runtime.model_caller import ModelCaller
-    from seri.runtime.skill_catalogue import SkillSet
-    from seri.runtime.tool_host import ToolHost
+    from seri.io.tools.file_port import FilePort
+    from seri.pure.tools.tool_outcome import ToolOutcome
+    from seri.pure.trajectories.events import HookRun
+    from seri.runtime.extensions.hook_host import HookHost
+    from seri.runtime.extensions.skill_catalogue import SkillSet
+    from seri.runtime.provider.model_caller import ModelCaller
+    from seri.runtime.tools.tool_host import ToolHost
 
 
 @attrs.frozen
@@ -93,13 +94,15 @@ class Workbench:
         # The current task's tool host: an "always" given during the task reaches the
         # subagents it starts later in that task (they run under its policy).
         self._tool_host: ToolHost | None = None
+        # An editor's buffers the file tools go through (``seri acp``; None: the disk).
+        self.files: FilePort | None = None
 
     def open_extensions(
         self, skills: SkillSet, person_hooks: Mapping[str, Any], show: Callable[[HookRun], None]
     ) -> tuple[str, ...]:
         """The session's skills (their activation tool is offered) and hooks (README: Hooks
         and skills): what was wrong with them, or waits for approval, for the notes."""
-        from seri.runtime.hook_start import open_hooks
+        from seri.runtime.extensions.hook_start import open_hooks
 
         self._skills = skills
         self._hook_host, notes = open_hooks(
@@ -109,12 +112,12 @@ class Workbench:
         return skills.notes() + notes
 
     def session_started(self, session_id: str, events: RunEvents | None, resumed: bool) -> None:
-        from seri.runtime.hook_start import session_started
+        from seri.runtime.extensions.hook_start import session_started
 
         session_started(self._hook_host, session_id, events, resumed=resumed)
 
     def session_ended(self, interactive: bool) -> None:
-        from seri.runtime.hook_start import session_ended
+        from seri.runtime.extensions.hook_start import session_ended
 
         session_ended(self._hook_host, interactive)
 
@@ -129,8 +132,8 @@ class Workbench:
         hooks: ToolHooks | None = None,
     ) -> Agent:
         """The session's agent for one task (or compaction), as things stand now."""
-        from seri.runtime.subagent import run_subagent
-        from seri.runtime.tool_host import ToolHost, ToolScope, ToolServices
+        from seri.runtime.agent.subagent import run_subagent
+        from seri.runtime.tools.tool_host import ToolHost, ToolScope, ToolServices
 
         settings = terms.settings
         window = self._task_window(settings, events)
@@ -157,6 +160,7 @@ class Workbench:
             start_subagent=run_subagent,
             skills=self._skills,
             hooks=self._hook_host,
+            files=self.files,
         )
         tools = ToolHost(scope, terms.policy, services)
         if self._interactive:
@@ -203,8 +207,8 @@ class Workbench:
     def shell_command(self, command: str, on_output: Callable[[bytes], None]) -> str:
         """A command run as bash runs a tool's (in the project, the sandbox, the environment
         without secrets), not for the model: its output, redacted."""
-        from seri.io.shell import run_bash
-        from seri.pure.tool_specs import BASH_DEFAULT_TIMEOUT
+        from seri.io.tools.shell import run_bash
+        from seri.pure.tools.tool_specs import BASH_DEFAULT_TIMEOUT
 
         result = run_bash(
             command,
@@ -221,7 +225,7 @@ class Workbench:
     def check_command(self, command: str, timeout: float) -> ToolOutcome:
         """A goal's check, run as ``shell_command`` runs a command, stopped after
         ``timeout`` seconds: its outcome (exit status, time-out), its text redacted."""
-        from seri.io.shell import run_bash
+        from seri.io.tools.shell import run_bash
 
         result = run_bash(
             command,
@@ -234,7 +238,7 @@ class Workbench:
 
     def _model(self, settings: Settings, events: RunEvents) -> ModelCaller:
         if self._caller is None:
-            from seri.runtime.model_caller import ModelCaller
+            from seri.runtime.provider.model_caller import ModelCaller
 
             front, streams = self._front, self._interactive
             self._caller = ModelCaller(

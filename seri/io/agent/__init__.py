@@ -1,0 +1,1 @@
+"""What goals keep in the store and read of the project tree."""

@@ -1,0 +1,1 @@
+"""Compaction's side effects: evicted rows purged, costs read, spill files."""

@@ -1,0 +1,1 @@
+"""Running hook commands and finding Agent Skills on disk."""

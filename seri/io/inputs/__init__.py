@@ -1,0 +1,1 @@
+"""Reading config.json and the prompt files."""

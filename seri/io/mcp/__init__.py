@@ -1,0 +1,1 @@
+"""MCP servers, connected: stdio and HTTP transports, sessions, the hub."""

@@ -1,0 +1,1 @@
+"""The OS sandbox around bash, stand-ins, the reaper, and session rules."""

@@ -1,0 +1,1 @@
+"""The HTTP clients and the chat-completions provider."""

@@ -1,0 +1,1 @@
+"""The SQLite store: its schema, sessions, messages, leases, search and tags."""

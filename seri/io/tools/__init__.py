@@ -1,0 +1,1 @@
+"""Running the model's tools: files, search, shell, checkpoints, memory."""

@@ -1,0 +1,1 @@
+"""Recording runs and reading them back, pruning them, sending OTLP."""

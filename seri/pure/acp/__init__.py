@@ -1,0 +1,1 @@
+"""The Agent Client Protocol's wire and updates."""

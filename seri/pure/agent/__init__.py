@@ -1,0 +1,1 @@
+"""The agent loop's decisions: a task's turns, its effects, goals, the prompt."""

@@ -1,0 +1,1 @@
+"""Compaction: the cut, the fold, the recap, the shrink ladder, the window."""

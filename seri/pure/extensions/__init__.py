@@ -1,0 +1,1 @@
+"""What a person or project adds to a session: hooks and Agent Skills."""

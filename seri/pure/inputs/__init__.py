@@ -1,0 +1,1 @@
+"""What seri takes from outside: argv, config keys, settings, bounded JSON."""

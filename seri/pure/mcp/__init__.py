@@ -1,0 +1,1 @@
+"""MCP servers: their configuration, protocol eras, tools and results."""

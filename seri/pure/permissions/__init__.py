@@ -1,0 +1,1 @@
+"""Whether a call may run: rules, approvals, trust, protected paths, sandbox."""

@@ -1,0 +1,1 @@
+"""The model server: the wire format, streams, failures, retries, windows."""

@@ -1,0 +1,1 @@
+"""Sessions as records: messages, leases, titles, imports, how they are shown."""

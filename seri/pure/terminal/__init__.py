@@ -1,0 +1,1 @@
+"""What a person sees on a terminal: styles, widths, markdown, tables, lines."""

@@ -1,0 +1,1 @@
+"""The model's tools: their records, arguments, outcomes, edits, shell commands."""

@@ -1,0 +1,1 @@
+"""Trajectories: the events recorded, redaction, retention, ATIF and OTLP."""

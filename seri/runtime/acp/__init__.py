@@ -1,0 +1,1 @@
+"""seri acp: the Agent Client Protocol's server over stdio."""

@@ -1,0 +1,1 @@
+"""The agent put together and run: interpreter, ports, subagents, goals, -p."""

@@ -1,0 +1,1 @@
+"""seri compact: the plan and the work."""

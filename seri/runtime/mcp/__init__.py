@@ -1,0 +1,1 @@
+"""A chat's MCP servers as tools, and seri mcp."""

@@ -1,0 +1,1 @@
+"""seri chat on a terminal: the view, the prompt, slash commands."""

@@ -1,0 +1,1 @@
+"""The tool host, memory review and the prompt's !command."""

@@ -1,0 +1,1 @@
+"""Recording toggles, ageing, and ATIF and OTLP export, live or stored."""

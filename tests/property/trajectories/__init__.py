@@ -1,0 +1,1 @@
+"""The property tests of the trajectories room."""

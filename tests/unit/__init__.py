@@ -1,0 +1,1 @@
+"""The tests, grouped by the rooms of seri they test."""
