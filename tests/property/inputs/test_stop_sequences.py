@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from seri.pure.settings import ConfigError, parse_settings
-from seri.pure.wire import build_request
 
+from seri.pure.inputs.settings import ConfigError, parse_settings
 from seri.pure.inputs.stop_sequences import MOST_STOP_SEQUENCES, stop_problem
+from seri.pure.provider.wire import build_request
 
 # Text a provider can be sent: no lone surrogates, at least one character.
 sequences = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=20)
