@@ -134,6 +134,7 @@ def test_H1_config_values_that_break_parsers(
     cases = {
         '{"max_turns": ' + HUGE + "}": "thousands of digits",
         '{"sampling": {"temperature": NaN}}': "'sampling.temperature' must be a finite number",
+        '{"sampling": {"stop": ["a", "b", "c", "d", "e"]}}': "'sampling.stop' lists 5",
         '{"context_window": NaN}': "'context_window' must be a whole number",
         DEEP: "nested too deeply",
         '{"permissions": {"allow": ["write_file([9-0])"]}}': "invalid glob pattern '[9-0]'",

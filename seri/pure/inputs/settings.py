@@ -30,6 +30,7 @@ from seri.pure.inputs.number_ranges import (
     within,
     words,
 )
+from seri.pure.inputs.stop_sequences import stop_problem
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_MODEL = "anthropic/claude-sonnet-4.5"
@@ -234,6 +235,10 @@ def _base_url(config: Mapping[str, Any], env: Mapping[str, str]) -> tuple[str, s
 
 def _sampling(value: Any) -> Mapping[str, Any]:
     sampling = _mapping("sampling", value)
+    if "stop" in sampling:
+        problem = stop_problem(sampling["stop"])
+        if problem:
+            raise ConfigError(problem)
     for key, item in sampling.items():
         if isinstance(item, float) and not math.isfinite(item):
             raise ConfigError(f"config.json: 'sampling.{key}' must be a finite number, not {item}")
