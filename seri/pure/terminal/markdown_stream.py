@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from seri.pure.inputs.lazy_pattern import LazyPattern
-from seri.pure.terminal.terminal_style import Span, hyperlink_target
+from seri.pure.terminal.terminal_style import Span, hyperlink_target, merged_spans
 
 # Line starts that may still turn out to be a block marker, given more characters.
 _UNDECIDED = LazyPattern(r"[ \t]*(?:#{1,6}|[-*+]|\d{1,9}\.?|>|`{1,2}|~{1,2})?")
@@ -55,7 +55,7 @@ class MarkdownStream:
         out: list[Span] = []
         for char in text:
             self._char(char, out)
-        return _merged(out)
+        return merged_spans(out)
 
     def finish(self) -> list[Span]:
         """The end of the answer: whatever was held back goes out as it stands."""
@@ -70,7 +70,7 @@ class MarkdownStream:
         if self._star:
             out.append((self._inline_style(), "*"))
         self._reset()  # ready for the next answer
-        return _merged(out)
+        return merged_spans(out)
 
     # -- one character -------------------------------------------------------------------------
 
@@ -267,20 +267,7 @@ _LINK_TEXT_LIMIT = 500
 _LINK_URL_LIMIT = 2000
 
 
-def _merged(spans: list[Span]) -> list[Span]:
-    """Neighbouring spans of one style joined, empty ones dropped."""
-    merged: list[Span] = []
-    for style, text in spans:
-        if not text:
-            continue
-        if merged and merged[-1][0] == style:
-            merged[-1] = (style, merged[-1][1] + text)
-        else:
-            merged.append((style, text))
-    return merged
-
-
 def render_markdown(text: str) -> list[Span]:
     """A whole answer at once (a replayed exchange, ``-p`` on a terminal)."""
     stream = MarkdownStream()
-    return _merged([*stream.feed(text), *stream.finish()])
+    return merged_spans([*stream.feed(text), *stream.finish()])

@@ -17,7 +17,7 @@ whose column the wrapping cannot know.
 from __future__ import annotations
 
 from seri.pure.terminal.cell_width import cells, grapheme_cells, graphemes
-from seri.pure.terminal.terminal_style import Span
+from seri.pure.terminal.terminal_style import Span, merged_spans
 
 # Styles that open a line and put its text after them: a continuation goes on after them.
 _MARKERS = frozenset({"bullet", "number", "quote"})
@@ -53,14 +53,14 @@ class ProseWrap:
             joined = style.startswith("link") and cells(text) <= width // 2
             for char in text:
                 self._char(style, char, out, width, joined=joined)
-        return _merged(out)
+        return merged_spans(out)
 
     def finish(self, width: int) -> list[Span]:
         """The end of the answer: the held word goes out, and the next answer starts afresh."""
         out: list[Span] = []
         self._flush(out, max(width, 10))
         self._reset()
-        return _merged(out)
+        return merged_spans(out)
 
     # -- one character -------------------------------------------------------------------------
 
@@ -170,21 +170,9 @@ def _continuation(lead: list[Span]) -> list[Span]:
     """A continuation's start: a quote's ``│`` again, a bullet or number as blank columns."""
     return [
         (style, text) if style == "quote" or style not in _MARKERS else ("", " " * cells(text))
-        for style, text in _merged(lead)
+        for style, text in merged_spans(lead)
     ]
 
 
 def _cells(spans: list[Span]) -> int:
     return cells("".join(text for _, text in spans))
-
-
-def _merged(spans: list[Span]) -> list[Span]:
-    merged: list[Span] = []
-    for style, text in spans:
-        if not text:
-            continue
-        if merged and merged[-1][0] == style:
-            merged[-1] = (style, merged[-1][1] + text)
-        else:
-            merged.append((style, text))
-    return merged

@@ -159,7 +159,7 @@ def _wrapped(line: list[Span], hanging: str, width: int) -> list[Span]:
         if index in starts:
             out.append(("", "\n" + hanging))
         out.append((style, cluster))
-    return _merged(out)
+    return merged_spans(out)
 
 
 def _row_starts(
@@ -197,10 +197,13 @@ def _row_starts(
     return starts, dropped
 
 
-def _merged(spans: list[Span]) -> list[Span]:
-    """Neighbouring pieces of one style joined (one escape sequence per run, not per char)."""
+def merged_spans(spans: Iterable[Span]) -> list[Span]:
+    """Neighbouring pieces of one style joined (one escape sequence per run, not per char),
+    empty ones dropped."""
     out: list[Span] = []
     for style, text in spans:
+        if not text:
+            continue
         if out and out[-1][0] == style:
             out[-1] = (style, out[-1][1] + text)
         else:
