@@ -44,11 +44,11 @@ from seri.pure.trajectories.otlp_model import (
 # life is noticed on a call to it, and recorded before the call's result).
 _INSIDE_TOOL = frozenset(
     {
-        tool_events.Checkpoint.type,
+        tool_events.CheckpointEvent.type,
         tool_events.Edit.type,
         tool_events.Check.type,
         tool_events.Denial.type,
-        tool_events.SessionRule.type,
+        tool_events.SessionRuleEvent.type,
         tool_events.MemoryStaged.type,
         tool_events.SubagentStart.type,
         tool_events.McpServer.type,
