@@ -46,7 +46,7 @@ from seri.pure.trajectories.genai_attributes import (
     server_of,
 )
 from seri.pure.trajectories.genai_call_spans import CallSpans
-from seri.pure.trajectories.genai_metrics import Observation
+from seri.pure.trajectories.genai_metrics import MetricObservation
 from seri.pure.trajectories.genai_scopes import (
     AgentRole,
     AgentScope,
@@ -239,7 +239,7 @@ class FinishedTrace:
     """One task's trace, complete: its spans (the root last) and its metric observations."""
 
     spans: tuple[Span, ...]
-    observations: tuple[Observation, ...]
+    observations: tuple[MetricObservation, ...]
 
     @property
     def root(self) -> Span:
@@ -253,7 +253,7 @@ def finished_traces(
     those whose root ended at or after it (a task is sent whole or not at all)."""
     state = TraceState(content)
     open_spans: dict[bytes, list[Span]] = {}
-    open_observations: dict[bytes, list[Observation]] = {}
+    open_observations: dict[bytes, list[MetricObservation]] = {}
 
     def settled(output: TraceOutput) -> Iterator[FinishedTrace]:
         for seen in output.observations:
