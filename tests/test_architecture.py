@@ -8,11 +8,15 @@ any of them is two modules that cannot be understood (or moved) one without the 
     seri.io        imports seri.pure and seri.io
     seri.runtime   imports seri.pure, seri.io and seri.runtime
     seri.commands  imports all of them; nothing imports a command (main runs them by name)
+
+And one meaning per name: no two classes under seri/ share a name (private ones, starting
+with ``_``, aside), so a name in a review or a traceback says which thing it is.
 """
 
 from __future__ import annotations
 
 import ast
+from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -154,3 +158,31 @@ def test_the_check_finds_a_cycle_through_a_late_import(tmp_path: Path) -> None:
 def module_name_in(root: Path, path: Path) -> str:
     parts = path.relative_to(root).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def classes_named_twice(root: Path = SERI) -> dict[str, list[str]]:
+    """Each public class name defined more than once under ``root`` (anywhere in a module,
+    nested or under ``if TYPE_CHECKING``), with the modules that define it."""
+    where: defaultdict[str, list[str]] = defaultdict(list)
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                where[node.name].append(path.relative_to(root.parent).as_posix())
+    return {name: paths for name, paths in where.items() if len(paths) > 1}
+
+
+def test_no_two_classes_share_a_name() -> None:
+    assert classes_named_twice() == {}
+
+
+def test_the_check_finds_a_class_name_defined_twice(tmp_path: Path) -> None:
+    """The check above can fail: the same name in two modules (one of them nested under
+    ``if TYPE_CHECKING``) is found; private names and distinct names are not."""
+    package = tmp_path / "seri"
+    (package / "pure").mkdir(parents=True)
+    (package / "pure" / "a.py").write_text("class Fold:\n    pass\n\nclass _Run:\n    pass\n")
+    (package / "pure" / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "    class Fold:\n        pass\n\nclass _Run:\n    pass\n\nclass PasteFold:\n    pass\n"
+    )
+    assert classes_named_twice(package) == {"Fold": ["seri/pure/a.py", "seri/pure/b.py"]}

@@ -34,7 +34,7 @@ KEY = "sk-or-v1-" + "ab12" * 16
 def _event(i: int) -> Event:
     kind = i % 3
     if kind == 0:
-        return tool_events.ToolCall(
+        return tool_events.ToolCallEvent(
             id=f"call_{i:08d}",
             name="edit",
             arguments='{"path":"src/handlers/item_'

@@ -81,11 +81,13 @@ def _task_records(task: int, at: float) -> list[tuple[Any, float]]:
             arguments = {"path": "src/a.py", "old_string": "x" * 200, "new_string": "y" * 200}
             out += [
                 (
-                    tool_events.ToolCall(id=call, name="edit", arguments=json.dumps(arguments)),
+                    tool_events.ToolCallEvent(
+                        id=call, name="edit", arguments=json.dumps(arguments)
+                    ),
                     at + 0.01,
                 ),
                 (
-                    tool_events.Checkpoint(
+                    tool_events.CheckpointEvent(
                         tool="edit", path="src/a.py", existed=True, bytes=4000, sha256="ab" * 32
                     ),
                     at + 0.02,

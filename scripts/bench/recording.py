@@ -92,7 +92,7 @@ def _in_process(work: Path) -> tuple[float, float]:
     from seri.io.session.store import open_store
     from seri.io.trajectories.recorder import Recorder
     from seri.pure.trajectories.redaction import Redactor
-    from seri.pure.trajectories.tool_events import ToolCall, ToolResult
+    from seri.pure.trajectories.tool_events import ToolCallEvent, ToolResult
 
     store = open_store(work / "rec-inprocess")
     session_id = new_session(store, "/bench/project")
@@ -104,7 +104,7 @@ def _in_process(work: Path) -> tuple[float, float]:
         start = time.perf_counter()
         for i in range(events // 2):
             recorder.record(
-                ToolCall(id=f"call_{i}", name="glob", arguments='{"pattern":"**/*.py"}')
+                ToolCallEvent(id=f"call_{i}", name="glob", arguments='{"pattern":"**/*.py"}')
             )
             recorder.record(
                 ToolResult(id=f"call_{i}", name="glob", ok=True, interrupted=False, bytes=40)

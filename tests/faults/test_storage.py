@@ -31,7 +31,7 @@ from seri.io.session.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from seri.io.session.store import open_store
 from seri.io.trajectories.recorder import Recorder
 from seri.pure.trajectories.redaction import Redactor
-from seri.pure.trajectories.tool_events import ToolCall
+from seri.pure.trajectories.tool_events import ToolCallEvent
 from tests.faults.ledger import FaultLedger
 from tests.faults.support import (
     assert_request_ok,
@@ -707,7 +707,9 @@ def _seed_events(home: Path, session: str, count: int) -> None:
     recorder = Recorder(store, session, Redactor(), enabled=True)
     recorder.start(synthetic_header(session, recorder.run_id, model="seeded"), time.time())
     for i in range(count):
-        recorder.record(ToolCall(id=f"seed-{i}", name="read_file", arguments=json.dumps({"n": i})))
+        recorder.record(
+            ToolCallEvent(id=f"seed-{i}", name="read_file", arguments=json.dumps({"n": i}))
+        )
     recorder.flush()
     store.close()
 

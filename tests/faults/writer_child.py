@@ -30,7 +30,7 @@ from seri.io.session.store import open_store
 from seri.io.trajectories.recorder import Recorder
 from seri.pure.session.records import Message
 from seri.pure.trajectories.redaction import Redactor
-from seri.pure.trajectories.tool_events import ToolCall
+from seri.pure.trajectories.tool_events import ToolCallEvent
 
 
 def append_latest(store: Any, session: str, messages: Any, now: float) -> int:
@@ -64,7 +64,7 @@ def record_events(home: Path, session: str, count: int, tag: str) -> dict[str, A
     slowest = 0.0
     for i in range(count):
         started = time.monotonic()
-        recorder.record(ToolCall(id=f"{tag}-{i}", name="glob", arguments=json.dumps({"n": i})))
+        recorder.record(ToolCallEvent(id=f"{tag}-{i}", name="glob", arguments=json.dumps({"n": i})))
         try:
             recorder.flush()
             done += 1

@@ -17,7 +17,7 @@ from seri.io.mcp.mcp_http import HttpTransport
 from seri.io.mcp.mcp_hub import McpHub
 from seri.io.mcp.mcp_session import McpConnection
 from seri.io.mcp.mcp_stdio import StdioTransport
-from seri.io.mcp.mcp_transport import Call
+from seri.io.mcp.mcp_transport import McpRequest
 from seri.pure.mcp import mcp_results
 from seri.pure.mcp.jsonrpc import ErrorResponse, Response
 from seri.pure.mcp.mcp_names import VALID_NAME
@@ -220,7 +220,7 @@ def test_parameters_marked_x_mcp_header_are_mirrored_as_the_sdk_checks(
     transport.start()
     try:
         answer = transport.request(
-            Call(
+            McpRequest(
                 "tools/call",
                 params,
                 10,

@@ -46,8 +46,8 @@ from seri.io.mcp.mcp_transport import (
     UNREACHABLE,
     UNREADABLE,
     Answer,
-    Call,
     Failure,
+    McpRequest,
     NotificationSink,
     PendingRequests,
     wait_for,
@@ -147,7 +147,7 @@ class HttpTransport:
 
     # --- requests -----------------------------------------------------------------------------
 
-    def request(self, call: Call) -> Answer:
+    def request(self, call: McpRequest) -> Answer:
         opened = self._pending.open()
         if isinstance(opened, Failure):
             return opened

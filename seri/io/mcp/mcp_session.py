@@ -27,8 +27,8 @@ from seri.io.mcp.mcp_transport import (
     UNREACHABLE,
     UNREADABLE,
     Answer,
-    Call,
     Failure,
+    McpRequest,
     Transport,
 )
 from seri.pure.mcp import mcp_results
@@ -154,7 +154,7 @@ class McpConnection:
     def _handshake(self, deadline: float, *, retried: bool) -> ServerInfo | Retry | Failure:
         remaining = max(deadline - time.monotonic(), 0.01)
         answer = self.transport.request(
-            Call("initialize", initialize_params(self._client_version), remaining)
+            McpRequest("initialize", initialize_params(self._client_version), remaining)
         )
         if isinstance(answer, Failure):
             return answer
@@ -187,7 +187,7 @@ class McpConnection:
             headers = modern_headers(method, params or {}, version)
             if tool is not None:
                 headers += header_values(tool.header_parameters, _arguments(params))
-        return self.transport.request(Call(method, params, timeout, cancel, headers))
+        return self.transport.request(McpRequest(method, params, timeout, cancel, headers))
 
     def request(
         self,

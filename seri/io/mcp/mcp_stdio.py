@@ -40,8 +40,8 @@ from seri.io.mcp.mcp_transport import (
     OVERSIZED,
     TIMEOUT,
     Answer,
-    Call,
     Failure,
+    McpRequest,
     NotificationSink,
     PendingRequests,
     tail_text,
@@ -183,7 +183,7 @@ class StdioTransport:
 
     # --- messages -----------------------------------------------------------------------------
 
-    def request(self, call: Call) -> Answer:
+    def request(self, call: McpRequest) -> Answer:
         opened = self._pending.open()
         if isinstance(opened, Failure):
             return opened

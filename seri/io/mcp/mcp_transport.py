@@ -39,7 +39,7 @@ DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
 
 @attrs.frozen
-class Call:
+class McpRequest:
     """One request to send: its method and params, how long to wait for the answer, the
     caller's cancel flag, and extra HTTP headers (stateless era; stdio ignores them)."""
 
@@ -67,7 +67,7 @@ class Transport(Protocol):
 
     def start(self) -> Failure | None: ...
 
-    def request(self, call: Call) -> Answer: ...
+    def request(self, call: McpRequest) -> Answer: ...
 
     def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None: ...
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from seri.io.session.store import Store
 from seri.pure.inputs.errors import EXIT_UNFINISHED, SeriError
-from seri.pure.session.leases import Holder, Observation, describe_holder, possible_pid, verdict
+from seri.pure.session.leases import Holder, PidObservation, describe_holder, possible_pid, verdict
 
 
 class SessionBusy(SeriError):
@@ -57,23 +57,23 @@ def start_token(pid: int) -> str:
     return _token(_stat_fields(pid)) if possible_pid(pid) else ""
 
 
-def observe(pid: int) -> Observation:
+def observe(pid: int) -> PidObservation:
     """What this host shows of ``pid``. An impossible pid is never passed to ``kill``:
     ``kill(-1, 0)`` (every process) and ``kill(0, 0)`` (this process group) succeed."""
     if not possible_pid(pid):
-        return Observation(exists=False)
+        return PidObservation(exists=False)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
-        return Observation(exists=False)
+        return PidObservation(exists=False)
     except PermissionError:
         pass  # another user's process: it exists
     except (OSError, OverflowError):
-        return Observation(exists=False)
+        return PidObservation(exists=False)
     fields = _stat_fields(pid)
     # Z: a zombie, X: dead (seen for an instant while it is reaped).
     zombie = bool(fields) and fields[0] in (b"Z", b"X")
-    return Observation(exists=True, started=_token(fields), zombie=zombie)
+    return PidObservation(exists=True, started=_token(fields), zombie=zombie)
 
 
 def this_process(command: str) -> Holder:

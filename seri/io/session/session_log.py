@@ -184,7 +184,7 @@ def _revision(conn: Any, session_id: str) -> int | None:
 
 
 @attrs.frozen
-class CompactionPlan:
+class CompactionSwap:
     """What a compaction swaps, read before its write: valid while the revision is."""
 
     revision: int
@@ -194,7 +194,7 @@ class CompactionPlan:
 
 def plan_compaction(
     conn: Any, session_id: str, expected_revision: int, effect: ApplyCompaction
-) -> CompactionPlan | None:
+) -> CompactionSwap | None:
     """Read what ``apply_compaction`` needs, in a read snapshot: the first kept message (past
     ``effect.evicted`` live ones: on a long history a walk that must not hold the write lock)
     and the recap to store. None when the session moved on or is shorter than that."""
@@ -207,7 +207,7 @@ def plan_compaction(
     if not kept:
         return None
     first_kept = int(kept[0][0])
-    return CompactionPlan(
+    return CompactionSwap(
         expected_revision, first_kept, _stored_recap(conn, session_id, first_kept, effect)
     )
 
@@ -219,7 +219,7 @@ def apply_compaction(
     effect: ApplyCompaction,
     recap_message: Message,
     now: float,
-    plan: CompactionPlan,
+    plan: CompactionSwap,
 ) -> bool:
     """Swap the evicted prefix for the recap inside the caller's IMMEDIATE transaction.
 

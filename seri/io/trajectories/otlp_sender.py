@@ -29,8 +29,8 @@ import attrs
 from seri import __version__
 from seri.pure.trajectories.genai_metrics import (
     MetricKey,
+    MetricObservation,
     MetricSum,
-    Observation,
     accumulate,
     histograms_of,
 )
@@ -211,7 +211,7 @@ class BackgroundSender:
         self._redactor = redactor
         self._lock = threading.Condition()
         self._spans: deque[Span] = deque()
-        self._observations: list[Observation] = []
+        self._observations: list[MetricObservation] = []
         self._sums: dict[MetricKey, MetricSum] = {}
         self._window_start = clock()
         self._closing = False
@@ -224,7 +224,7 @@ class BackgroundSender:
 
     # -- the run's side: never blocks on the network ---------------------------------------
 
-    def add(self, spans: Iterable[Span], observations: Iterable[Observation]) -> None:
+    def add(self, spans: Iterable[Span], observations: Iterable[MetricObservation]) -> None:
         with self._lock:
             if self._targets["traces"] is not None:
                 for span in spans:

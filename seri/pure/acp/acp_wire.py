@@ -40,7 +40,7 @@ class AcpError(Exception):
 
 
 @attrs.frozen
-class Call:
+class ClientMessage:
     """A request (``id`` set) or a notification (``id`` None) from the client."""
 
     method: str
@@ -66,7 +66,7 @@ class Malformed:
     id: Id | None = None
 
 
-Incoming = Call | Reply | Malformed
+Incoming = ClientMessage | Reply | Malformed
 
 
 def parse_line(line: str) -> Incoming:
@@ -93,7 +93,7 @@ def parse_line(line: str) -> Incoming:
         params = {}
     if not isinstance(params, dict):
         return Malformed(INVALID_PARAMS, f"{method}: params is a JSON object", id_)
-    return Call(method, params, id_)
+    return ClientMessage(method, params, id_)
 
 
 def overlong_line() -> Malformed:

@@ -55,7 +55,7 @@ def answer_calls(loop: TaskLoop, reply: ModelReply) -> Flow[bool]:
     fired = rules_fired_by(loop.setup.glob_rules, touched, frozenset(loop.fired))
     for rule in fired:
         loop.fired.add(rule.name)
-        yield Record(history_events.Rule(name=rule.name, paths=tuple(touched)))
+        yield Record(history_events.RuleEvent(name=rule.name, paths=tuple(touched)))
         yield loop.add((Message(role="user", text=rule.message_text(), kind="rule"),))
     return interrupted
 
@@ -73,7 +73,7 @@ def _one_call(
     from seri.pure.permissions.permissions import decide
 
     setup = loop.setup
-    yield Record(tool_events.ToolCall(id=call.id, name=call.name, arguments=call.arguments))
+    yield Record(tool_events.ToolCallEvent(id=call.id, name=call.name, arguments=call.arguments))
     rejection = ""
     if not reply.tool_calls_runnable:
         rejection = f"not run: {reply.unrunnable_reason or 'the call arrived incomplete'}"
@@ -157,7 +157,7 @@ def _one_call(
             return ToolRun(said, is_error=True)
         if answer.always:
             loop.policy = with_allowed(loop.policy, answer.always)
-            yield Record(tool_events.SessionRule(id=call.id, rules=answer.always))
+            yield Record(tool_events.SessionRuleEvent(id=call.id, rules=answer.always))
     run = yield from perform(RunTool(call, arguments, loop.window.result_cap_chars))
     if run.interrupted:
         run = attrs.evolve(run, text=run.text or INTERRUPTED_RESULT, is_error=True)

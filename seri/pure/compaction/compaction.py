@@ -29,7 +29,7 @@ from seri.pure.compaction.compaction_outcome import CHANGED, NO_CUT, Compacted, 
 from seri.pure.compaction.compaction_sizes import find_cut, recap_chars, recap_message
 from seri.pure.compaction.recap import Recap
 from seri.pure.compaction.recap_paths import TouchedPaths, merge_paths, paths_touched
-from seri.pure.compaction.summarizer_fold import Fold
+from seri.pure.compaction.summarizer_fold import SummaryFold
 from seri.pure.compaction.tokens import estimate_tokens, messages_chars
 from seri.pure.compaction.window import Window
 from seri.pure.provider.output_budget import OutputBudget
@@ -90,7 +90,9 @@ def compact(
         )
     )
     read = history if stored is None else stored
-    fold = Fold(read, previous, window, elide_bytes, focus, project, budget or OutputBudget())
+    fold = SummaryFold(
+        read, previous, window, elide_bytes, focus, project, budget or OutputBudget()
+    )
     end = cut.index_of_first_kept
     while fold.done < end:
         failed = yield from fold.step(end)
@@ -146,7 +148,7 @@ def compact(
     return Compacted((message, *kept), recap, len(evicted), fold.calls, window, fold.budget, event)
 
 
-def _rescaled(keep: int | None, before: Window, fold: Fold) -> int | None:
+def _rescaled(keep: int | None, before: Window, fold: SummaryFold) -> int | None:
     """An explicit keep budget (local tokens) carried over to a denser scale."""
     if keep is None:
         return None

@@ -18,7 +18,7 @@ from seri.pure.compaction.cuts import Cut
 from seri.pure.compaction.fold import Chunk
 from seri.pure.compaction.recap import Recap
 from seri.pure.compaction.shrink import Payload, elided_payload, plan_shrink, saving, with_elided
-from seri.pure.compaction.summarizer_fold import Fold
+from seri.pure.compaction.summarizer_fold import SummaryFold
 from seri.pure.compaction.tokens import estimate_tokens, messages_chars, sized_tokens
 from seri.pure.compaction.window import DENSITY_STEPS, UNMEASURED_SCALE, Window
 from seri.pure.session.records import Message
@@ -69,7 +69,7 @@ def plan_compaction(
     cut = find_cut(history, previous, pins, window, None)
     end = cut.index_of_first_kept if cut is not None else 0
     read = history if stored is None else stored
-    fold = Fold(read, previous, window, elide_bytes, focus, project)
+    fold = SummaryFold(read, previous, window, elide_bytes, focus, project)
     steps = [s for s in DENSITY_STEPS if s <= UNMEASURED_SCALE] if fold.first else [fold.density]
     planned = [(step, planned_chunks(fold, end, step)) for step in steps]
     density, chunks = planned[0]
@@ -116,7 +116,7 @@ def plan_compaction(
 
 def window_after(window: Window, chunks: Sequence[Chunk], density: float) -> Window:
     """The window a fold of ``chunks`` leaves when each reply shows ``density``: measured by
-    its last request (as ``Fold.step`` learns it), or ``window`` when there is none."""
+    its last request (as ``SummaryFold.step`` learns it), or ``window`` when there is none."""
     if not chunks:
         return window
     last = chunks[-1]
@@ -142,7 +142,7 @@ def fit_after(
     return shrink, ""
 
 
-def planned_chunks(start: Fold, end: int, density: float) -> tuple[Chunk, ...]:
+def planned_chunks(start: SummaryFold, end: int, density: float) -> tuple[Chunk, ...]:
     """The chunks a fold from ``start`` makes before ``end`` when each reply shows
     ``density`` (``start`` itself is left as it is)."""
     fold = copy.copy(start)

@@ -1,4 +1,4 @@
-"""The summarizer's pass over the evicted part (``Fold``): one request a step, oldest first,
+"""The summarizer's pass over the evicted part (``SummaryFold``): one request a step, oldest first,
 each updating the recap the previous one made.
 
 Every request is sized to fit the window (its chunk is made by ``seri.pure.compaction.fold``), by
@@ -32,7 +32,7 @@ from seri.pure.session.records import Message
 from seri.pure.trajectories import events
 
 
-class Fold:
+class SummaryFold:
     """The summarizer's pass over the evicted part, one request a step, oldest first."""
 
     def __init__(

@@ -65,7 +65,7 @@ def bytes_per_char(messages: Iterable[Message]) -> float:
     """UTF-8 bytes per character over ``messages``' counted text: 1 for English and code, up to
     3 for Chinese or Japanese, 2 for Russian. Tokenizers count such text denser than
     ``chars / 4`` by about that much: it turns a scale measured in characters into a density
-    in bytes (``seri.pure.compaction.summarizer_fold.Fold``)."""
+    in bytes (``seri.pure.compaction.summarizer_fold.SummaryFold``)."""
     chars = total = 0
     for m in messages:
         chars += message_chars(m)

@@ -40,9 +40,10 @@ from seri.pure.session.records import Message, ToolCall
 if TYPE_CHECKING:
     from seri.pure.trajectories import history_events
 
-    class TaskSetup(Protocol):
-        """What of a task's setup the hook points read (``seri.pure.agent.turn.TaskSetup``; a
-        protocol, so that this module does not import the loop that imports it)."""
+    class TaskSetupView(Protocol):
+        """What of a task's setup the hook points read (of
+        ``seri.pure.agent.task_records.TaskSetup``; a protocol, so that this module does not
+        import the loop that imports it)."""
 
         @property
         def hook_events(self) -> frozenset[str]: ...
@@ -61,11 +62,11 @@ def hook_message(event: str, text: str) -> Message:
     return Message(role="user", text=f"{HOOK_MESSAGE_PREFIX}{event}]\n{text}", kind="hook")
 
 
-def _asks(setup: TaskSetup, event: str) -> bool:
+def _asks(setup: TaskSetupView, event: str) -> bool:
     return event in setup.hook_events
 
 
-def prompt_submitted(setup: TaskSetup, prompt: Message) -> Flow[tuple[Message, ...] | str]:
+def prompt_submitted(setup: TaskSetupView, prompt: Message) -> Flow[tuple[Message, ...] | str]:
     """The messages that follow the prompt, or why the hooks refused it."""
     if not _asks(setup, USER_PROMPT_SUBMIT):
         return ()
@@ -77,7 +78,7 @@ def prompt_submitted(setup: TaskSetup, prompt: Message) -> Flow[tuple[Message, .
 
 
 def before_tool(
-    setup: TaskSetup, call: ToolCall, arguments: Mapping[str, Any]
+    setup: TaskSetupView, call: ToolCall, arguments: Mapping[str, Any]
 ) -> Flow[HookDecision]:
     if not _asks(setup, PRE_TOOL_USE):
         return NOTHING
@@ -107,7 +108,7 @@ def with_hook(decision: Decision, said: HookDecision) -> Decision:
 
 
 def after_tool(
-    setup: TaskSetup, call: ToolCall, arguments: Mapping[str, Any], run: ToolRun
+    setup: TaskSetupView, call: ToolCall, arguments: Mapping[str, Any], run: ToolRun
 ) -> Flow[ToolRun]:
     """The run, with what PostToolUse hooks told the model after its result."""
     if not _asks(setup, POST_TOOL_USE) or run.interrupted:
@@ -127,19 +128,19 @@ def after_tool(
     return ToolRun(run.text + added, run.is_error, run.interrupted, run.touched_paths)
 
 
-def before_compaction(setup: TaskSetup, trigger: str, focus: str) -> Flow[None]:
+def before_compaction(setup: TaskSetupView, trigger: str, focus: str) -> Flow[None]:
     if _asks(setup, PRE_COMPACT):
         fields = (("trigger", trigger), ("custom_instructions", focus))
         yield from perform(RunHooks(PRE_COMPACT, fields, trigger))
 
 
-def after_compaction(setup: TaskSetup, entry: history_events.Compaction) -> Flow[None]:
+def after_compaction(setup: TaskSetupView, entry: history_events.Compaction) -> Flow[None]:
     if _asks(setup, POST_COMPACT):
         fields = (("trigger", entry.trigger), ("compaction", entry.export()))
         yield from perform(RunHooks(POST_COMPACT, fields, entry.trigger))
 
 
-def stop_sent_back(setup: TaskSetup, sent_back: int, answer: str) -> Flow[Message | None]:
+def stop_sent_back(setup: TaskSetupView, sent_back: int, answer: str) -> Flow[Message | None]:
     """The message that sends the model back to work, or None: the task may end."""
     event = SUBAGENT_STOP if _asks(setup, SUBAGENT_STOP) else STOP
     if not _asks(setup, event):

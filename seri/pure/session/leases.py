@@ -46,7 +46,7 @@ class Holder:
 
 
 @attrs.frozen
-class Observation:
+class PidObservation:
     """What this host can see of the holder's pid right now."""
 
     exists: bool
@@ -56,7 +56,7 @@ class Observation:
     zombie: bool = False
 
 
-def verdict(me: Holder, holder: Holder | None, seen: Observation | None) -> Verdict:
+def verdict(me: Holder, holder: Holder | None, seen: PidObservation | None) -> Verdict:
     """Whether ``me`` may write the session whose lease is ``holder``.
 
     ``seen`` is the observation of ``holder.pid`` on this host (None when the holder is on

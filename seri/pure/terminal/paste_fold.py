@@ -17,7 +17,7 @@ FOLD_CHARS = 2000
 
 
 @attrs.frozen
-class Fold:
+class PasteFold:
     label: str
     text: str
 
@@ -33,7 +33,7 @@ def fold_label(text: str, number: int) -> str:
     return f"[pasted {len(text):,} characters #{number}]"
 
 
-def unfold(text: str, folds: tuple[Fold, ...]) -> str:
+def unfold(text: str, folds: tuple[PasteFold, ...]) -> str:
     """``text`` with every fold's label replaced by what was pasted, in one pass: a pasted
     text that happens to hold a label is given back as it was pasted."""
     by_label = {fold.label: fold.text for fold in folds}

@@ -28,7 +28,7 @@ _CALL_DETAILS = frozenset(
     {
         tool_events.Edit.type,
         tool_events.Check.type,
-        tool_events.Checkpoint.type,
+        tool_events.CheckpointEvent.type,
         tool_events.MemoryStaged.type,
     }
 )
@@ -52,11 +52,11 @@ class EventSteps(Timeline):
         when = stamp(at)
         if kind == event_records.ModelCall.type:
             self._model_call(body, when)
-        elif kind == tool_events.ToolCall.type:
+        elif kind == tool_events.ToolCallEvent.type:
             self._tool_call_event(body, when)
         elif kind in (tool_events.ToolResult.type, tool_events.Denial.type):
             self._tool_result_event(kind, body)
-        elif kind == tool_events.SessionRule.type:
+        elif kind == tool_events.SessionRuleEvent.type:
             step = self.call_steps.get(str(body.get("id")))
             if step is not None:
                 step.result(str(body.get("id"))).setdefault("extra", {})["approved_always"] = (

@@ -193,7 +193,7 @@ def system_message(kind: str, body: Mapping[str, Any]) -> str:
         return f"shrink ({body.get('trigger', '?')}): {body.get('elided', '?')} payloads elided"
     if kind == event_records.Overflow.type:
         return f"the provider refused the request as too long: {body.get('error', '')}"
-    if kind == event_records.Retry.type:
+    if kind == event_records.RetryEvent.type:
         status = body.get("status") or "connection failure"
         return (
             f"retry {body.get('attempt', '?')} after {status}, in {body.get('delay', '?')} s: "
@@ -204,7 +204,7 @@ def system_message(kind: str, body: Mapping[str, Any]) -> str:
         return f"{key} lowered to {body.get('to', '?')}: {body.get('why', '')}"
     if kind == event_records.ModelSwitch.type:
         return f"model switched to {body.get('model', '?')}"
-    if kind == history_events.Rule.type:
+    if kind == history_events.RuleEvent.type:
         return f"rule {body.get('name', '?')} fired"
     if kind == event_records.HookRun.type:
         return (

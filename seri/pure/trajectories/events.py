@@ -33,18 +33,18 @@ from seri.pure.agent.usage_totals import UsageTotals
 from seri.pure.inputs.settings import Settings
 from seri.pure.session.records import Usage
 from seri.pure.trajectories.event_record import Absent, Event, field
-from seri.pure.trajectories.history_events import Compaction, CompactionStart, Rule, Shrink
+from seri.pure.trajectories.history_events import Compaction, CompactionStart, RuleEvent, Shrink
 from seri.pure.trajectories.tool_events import (
     Check,
-    Checkpoint,
+    CheckpointEvent,
     Denial,
     Edit,
     McpServer,
     MemoryStaged,
-    SessionRule,
+    SessionRuleEvent,
     SubagentEnd,
     SubagentStart,
-    ToolCall,
+    ToolCallEvent,
     ToolResult,
 )
 
@@ -197,7 +197,7 @@ class SummaryCall(Event):
 
 
 @attrs.frozen(kw_only=True)
-class Retry(Event):
+class RetryEvent(Event):
     """A failed request about to be sent again."""
 
     type: ClassVar[str] = "retry"
@@ -323,13 +323,13 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     Header,
     ModelCall,
     SummaryCall,
-    Retry,
-    ToolCall,
+    RetryEvent,
+    ToolCallEvent,
     ToolResult,
     Denial,
-    SessionRule,
+    SessionRuleEvent,
     ModelSwitch,
-    Checkpoint,
+    CheckpointEvent,
     Edit,
     Check,
     GoalCheck,
@@ -341,7 +341,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     OutputBudgetLowered,
     ContextWindow,
     RunUsage,
-    Rule,
+    RuleEvent,
     TurnEnd,
     SubagentStart,
     SubagentEnd,

@@ -14,7 +14,7 @@ import attrs
 from seri.pure.agent.usage_totals import UsageTotals
 from seri.pure.trajectories import events
 from seri.pure.trajectories.genai_attributes import diagnostic, scalar_items, usage_attributes
-from seri.pure.trajectories.genai_metrics import OPERATION_DURATION, TOKEN_USAGE, Observation
+from seri.pure.trajectories.genai_metrics import OPERATION_DURATION, TOKEN_USAGE, MetricObservation
 from seri.pure.trajectories.genai_scope_stack import ScopeStack, clamped
 from seri.pure.trajectories.genai_scopes import (
     AgentScope,
@@ -134,7 +134,7 @@ class CallSpans(ScopeStack):
         if usage.reported:
             for kind, value in (("input", usage.input_tokens), ("output", usage.output_tokens)):
                 self.observations.append(
-                    Observation(
+                    MetricObservation(
                         TOKEN_USAGE,
                         float(value),
                         (*base, ("gen_ai.token.type", kind)),
@@ -146,7 +146,9 @@ class CallSpans(ScopeStack):
             attributes = (*base, ("error.type", error_type)) if error_type else tuple(base)
             seconds = (span.end_ns - span.start_ns) / NANOS
             self.observations.append(
-                Observation(OPERATION_DURATION, seconds, attributes, span.end_ns, span.trace_id)
+                MetricObservation(
+                    OPERATION_DURATION, seconds, attributes, span.end_ns, span.trace_id
+                )
             )
 
     def model_call(self, record: TrajectoryRecord, at: int) -> None:

@@ -51,7 +51,7 @@ METRICS = {
 
 
 @attrs.frozen
-class Observation:
+class MetricObservation:
     """One measured value: a call's input tokens, its output tokens, or its duration."""
 
     metric: str
@@ -90,7 +90,7 @@ MetricKey = tuple[str, Attributes]
 
 
 def accumulate(
-    sums: Mapping[MetricKey, MetricSum], observations: Iterable[Observation]
+    sums: Mapping[MetricKey, MetricSum], observations: Iterable[MetricObservation]
 ) -> dict[MetricKey, MetricSum]:
     """``sums`` with ``observations`` added (a new mapping; ``sums`` is left as it was)."""
     added = dict(sums)
@@ -131,6 +131,6 @@ def histograms_of(
 
 
 def histograms(
-    observations: Iterable[Observation], start_ns: int, time_ns: int
+    observations: Iterable[MetricObservation], start_ns: int, time_ns: int
 ) -> tuple[Histogram, ...]:
     return histograms_of(accumulate({}, observations), start_ns, time_ns)

@@ -18,13 +18,13 @@ from seri.pure.trajectories.genai_attributes import (
     scalar_items,
     usage_attributes,
 )
-from seri.pure.trajectories.genai_metrics import Observation
+from seri.pure.trajectories.genai_metrics import MetricObservation
 from seri.pure.trajectories.genai_scopes import (
     AgentRole,
     AgentScope,
     RunContext,
     Scope,
-    ToolScope,
+    ToolSpanScope,
     TraceOutput,
     TraceState,
     TrajectoryRecord,
@@ -44,11 +44,11 @@ from seri.pure.trajectories.otlp_model import (
 # life is noticed on a call to it, and recorded before the call's result).
 _INSIDE_TOOL = frozenset(
     {
-        tool_events.Checkpoint.type,
+        tool_events.CheckpointEvent.type,
         tool_events.Edit.type,
         tool_events.Check.type,
         tool_events.Denial.type,
-        tool_events.SessionRule.type,
+        tool_events.SessionRuleEvent.type,
         tool_events.MemoryStaged.type,
         tool_events.SubagentStart.type,
         tool_events.McpServer.type,
@@ -69,7 +69,7 @@ class ScopeStack:
         self.start_known = state.start_known
         self.during_call = list(state.during_call)
         self.spans: list[Span] = []
-        self.observations: list[Observation] = []
+        self.observations: list[MetricObservation] = []
 
     def done(self) -> tuple[TraceState, TraceOutput]:
         state = TraceState(
@@ -94,7 +94,7 @@ class ScopeStack:
         call has no result; a recording cut short has neither)."""
         if record.type in _INSIDE_TOOL:
             return
-        while self.stack and isinstance(self.stack[-1], ToolScope):
+        while self.stack and isinstance(self.stack[-1], ToolSpanScope):
             self.close_top(self.stack[-1].last_ns)
 
     def innermost_scope(self, record: TrajectoryRecord, at: int) -> int:
@@ -275,7 +275,7 @@ class ScopeStack:
         )
 
 
-def tool_span(scope: ToolScope, end: int) -> Span:
+def tool_span(scope: ToolSpanScope, end: int) -> Span:
     attributes: list[tuple[str, AttrValue]] = [
         ("gen_ai.operation.name", "execute_tool"),
         ("gen_ai.tool.name", scope.name),

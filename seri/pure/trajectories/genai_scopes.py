@@ -1,7 +1,7 @@
 """The records of the GenAI trace fold: the records it reads, the scopes it keeps open.
 
 A ``TrajectoryRecord`` is one exported line; ``RunContext`` what its run's header says; an
-``AgentScope`` or a ``ToolScope`` a span still open (an agent's or a tool's), kept on the
+``AgentScope`` or a ``ToolSpanScope`` a span still open (an agent's or a tool's), kept on the
 ``TraceState``'s stack until a record ends it. Ids are derived, not drawn (``span_id_of``,
 ``trace_id_of``), and ``data_text``/``data_seconds`` read a record's field as the fold
 needs it. The fold itself is ``genai_trace``.
@@ -18,7 +18,7 @@ import attrs
 
 from seri.pure.agent.usage_totals import UsageTotals
 from seri.pure.trajectories.genai_attributes import Content, Server
-from seri.pure.trajectories.genai_metrics import Observation
+from seri.pure.trajectories.genai_metrics import MetricObservation
 from seri.pure.trajectories.otlp_model import Attributes, Span, SpanEvent
 
 AgentRole = Literal["pending", "task", "standalone", "subagent"]
@@ -77,7 +77,7 @@ class AgentScope:
 
 
 @attrs.frozen
-class ToolScope:
+class ToolSpanScope:
     trace_id: bytes
     span_id: bytes
     parent_id: bytes
@@ -91,7 +91,7 @@ class ToolScope:
     message: str = ""  # why the call was not run
 
 
-Scope = AgentScope | ToolScope
+Scope = AgentScope | ToolSpanScope
 
 
 @attrs.frozen
@@ -107,7 +107,7 @@ class TraceState:
 @attrs.frozen
 class TraceOutput:
     spans: tuple[Span, ...] = ()
-    observations: tuple[Observation, ...] = ()
+    observations: tuple[MetricObservation, ...] = ()
 
 
 def span_id_of(run: str, ordinal: int, role: str) -> bytes:

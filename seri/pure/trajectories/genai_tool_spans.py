@@ -16,7 +16,7 @@ from seri.pure.trajectories.genai_attributes import scalar_items
 from seri.pure.trajectories.genai_scope_stack import ScopeStack
 from seri.pure.trajectories.genai_scopes import (
     AgentScope,
-    ToolScope,
+    ToolSpanScope,
     TrajectoryRecord,
     data_text,
     span_id_of,
@@ -37,7 +37,7 @@ class ToolSpans(ScopeStack):
         name = data_text(data.get("name"))
         call_id = data_text(data.get("id"))
         self.stack.append(
-            ToolScope(
+            ToolSpanScope(
                 trace_id=parent.trace_id,
                 span_id=span_id_of(run.run, record.ordinal, "tool"),
                 parent_id=parent.span_id,
@@ -52,13 +52,13 @@ class ToolSpans(ScopeStack):
     def tool_result(self, record: TrajectoryRecord, at: int) -> None:
         data = record.data
         top = self.stack[-1] if self.stack else None
-        if not (isinstance(top, ToolScope) and top.call_id == data.get("id")):
+        if not (isinstance(top, ToolSpanScope) and top.call_id == data.get("id")):
             # A result without its call (a recording that starts mid-call): a span of its own.
             self.settle_tools(record)
             index = self.agent(record, at)
             self.tool_call(record, self.stack[index].last_ns)
             top = self.stack[-1]
-        assert isinstance(top, ToolScope)
+        assert isinstance(top, ToolSpanScope)
         outcome = _tool_outcome(data, top.denied)
         extra = scalar_items(
             (
@@ -83,7 +83,7 @@ class ToolSpans(ScopeStack):
 
     def denial(self, record: TrajectoryRecord, at: int) -> None:
         top = self.stack[-1] if self.stack else None
-        if isinstance(top, ToolScope) and top.call_id == record.data.get("id"):
+        if isinstance(top, ToolSpanScope) and top.call_id == record.data.get("id"):
             self.stack[-1] = attrs.evolve(top, denied=True)
         index = self.innermost_scope(record, at)
         self.add_event(index, self.event(record, at))

@@ -46,7 +46,7 @@ from seri.pure.trajectories.genai_attributes import (
     server_of,
 )
 from seri.pure.trajectories.genai_call_spans import CallSpans
-from seri.pure.trajectories.genai_metrics import Observation
+from seri.pure.trajectories.genai_metrics import MetricObservation
 from seri.pure.trajectories.genai_scopes import (
     AgentRole,
     AgentScope,
@@ -62,17 +62,17 @@ from seri.pure.trajectories.otlp_model import Span, nanos
 from seri.pure.trajectories.redaction import Redactor
 
 # Records written while a model call is under way: they belong to the next call span.
-_DURING_CALL = frozenset({events.Retry.type, events.OutputBudgetLowered.type})
+_DURING_CALL = frozenset({events.RetryEvent.type, events.OutputBudgetLowered.type})
 # Records that are not the end of anything: the next call does not begin after them.
 _NOT_A_STEP = _DURING_CALL | {events.ContextWindow.type}
 # Records that belong to a task's work: arriving when none is open, they start one. Any
 # other record (a type added later, say) becomes an event of whatever is open, or nothing.
 _IN_TASK = frozenset(
     {
-        history_events.Rule.type,
-        tool_events.SessionRule.type,
+        history_events.RuleEvent.type,
+        tool_events.SessionRuleEvent.type,
         tool_events.MemoryStaged.type,
-        tool_events.Checkpoint.type,
+        tool_events.CheckpointEvent.type,
         tool_events.Edit.type,
         tool_events.Check.type,
         # A goal's check comes after its task ended: its failure is the next task's start.
@@ -197,7 +197,7 @@ _HANDLERS = {
     events.Overflow.type: _Step.overflow,
     history_events.Compaction.type: _Step.maintenance,
     history_events.Shrink.type: _Step.maintenance,
-    tool_events.ToolCall.type: _Step.tool_call,
+    tool_events.ToolCallEvent.type: _Step.tool_call,
     tool_events.ToolResult.type: _Step.tool_result,
     tool_events.Denial.type: _Step.denial,
     tool_events.SubagentStart.type: _Step.subagent_start,
@@ -239,7 +239,7 @@ class FinishedTrace:
     """One task's trace, complete: its spans (the root last) and its metric observations."""
 
     spans: tuple[Span, ...]
-    observations: tuple[Observation, ...]
+    observations: tuple[MetricObservation, ...]
 
     @property
     def root(self) -> Span:
@@ -253,7 +253,7 @@ def finished_traces(
     those whose root ended at or after it (a task is sent whole or not at all)."""
     state = TraceState(content)
     open_spans: dict[bytes, list[Span]] = {}
-    open_observations: dict[bytes, list[Observation]] = {}
+    open_observations: dict[bytes, list[MetricObservation]] = {}
 
     def settled(output: TraceOutput) -> Iterator[FinishedTrace]:
         for seen in output.observations:

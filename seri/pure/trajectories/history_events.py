@@ -60,7 +60,7 @@ class Shrink(Event):
 
 
 @attrs.frozen(kw_only=True)
-class Rule(Event):
+class RuleEvent(Event):
     """A glob rule fired: its text was added for the model."""
 
     type: ClassVar[str] = "rule"

@@ -17,7 +17,7 @@ from seri.pure.trajectories.event_record import Absent, Event, field
 
 
 @attrs.frozen(kw_only=True)
-class ToolCall(Event):
+class ToolCallEvent(Event):
     """A tool call the model asked for."""
 
     type: ClassVar[str] = "tool_call"
@@ -64,7 +64,7 @@ class Denial(Event):
 
 
 @attrs.frozen(kw_only=True)
-class SessionRule(Event):
+class SessionRuleEvent(Event):
     """A person answered "always": allow rules stored with the session (its later runs
     allow them too)."""
 
@@ -75,7 +75,7 @@ class SessionRule(Event):
 
 
 @attrs.frozen(kw_only=True)
-class Checkpoint(Event):
+class CheckpointEvent(Event):
     """A file's content kept before a write (what /rewind puts back)."""
 
     type: ClassVar[str] = "checkpoint"

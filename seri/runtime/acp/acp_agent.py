@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from seri import __version__
 from seri.pure.acp import acp_wire
-from seri.pure.acp.acp_wire import AcpError, Call
+from seri.pure.acp.acp_wire import AcpError, ClientMessage
 from seri.pure.inputs.errors import SeriError
 from seri.pure.mcp import jsonrpc
 from seri.runtime.acp.acp_commands import available_commands, slash_command
@@ -102,12 +102,12 @@ class AcpAgent:
             for controller, _front in list(self.sessions.values()):
                 self._close(controller)
 
-    def _answer(self, call: Call) -> None:
+    def _answer(self, call: ClientMessage) -> None:
         line = self._outcome(call)
         if call.id is not None:
             self.conn.send(line)
 
-    def _outcome(self, call: Call) -> str:
+    def _outcome(self, call: ClientMessage) -> str:
         """The line that answers ``call``: its result, or the JSON-RPC error it ended in."""
         id_ = call.id if call.id is not None else 0
         try:
@@ -126,7 +126,7 @@ class AcpAgent:
                 id_, jsonrpc.INTERNAL_ERROR, f"internal error: {type(e).__name__}"
             )
 
-    def _handler(self, call: Call) -> Handler:
+    def _handler(self, call: ClientMessage) -> Handler:
         handler = METHODS.get(call.method)
         if handler is None:
             raise AcpError(jsonrpc.METHOD_NOT_FOUND, f"no method {call.method}")
@@ -142,7 +142,7 @@ class AcpAgent:
             self.cancelled = True
             self.sessions[sid][0].cancel()
 
-    def serve_now(self, call: Call) -> bool:
+    def serve_now(self, call: ClientMessage) -> bool:
         """Answer ``call`` on a thread of its own if it may be while a task runs: only what
         reads seri.db (``session/list``, through a read-only connection of its own). Every
         other request waits for the task to end (README: seri acp, one task at a time)."""

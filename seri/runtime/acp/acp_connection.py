@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from seri.pure.acp import acp_wire
-from seri.pure.acp.acp_wire import Call, Malformed, Reply
+from seri.pure.acp.acp_wire import ClientMessage, Malformed, Reply
 from seri.pure.inputs.bounded_input import ACP_STDIO, LineSplitter, OverlongLine
 
 # What one read of stdin asks for: a line longer than this arrives in pieces.
@@ -34,7 +34,7 @@ _READ_CHUNK = 65_536
 # Told of a session/cancel notification (its params), from the reader thread.
 OnCancel = Callable[[dict[str, Any]], None]
 # Answers a request at once, off the main thread (True), or leaves it for the queue (False).
-ServeNow = Callable[[Call], bool]
+ServeNow = Callable[[ClientMessage], bool]
 
 
 class Connection:
@@ -45,7 +45,7 @@ class Connection:
         self._on_gone: Callable[[], None] = lambda: None
         self._serve_now: ServeNow = lambda call: False
         self._write_lock = threading.Lock()
-        self._inbox: queue.Queue[Call | None] = queue.Queue()
+        self._inbox: queue.Queue[ClientMessage | None] = queue.Queue()
         self._waiting: dict[int, tuple[threading.Event, list[Reply | None]]] = {}
         self._next_id = 0
         self._lock = threading.Lock()
@@ -111,7 +111,7 @@ class Connection:
 
     # -- reading -------------------------------------------------------------------------------
 
-    def next_call(self) -> Call | None:
+    def next_call(self) -> ClientMessage | None:
         """The next request or notification for the main thread; None when the client left."""
         return self._inbox.get()
 
@@ -137,7 +137,7 @@ class Connection:
         if line:
             self._take(acp_wire.parse_line(line))
 
-    def _take(self, message: Call | Reply | Malformed) -> None:
+    def _take(self, message: ClientMessage | Reply | Malformed) -> None:
         if isinstance(message, Malformed):
             self.send(acp_wire.error(message.id, message.code, message.message))
         elif isinstance(message, Reply):

@@ -11,7 +11,7 @@ from typing import Any
 
 from seri.io.session.store import Store, open_store
 from seri.pure.acp import acp_wire
-from seri.pure.acp.acp_wire import AcpError, Call
+from seri.pure.acp.acp_wire import AcpError, ClientMessage
 from seri.pure.mcp import jsonrpc
 from seri.runtime.acp.acp_connection import Connection
 
@@ -34,7 +34,7 @@ def listed(params: dict[str, Any], store: Store) -> dict[str, Any]:
     return {"sessions": shown, "nextCursor": after}
 
 
-def answer_during_task(conn: Connection, profile_root: str, call: Call) -> None:
+def answer_during_task(conn: Connection, profile_root: str, call: ClientMessage) -> None:
     """Answer a session/list that came while a task runs (called on its own thread)."""
     id_ = call.id if call.id is not None else 0
     try:

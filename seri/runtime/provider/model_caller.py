@@ -22,7 +22,7 @@ from seri.pure.provider.output_budget import OutputBudget
 from seri.pure.session.records import Message
 from seri.pure.terminal.terminal_text import neutralise
 from seri.pure.tools.tool_specs import ToolSpec
-from seri.pure.trajectories.events import Retry
+from seri.pure.trajectories.events import RetryEvent
 from seri.runtime.agent.ports import RecorderPort
 
 if TYPE_CHECKING:
@@ -161,7 +161,7 @@ class ModelCaller:
 
     def _on_retry(self, attempt: int, status: int | None, delay: float, reason: str) -> None:
         self.events.record(
-            Retry(attempt=attempt, status=status, delay=round(delay, 3), reason=reason)
+            RetryEvent(attempt=attempt, status=status, delay=round(delay, 3), reason=reason)
         )
         if status is None:
             reason = self.naming_the_url(reason)

@@ -207,7 +207,7 @@ class ChatView:
     def recorded(self, event: event_record.Event) -> None:
         """Events of the loop that leave no tool run behind: denials, rejections, compaction."""
         match event:
-            case tool_events.ToolCall(id=call_id, name=name, arguments=text):
+            case tool_events.ToolCallEvent(id=call_id, name=name, arguments=text):
                 self._calls[call_id] = (name, parsed_arguments(text))
             case events.ModelCall(usage=usage) | events.SummaryCall(usage=usage):
                 self.run_usage = self.run_usage.plus(UsageTotals.of_call(usage))
@@ -235,7 +235,7 @@ class ChatView:
                 self.screen.say_spans(
                     tool_line("error", name, arguments, detail=error, width=width)
                 )
-            case tool_events.SessionRule(rules=rules):
+            case tool_events.SessionRuleEvent(rules=rules):
                 shown = ", ".join(rules)
                 self.screen.say(f"  allowed for the rest of this session: {shown}", "notice")
 

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import FileHistory
 
-    from seri.pure.terminal.paste_fold import Fold
+    from seri.pure.terminal.paste_fold import PasteFold
     from seri.runtime.session.profile import Profile
     from seri.runtime.terminal.chat_opening import ChatOpener
     from seri.runtime.terminal.chat_options import ChatOptions
@@ -183,16 +183,16 @@ class Folds:
     """The long pastes of this chat, shown folded at the prompt (see ``paste_fold``)."""
 
     def __init__(self) -> None:
-        self.folds: tuple[Fold, ...] = ()
+        self.folds: tuple[PasteFold, ...] = ()
 
     def fold(self, text: str) -> str:
         """What the prompt shows for a paste: the paste, or its label."""
-        from seri.pure.terminal.paste_fold import Fold, fold_label, needs_folding
+        from seri.pure.terminal.paste_fold import PasteFold, fold_label, needs_folding
 
         if not needs_folding(text):
             return text
         label = fold_label(text, len(self.folds) + 1)
-        self.folds += (Fold(label, text),)
+        self.folds += (PasteFold(label, text),)
         return label
 
     def unfold(self, text: str) -> str:

@@ -47,7 +47,7 @@ from seri.pure.tools.tool_specs import (
     spec_of,
 )
 from seri.pure.trajectories.redaction import Redactor
-from seri.pure.trajectories.tool_events import Check, Checkpoint, Denial, Edit, MemoryStaged
+from seri.pure.trajectories.tool_events import Check, CheckpointEvent, Denial, Edit, MemoryStaged
 
 if TYPE_CHECKING:
     from seri.io.inputs.prompt_files import StartupFiles
@@ -297,7 +297,7 @@ class ToolHost:
             self.profile.store, self.checkpoint_session, str(self.project), rel, prior, time.time()
         )
         self.events.record(
-            Checkpoint(
+            CheckpointEvent(
                 tool=tool,
                 path=rel,
                 existed=prior is not None,

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from seri.pure.acp import acp_updates, acp_wire
-from seri.pure.acp.acp_wire import Call, Malformed, Reply
+from seri.pure.acp.acp_wire import ClientMessage, Malformed, Reply
 from seri.pure.agent.effects import ToolRun
 from seri.pure.session.records import Message, ToolCall
 from tests.property.mcp_strategies import JSON, TEXT
@@ -21,7 +21,7 @@ IDS = st.integers(-(2**53), 2**53) | TEXT
 @given(st.text(max_size=200) | JSON.map(json.dumps))
 def test_any_line_is_a_message_or_why_not(line: str) -> None:
     parsed = acp_wire.parse_line(line)
-    assert isinstance(parsed, Call | Reply | Malformed)
+    assert isinstance(parsed, ClientMessage | Reply | Malformed)
     if isinstance(parsed, Malformed):
         # The error seri answers with is itself one valid JSON-RPC line.
         body = json.loads(acp_wire.error(parsed.id, parsed.code, parsed.message))
@@ -32,8 +32,10 @@ def test_any_line_is_a_message_or_why_not(line: str) -> None:
 def test_requests_seri_writes_parse_back(id_: int | str, method: str, params: dict) -> None:  # type: ignore[type-arg]
     line = acp_wire.request(id_, method, params)
     assert "\n" not in line and line.isascii()
-    assert acp_wire.parse_line(line) == Call(method, params, id_)
-    assert acp_wire.parse_line(acp_wire.notification(method, params)) == Call(method, params)
+    assert acp_wire.parse_line(line) == ClientMessage(method, params, id_)
+    assert acp_wire.parse_line(acp_wire.notification(method, params)) == ClientMessage(
+        method, params
+    )
 
 
 @given(IDS, st.dictionaries(TEXT, JSON, max_size=4))

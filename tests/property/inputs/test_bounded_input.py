@@ -283,5 +283,5 @@ def test_H2_fuzz_acp_lines(line: str) -> None:
     """What the ACP client writes on stdin, a line at a time: a call, a reply or a malformed
     message (answered with an error), never an exception; nothing deeper than the limit."""
     assert isinstance(
-        acp_wire.parse_line(line), acp_wire.Call | acp_wire.Reply | acp_wire.Malformed
+        acp_wire.parse_line(line), acp_wire.ClientMessage | acp_wire.Reply | acp_wire.Malformed
     )

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from scripts.fake_model import Utf8Ratio, count_prompt_tokens
-from seri.pure.compaction.summarizer_fold import Fold
+from seri.pure.compaction.summarizer_fold import SummaryFold
 from seri.pure.compaction.tokens import sized_tokens, utf8_size
 from seri.pure.compaction.window import MIN_HISTORY_LOCAL, Window
 from seri.pure.provider.token_prior import (
@@ -118,7 +118,7 @@ def test_the_first_summarizer_request_is_priced_by_its_own_text_and_fits(
     """Never measured, the fold sizes its first request by the prior of its own text: never
     denser than it was sized for, and within the window by the densest provider's count."""
     window = Window.of(tokens, 2_000, overhead_chars=4_000, max_tokens=None, scale=0.0)
-    fold = Fold(history, None, window, elide_bytes, "", "")
+    fold = SummaryFold(history, None, window, elide_bytes, "", "")
     chunk = fold.chunk(len(history))
     texts = [m.text for m in chunk.request]
     assert prior_density(texts) <= fold.density

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from seri.pure.session.leases import PID_MAX_LIMIT, Holder, Observation, possible_pid, verdict
+from seri.pure.session.leases import PID_MAX_LIMIT, Holder, PidObservation, possible_pid, verdict
 
 holders = st.builds(
     Holder,
@@ -16,7 +16,7 @@ holders = st.builds(
 observations = st.one_of(
     st.none(),
     st.builds(
-        Observation,
+        PidObservation,
         exists=st.booleans(),
         started=st.sampled_from(["", "boot:1", "boot:2"]),
         zombie=st.booleans(),
@@ -26,7 +26,7 @@ observations = st.one_of(
 
 @given(holders, st.one_of(st.none(), holders), observations)
 def test_a_live_holder_is_never_taken_over(
-    me: Holder, holder: Holder | None, seen: Observation | None
+    me: Holder, holder: Holder | None, seen: PidObservation | None
 ) -> None:
     decided = verdict(me, holder, seen)
     if holder is None:
@@ -48,7 +48,7 @@ def test_a_live_holder_is_never_taken_over(
 
 @given(holders)
 def test_a_process_owns_its_own_lease(me: Holder) -> None:
-    assert verdict(me, me, Observation(exists=True, started=me.started)) == "mine"
+    assert verdict(me, me, PidObservation(exists=True, started=me.started)) == "mine"
 
 
 impossible_pids = st.one_of(st.integers(max_value=0), st.integers(min_value=PID_MAX_LIMIT + 1))
@@ -56,7 +56,7 @@ impossible_pids = st.one_of(st.integers(max_value=0), st.integers(min_value=PID_
 
 @given(holders, impossible_pids, st.sampled_from(["a", "b"]), observations)
 def test_an_impossible_pid_never_holds_a_session(
-    me: Holder, pid: int, host: str, seen: Observation | None
+    me: Holder, pid: int, host: str, seen: PidObservation | None
 ) -> None:
     """pid -1, 0 or one past the kernel's limit: no process holds it (``kill(-1, 0)``
     succeeds, so an observation may even say it exists), on this host or any other."""
@@ -70,5 +70,5 @@ def test_a_zombie_holder_is_dead(me: Holder, holder: Holder) -> None:
     holder = Holder(pid=holder.pid, host=me.host, started=holder.started)
     if holder.same_process(me):
         return
-    zombie = Observation(exists=True, started=holder.started, zombie=True)
+    zombie = PidObservation(exists=True, started=holder.started, zombie=True)
     assert verdict(me, holder, zombie) == "stale"

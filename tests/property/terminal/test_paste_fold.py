@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from seri.pure.terminal.paste_fold import FOLD_LINES, Fold, fold_label, needs_folding, unfold
+from seri.pure.terminal.paste_fold import FOLD_LINES, PasteFold, fold_label, needs_folding, unfold
 
 texts = st.text(st.characters(codec="utf-8"), max_size=300)
 
@@ -16,7 +16,9 @@ def test_unfolding_gives_back_exactly_what_was_typed_and_pasted(
 ) -> None:
     """Typed text around the labels is kept; each label becomes its paste, even a paste
     that holds another paste's label."""
-    folds = tuple(Fold(fold_label(pasted, n), pasted) for n, (_, pasted) in enumerate(pieces, 1))
+    folds = tuple(
+        PasteFold(fold_label(pasted, n), pasted) for n, (_, pasted) in enumerate(pieces, 1)
+    )
     typed = [t.replace("[pasted", "[Pasted") for t, _ in pieces]
     shown = "".join(t + f.label for t, f in zip(typed, folds, strict=True)) + last.replace(
         "[pasted", "[Pasted"
@@ -38,6 +40,8 @@ def test_a_label_says_how_many_lines_were_pasted(lines: int, number: int) -> Non
 def test_one_long_line_is_folded_by_its_size() -> None:
     assert fold_label("x" * 5000, 3) == "[pasted 5,000 characters #3]"
     assert (
-        unfold("see [pasted 5,000 characters #3]", (Fold("[pasted 5,000 characters #3]", "x"),))
+        unfold(
+            "see [pasted 5,000 characters #3]", (PasteFold("[pasted 5,000 characters #3]", "x"),)
+        )
         == "see x"
     )
