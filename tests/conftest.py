@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
@@ -34,6 +35,15 @@ for _name, _examples in (("ci", 100), ("deep", 500)):
         suppress_health_check=[HealthCheck.too_slow],
     )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+# A pytest started in the background by a shell without job control (`make test &` in a
+# script) inherits SIGINT and SIGQUIT ignored, as POSIX has it, and so would every seri the
+# tests start: Ctrl-C, the interrupt tests' whole subject, would reach none of them. The
+# tests run as from a terminal, whatever started them.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+if signal.getsignal(signal.SIGQUIT) == signal.SIG_IGN:
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 
 # The fault suite's ledger prints its summary from the xdist controller, which loads only
 # this conftest (it never collects, so tests/faults/conftest.py is not loaded there). The
