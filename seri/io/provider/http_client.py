@@ -102,8 +102,12 @@ def _made(host: str, *, tls: bool, follow_redirects: bool) -> httpx.Client:
 
 def load_in_background() -> None:
     """Start importing httpx (what its clients need, and what reads an answer) in a thread of
-    its own: a command that will talk to the provider does its other start-up work meanwhile."""
-    threading.Thread(target=_load, name="seri-httpx-import", daemon=True).start()
+    its own: a command that will talk to the provider does its other start-up work meanwhile.
+
+    Not a daemon: the interpreter waits for it before it shuts down. A daemon thread still
+    importing when a command ends at once (a goal's check refused by a rule, exit 2) can
+    meet the import machinery torn down: seri died of SIGSEGV in ``sem_wait`` that way."""
+    threading.Thread(target=_load, name="seri-httpx-import", daemon=False).start()
 
 
 def _load() -> None:

@@ -127,9 +127,10 @@ _RICH_LOADING: list[threading.Thread] = []
 
 
 def _load_rich_behind() -> None:
-    """Import rich in a thread now: the block it will draw is still streaming."""
+    """Import rich in a thread now: the block it will draw is still streaming. Not a daemon,
+    so that an exit meanwhile waits for the import (``http_client.load_in_background``)."""
     if not _RICH_LOADING:
-        _RICH_LOADING.append(threading.Thread(target=_import_rich, name="seri-rich", daemon=True))
+        _RICH_LOADING.append(threading.Thread(target=_import_rich, name="seri-rich", daemon=False))
         _RICH_LOADING[0].start()
 
 

@@ -144,3 +144,30 @@ def test_the_ipv6_loopback_is_never_sent_to_the_proxy(monkeypatch: pytest.Monkey
     finally:
         proxy.close()
     assert proxy.requests == []
+
+
+_EXIT_WHILE_LOADING = """
+import atexit, sys, threading
+from seri.io.provider.http_client import load_in_background
+
+def after_threads() -> None:
+    loading = [t for t in threading.enumerate() if t.name == "seri-httpx-import"]
+    print("still importing" if loading else "imported", "httpx" in sys.modules)
+
+atexit.register(after_threads)
+load_in_background()
+sys.exit(2)
+"""
+
+
+def test_a_command_that_ends_at_once_waits_for_the_background_import() -> None:
+    """The interpreter is not torn down under a thread still importing httpx (a daemon one
+    could be, and seri died of SIGSEGV in sem_wait): by the time atexit runs, it has ended."""
+    done = subprocess.run(
+        [sys.executable, "-c", _EXIT_WHILE_LOADING],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (2, "imported True\n", "")
