@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -489,3 +491,36 @@ def test_anthropics_bash_validator_example_runs_unchanged(
         ("b2", 0, "none"),
         ("b3", 2, "deny"),
     ]
+
+
+def test_a_python_hook_kept_under_tmp_with_its_own_interpreter_runs(
+    run_seri: RunSeri, project: Path, seri_home: Path
+) -> None:
+    """A hook's script and the virtual environment that runs it sit under the host's /tmp,
+    outside the project (a checkout made with ``mktemp -d``): bubblewrap's private /tmp would
+    hide them, so seri shows the /tmp entries the command names, read-only, and the hook
+    denies as it does anywhere else."""
+    kept = Path(tempfile.mkdtemp(prefix="seri-hooks-", dir="/tmp"))
+    try:
+        subprocess.run(
+            [sys.executable, "-m", "venv", "--without-pip", str(kept / "venv")],
+            check=True,
+            timeout=60,
+        )
+        (kept / "deny_rm.py").write_text(DENY_RM)
+        (project / "keep.txt").write_text("kept\n")
+        hook = f"{kept}/venv/bin/python {kept}/deny_rm.py"
+        _config(seri_home, _command("PreToolUse", hook, "Bash"))
+        script: list[dict[str, Any]] = [
+            {"tool_calls": [call("b1", "bash", command="rm -rf keep.txt")]},
+            {"text": "done"},
+        ]
+        with FakeModel(script) as fake:
+            done = run_seri("chat", "--allow", "bash", "-p", "clean up", env=chat_env(fake))
+            requests = fake.requests
+    finally:
+        shutil.rmtree(kept, ignore_errors=True)
+    assert done.returncode == 0, done.stderr
+    assert (project / "keep.txt").read_text() == "kept\n"
+    assert "delete files one by one" in _tool_results(requests[1])[0]
+    assert [(r["decision"], r["exit_code"]) for r in _hook_runs(run_seri)] == [("deny", 0)]

@@ -41,7 +41,9 @@ def run_hook(
     # bash does with no sandbox: what it starts ends with it.
     runs_in = sandbox or Sandbox(Detected("none", "outside the sandbox"), cwd, ())
     with contextlib.ExitStack() as stack:
-        argv, preexec, child_env = stack.enter_context(runs_in.confined(command, cwd, child_env))
+        argv, preexec, child_env = stack.enter_context(
+            runs_in.confined(command, cwd, child_env, trusted=True)
+        )
         try:
             proc = subprocess.Popen(
                 argv,

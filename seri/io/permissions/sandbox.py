@@ -55,6 +55,8 @@ from seri.pure.permissions.sandbox_plan import (
     BUBBLEWRAP_ISOLATION,
     SandboxPlan,
     bubblewrap_arguments,
+    hidden_tops,
+    named_paths,
     plan_sandbox,
 )
 
@@ -161,9 +163,10 @@ class Sandbox:
             self._tmp = tempfile.mkdtemp(prefix="seri-tmp-")
         return self._tmp
 
-    def plan(self) -> SandboxPlan:
+    def plan(self, shown: tuple[str, ...] = ()) -> SandboxPlan:
         """The paths of the next command; protected paths inside the project that do not
-        exist get their stand-ins now (call within ``confined``, which takes them away)."""
+        exist get their stand-ins now (call within ``confined``, which takes them away).
+        ``shown`` are paths under /tmp the command needs to see (``hidden_tops``)."""
         project = str(self.project)
         protected = {*self.protected, *(os.path.realpath(p) for p in self.protected)}
         guarded = guarded_in_project(project, tuple(sorted(protected)), self._names.found(project))
@@ -177,16 +180,20 @@ class Sandbox:
                 continue  # outside the project: read-only already
             if os.path.exists(real) or (may_place and self._stand_ins.place(real, is_dir, project)):
                 existing.append(real)
-        return plan_sandbox(project, self._private_tmp(), existing)
+        visible = [top for top in shown if os.path.exists(top)]
+        return plan_sandbox(project, self._private_tmp(), existing, visible)
 
     @contextlib.contextmanager
     def confined(
-        self, command: str, cwd: Path, env: Mapping[str, str]
+        self, command: str, cwd: Path, env: Mapping[str, str], *, trusted: bool = False
     ) -> Iterator[tuple[list[str], Callable[[], None] | None, dict[str, str]]]:
         """``command`` (argv, pre-exec hook, environment) for as long as it runs: the
-        stand-ins for absent protected paths stay in place until it has ended."""
+        stand-ins for absent protected paths stay in place until it has ended. ``trusted``:
+        the command is the person's own or one they approved (a hook, a goal's check), so
+        what it names under /tmp is shown to it read-only, as their PATH's entries there
+        are to every command."""
         with self._stand_ins.held():
-            yield self.command(command, cwd, env)
+            yield self.command(command, cwd, env, trusted=trusted)
 
     @property
     def reaps(self) -> bool:
@@ -195,7 +202,7 @@ class Sandbox:
         return self.kind != "bubblewrap" and sys.platform.startswith("linux")
 
     def command(
-        self, command: str, cwd: Path, env: Mapping[str, str]
+        self, command: str, cwd: Path, env: Mapping[str, str], *, trusted: bool = False
     ) -> tuple[list[str], Callable[[], None] | None, dict[str, str]]:
         """The argv, the pre-exec hook and the environment that run ``command`` confined."""
         child_env = dict(env)
@@ -203,11 +210,12 @@ class Sandbox:
         argv = ["bash", "-c", command]
         if self.kind == "none":
             return argv, _reaper(None, None) if self.reaps else None, child_env
-        plan = self.plan()
         if self.kind == "bubblewrap":
+            plan = self.plan(_hidden_needs(command if trusted else "", child_env))
             child_env.setdefault("XDG_CACHE_HOME", "/tmp/.cache")
             argv = bubblewrap_arguments(plan, str(cwd), command, self.detected.bwrap)
             return argv, None, child_env
+        plan = self.plan()
         child_env["TMPDIR"] = plan.private_tmp
         child_env.setdefault("XDG_CACHE_HOME", os.path.join(plan.private_tmp, ".cache"))
         self._say_if_unmounted(plan)
@@ -252,6 +260,15 @@ class Sandbox:
 
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
+
+
+def _hidden_needs(command: str, env: Mapping[str, str]) -> tuple[str, ...]:
+    """The entries under /tmp that the private /tmp would hide from a command and that it
+    needs: those holding its PATH's directories and the paths ``command`` names, each as
+    written and as resolved (a symlink under /tmp may lead to another entry there)."""
+    named = [*env.get("PATH", "").split(os.pathsep), *named_paths(command)]
+    absolute = [path for path in named if os.path.isabs(path)]
+    return hidden_tops([*absolute, *(os.path.realpath(path) for path in absolute)])
 
 
 def _reaper(

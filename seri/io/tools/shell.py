@@ -113,6 +113,7 @@ def run_bash(
     sandbox: Sandbox | None = None,
     env: Mapping[str, str] | None = None,
     on_output: Callable[[bytes], None] | None = None,
+    trusted: bool = False,
 ) -> ToolOutcome:
     """Run ``command``; the outcome carries the capped output and the exit status.
 
@@ -121,7 +122,9 @@ def run_bash(
     on one result), half each. ``sandbox`` confines what the command may write (see
     ``seri.io.permissions.sandbox``); ``env`` is its whole environment (the caller leaves secrets
     out);
-    ``on_output`` sees each piece of output as it comes (a person watching it run).
+    ``on_output`` sees each piece of output as it comes (a person watching it run);
+    ``trusted``: the command is the person's own (a goal's check), not the model's, and sees
+    what it names under the host's /tmp (``Sandbox.confined``).
 
     KeyboardInterrupt while waiting kills the process group and is re-raised,
     so the caller can record the call as interrupted.
@@ -132,7 +135,7 @@ def run_bash(
         if sandbox is not None:
             # The stand-ins for absent protected paths stay until the command has ended.
             argv, preexec, child_env = stack.enter_context(
-                sandbox.confined(command, cwd, child_env)
+                sandbox.confined(command, cwd, child_env, trusted=trusted)
             )
         return _run(
             (argv, preexec, child_env),

@@ -4,13 +4,18 @@ Writable: the project directory and a private temporary directory, nothing else.
 inside the project: the paths no tool may write (``.git``, ``.mcp.json``, ``.seri``, seri's
 profile, shell start-up files, ``~/.ssh``, ``~/.gitconfig``) wherever they fall inside it,
 existing or not (``protected_paths.guarded_in_project``). Reading, executing and
-the network are not confined. The io layer turns a plan into bubblewrap's arguments or into
+the network are not confined, but under bubblewrap the host's ``/tmp`` is out of sight (a
+private one takes its place), so what the person's own commands need from it is bound back
+read-only (``hidden_tops``): the entries of their PATH that lie there (an activated virtual
+environment under ``/tmp``) and, for a hook or a goal's check, the paths the command names (a
+hook script kept under ``/tmp``). The io layer turns a plan into bubblewrap's arguments or into
 Landlock rules plus read-only bind mounts.
 """
 
 from __future__ import annotations
 
 import posixpath
+import shlex
 from collections.abc import Iterable
 
 import attrs
@@ -25,6 +30,9 @@ class SandboxPlan:
     private_tmp: str
     # Existing absolute paths inside the project that must stay read-only.
     read_only: tuple[str, ...] = ()
+    # Existing host paths under /tmp the person's own command needs (``hidden_tops``), bound
+    # read-only over the private /tmp (bubblewrap only: Landlock hides nothing).
+    visible: tuple[str, ...] = ()
 
 
 def _within(path: str, root: str) -> bool:
@@ -32,11 +40,57 @@ def _within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def plan_sandbox(project: str, private_tmp: str, protected: Iterable[str]) -> SandboxPlan:
+def plan_sandbox(
+    project: str, private_tmp: str, protected: Iterable[str], visible: Iterable[str] = ()
+) -> SandboxPlan:
     """The plan for ``project``; ``protected`` are real absolute paths that exist (the caller
-    checks the filesystem). Those outside the project are read-only anyway."""
+    checks the filesystem). Those outside the project are read-only anyway. ``visible`` are
+    existing paths under /tmp to show read-only (``hidden_tops``); the project itself and the
+    private /tmp are never among them."""
     inside = sorted({p for p in protected if _within(p, project) and p != project})
-    return SandboxPlan(project, private_tmp, tuple(inside))
+    shown = sorted(
+        {
+            p
+            for p in visible
+            if _within(p, SANDBOX_TMP)
+            and posixpath.normpath(p) != SANDBOX_TMP
+            and not _within(p, project)
+            and not _within(p, private_tmp)
+        }
+    )
+    return SandboxPlan(project, private_tmp, tuple(inside), tuple(shown))
+
+
+def named_paths(command: str) -> tuple[str, ...]:
+    """The absolute paths a shell command names as words, or as the value of an assignment
+    (``PYTHONPATH=/tmp/lib``), with ``:``-joined lists split. A command shlex cannot read
+    (an unclosed quote) is split on whitespace: this finds what to show, it proves nothing."""
+    try:
+        words = shlex.split(command, comments=True)
+    except ValueError:
+        words = command.split()
+    found: list[str] = []
+    for word in words:
+        value = word.split("=", 1)[1] if "=" in word and not word.startswith("/") else word
+        found += [part for part in value.split(":") if part.startswith("/")]
+    return tuple(dict.fromkeys(found))
+
+
+def hidden_tops(paths: Iterable[str], hidden_root: str = SANDBOX_TMP) -> tuple[str, ...]:
+    """For each path under ``hidden_root`` (not the root itself), the entry right under the
+    root that holds it: ``/tmp/tmp.x1/seri/.venv/bin/python`` -> ``/tmp/tmp.x1``. A script
+    under ``/tmp`` usually needs its neighbours (the virtual environment beside an
+    interpreter, the modules a hook imports), so the whole entry is shown, read-only."""
+    root = posixpath.normpath(hidden_root)
+    tops: list[str] = []
+    for path in paths:
+        normal = posixpath.normpath(path)
+        if normal == root or not _within(normal, root):
+            continue
+        first = normal[len(root) :].lstrip("/").split("/", 1)[0]
+        if first not in ("", ".", ".."):
+            tops.append(posixpath.join(root, first))
+    return tuple(dict.fromkeys(tops))
 
 
 # What every bubblewrap sandbox is, besides its paths: a user namespace of its own with every
@@ -59,8 +113,9 @@ BUBBLEWRAP_ISOLATION = (
 def bubblewrap_arguments(plan: SandboxPlan, cwd: str, command: str, bwrap: str) -> list[str]:
     """``bwrap`` argv running ``bash -c command`` under the plan.
 
-    Order matters: the whole tree read-only, a fresh /dev and /proc, the private /tmp, then
-    the project bound writable over it (a project under /tmp stays visible), then the
+    Order matters: the whole tree read-only, a fresh /dev and /proc, the private /tmp, the
+    host paths under /tmp the person's command needs read-only over it, then the project
+    bound writable over those (a project under /tmp stays visible and writable), then the
     protected paths inside the project bound read-only over that (each exists: the caller
     puts an empty stand-in where one does not, see ``seri.io.permissions.stand_ins``).
     """
@@ -77,10 +132,10 @@ def bubblewrap_arguments(plan: SandboxPlan, cwd: str, command: str, bwrap: str) 
         "--bind",
         plan.private_tmp,
         SANDBOX_TMP,
-        "--bind",
-        plan.project,
-        plan.project,
     ]
+    for path in plan.visible:
+        argv += ["--ro-bind", path, path]
+    argv += ["--bind", plan.project, plan.project]
     for path in plan.read_only:
         argv += ["--ro-bind", path, path]
     argv += [

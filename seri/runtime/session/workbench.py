@@ -233,6 +233,7 @@ class Workbench:
             timeout=timeout,
             sandbox=self.sandbox,
             env=self.child_env,
+            trusted=True,
         )
         return attrs.evolve(result, text=self._redactor.text(result.text))
 

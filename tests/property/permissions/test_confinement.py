@@ -11,7 +11,10 @@ from hypothesis import strategies as st
 from seri.pure.permissions.protected_paths import PROJECT_TOP_NAMES, guarded_in_project, is_within
 from seri.pure.permissions.sandbox_plan import (
     BUBBLEWRAP_ISOLATION,
+    SANDBOX_TMP,
     bubblewrap_arguments,
+    hidden_tops,
+    named_paths,
     plan_sandbox,
 )
 from seri.pure.trajectories.redaction import REDACTED, Redactor, child_environment, is_secret_name
@@ -40,6 +43,53 @@ def test_only_paths_inside_the_project_are_bound_read_only_after_it(
     # The isolation comes before any mount, whatever the plan.
     assert argv[1 : 1 + len(BUBBLEWRAP_ISOLATION)] == list(BUBBLEWRAP_ISOLATION)
     assert argv[argv.index("--proc") + 1] == "/proc"
+
+
+under_tmp = st.lists(segments, min_size=1, max_size=3).map(lambda parts: "/tmp/" + "/".join(parts))
+
+
+@given(st.one_of(paths, under_tmp), st.lists(paths, max_size=4), st.lists(under_tmp, max_size=6))
+def test_shown_tmp_paths_are_read_only_and_never_cover_the_project_or_private_tmp(
+    project: str, protected: list[str], named: list[str]
+) -> None:
+    """What the private /tmp would hide is shown read-only after it and before the project,
+    so the project stays writable and the protected paths read-only whatever is shown."""
+    private = "/tmp/seri-tmp-x"
+    plan = plan_sandbox(project, private, protected, hidden_tops(named))
+    argv = bubblewrap_arguments(plan, project, "true", "bwrap")
+    binds = [
+        (argv[i], argv[i + 1]) for i, word in enumerate(argv) if word in ("--bind", "--ro-bind")
+    ]
+    order = [path for _, path in binds]
+    for path in plan.visible:
+        assert ("--ro-bind", path) in binds
+        assert order.index(private) < order.index(path) < order.index(project)
+        assert path.startswith("/tmp/") and path.count("/") == 2
+        assert not is_within(path, project) and not is_within(path, private)
+    assert ("--bind", project) in binds and order[-len(plan.read_only) - 1] == project
+
+
+@given(st.lists(under_tmp, max_size=6), st.lists(paths, max_size=6))
+def test_every_named_path_under_tmp_is_held_by_one_top_entry(
+    tmp_paths: list[str], others: list[str]
+) -> None:
+    tops = hidden_tops([*tmp_paths, *others, SANDBOX_TMP])
+    assert len(set(tops)) == len(tops)
+    for path in tmp_paths:
+        assert sum(is_within(path, top) for top in tops) == 1
+    for top in tops:
+        assert top.startswith("/tmp/") and "/" not in top[len("/tmp/") :]
+
+
+@given(st.lists(under_tmp, min_size=1, max_size=4), st.sampled_from([" ", " ; ", " && "]))
+def test_the_paths_a_command_names_are_found_as_words_and_assignments(
+    named: list[str], joiner: str
+) -> None:
+    command = joiner.join(
+        [f"PYTHONPATH={named[0]}:/opt/x", *(f"'{path}'" for path in named[1:]), "--flag=/srv/y"]
+    )
+    found = named_paths(command)
+    assert set(named) | {"/opt/x", "/srv/y"} <= set(found)
 
 
 @given(paths, st.lists(paths, max_size=8), st.lists(paths, max_size=8))

@@ -135,3 +135,68 @@ def test_a_hook_printing_without_end_costs_bounded_memory(tmp_path: Path) -> Non
     peak_kb, seconds = done.stdout.split()
     assert 3 <= float(seconds) < 8
     assert int(peak_kb) < 120 * 1024, f"peak {peak_kb} kB"
+
+
+@pytest.fixture
+def kept_under_tmp() -> Iterator[Path]:
+    """A directory of the host's /tmp outside the project (where a checkout made by
+    ``mktemp -d`` lands), with a virtual environment of its own: under bubblewrap the
+    command's /tmp is a private one."""
+    import shutil
+    import tempfile
+
+    made = Path(tempfile.mkdtemp(prefix="seri-hooks-", dir="/tmp"))
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(made / "venv")],
+        check=True,
+        timeout=60,
+    )
+    try:
+        yield made
+    finally:
+        shutil.rmtree(made, ignore_errors=True)
+
+
+def test_a_hook_kept_under_tmp_runs_with_its_own_interpreter(
+    sandbox: Sandbox | None, tmp_path: Path, kept_under_tmp: Path
+) -> None:
+    """The hook's script and the interpreter that runs it both live under the host's /tmp:
+    the command names them, so the sandbox shows them (read-only) and the hook runs."""
+    project = tmp_path / "project"
+    project.mkdir()
+    script = kept_under_tmp / "hooks" / "echo_tool.py"
+    script.parent.mkdir()
+    script.write_text(
+        "import json, sys\ndata = json.load(sys.stdin)\nprint(sys.prefix, data['tool_name'])\n"
+    )
+    command = f"{kept_under_tmp}/venv/bin/python {script}"
+    result = run_hook(
+        command,
+        '{"tool_name": "Bash"}',
+        cwd=project,
+        timeout=20,
+        env=dict(os.environ),
+        sandbox=sandbox,
+    )
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout == f"{kept_under_tmp}/venv Bash\n"
+
+
+def test_what_a_hook_is_shown_under_tmp_it_cannot_write(
+    sandbox: Sandbox | None, tmp_path: Path, kept_under_tmp: Path
+) -> None:
+    """Shown is read-only: a sandboxed hook that names a directory under /tmp reads it and
+    neither adds a file there nor changes one."""
+    if sandbox is None or sandbox.kind == "none":
+        pytest.skip("outside any OS sandbox a hook writes what its user may")
+    (kept_under_tmp / "kept.txt").write_text("kept\n")
+    command = (
+        f"cat {kept_under_tmp}/kept.txt; echo new > {kept_under_tmp}/new.txt; "
+        f"echo changed > {kept_under_tmp}/kept.txt; true"
+    )
+    result = run_hook(
+        command, "{}", cwd=tmp_path, timeout=20, env=dict(os.environ), sandbox=sandbox
+    )
+    assert result.stdout == "kept\n"
+    assert not (kept_under_tmp / "new.txt").exists()
+    assert (kept_under_tmp / "kept.txt").read_text() == "kept\n"
