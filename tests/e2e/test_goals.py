@@ -368,3 +368,22 @@ def test_a_real_run_fixes_a_failing_test_until_pytest_passes(
     assert (project / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
     assert "check 1: `python -m pytest -q -p no:cacheprovider` failed (exit 1" in done.stderr
     assert "check 2: `python -m pytest -q -p no:cacheprovider` passed" in done.stderr
+
+
+def test_a_check_sees_what_it_names_under_the_hosts_tmp(run_seri: RunSeri) -> None:
+    """The check is the person's own command: a file it names under the host's /tmp (a
+    virtual environment or a marker kept there) is there for it, under bubblewrap's private
+    /tmp too; the model's bash does not see it."""
+    import shutil
+    import tempfile
+
+    kept = Path(tempfile.mkdtemp(prefix="seri-goal-", dir="/tmp"))
+    try:
+        (kept / "ready").write_text("yes\n")
+        check = f"grep -q yes {kept}/ready"
+        with FakeModel([{"text": "nothing to do"}]) as fake:
+            done = json_run(run_seri, fake, "-p", "check it", "--until", check)
+    finally:
+        shutil.rmtree(kept, ignore_errors=True)
+    record = result_of(done)
+    assert (record["status"], done.returncode, record["goal"]["checks"]) == ("done", 0, 1)
