@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import pty
 import subprocess
@@ -460,3 +461,66 @@ def test_C10_an_interactive_chat_says_which_sandbox_at_start(
     }
     assert named[kind] in shown, shown
     fault_ledger.survived("C10")
+
+
+# --- C11 -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def shelf(place: Any) -> Iterator[Path]:
+    """A directory of the host's /tmp outside the test's own (where a ``mktemp -d`` checkout
+    or a virtual environment lands), owned by the user seri runs as: notes, and a tool on
+    the person's PATH."""
+    import shutil
+    import tempfile
+
+    _, where = place
+    kept = Path(tempfile.mkdtemp(prefix="seri-shelf-", dir="/tmp"))
+    (kept / "venv" / "bin").mkdir(parents=True)
+    (kept / "notes.txt").write_text("shelf notes C11\n")
+    tool = kept / "venv" / "bin" / "c11-tool"
+    tool.write_text("#!/bin/sh\necho c11 tool ran\n")
+    for path in (kept, kept / "venv", kept / "venv" / "bin", tool):
+        path.chmod(0o755)
+        if where.as_other:
+            os.lchown(path, *where.ids)
+    try:
+        yield kept
+    finally:
+        shutil.rmtree(kept, ignore_errors=True)
+
+
+@pytest.mark.skipif(not KINDS, reason="no OS sandbox here: install bubblewrap")
+def test_C11_the_hosts_tmp_is_shown_only_read_only_and_only_to_the_persons_commands(
+    place: Any, shelf: Path, fault_ledger: FaultLedger
+) -> None:
+    """Under bubblewrap the host's /tmp is a private one: the model's command reads nothing
+    of it but the person's PATH entries there (a tool runs); a hook of the person's own sees
+    what it names (a hook script kept under /tmp runs). Under every backend, what is shown
+    is read-only: neither the model nor the hook plants a file in it."""
+    kind, where = place
+    project = where.home / "project"
+    project.mkdir()
+    where.profile.mkdir(mode=0o700)
+    hook = f"cat {shelf}/notes.txt > hook-saw.txt; echo x > {shelf}/planted-by-hook; true"
+    hooks = {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": hook}]}]}
+    (where.profile / "config.json").write_text(json.dumps({"hooks": hooks}))
+    plant = f"echo x > {shelf}/venv/bin/planted; echo x > {shelf}/venv/planted"
+    calls = [
+        call("read", "bash", command=f"cat {shelf}/notes.txt"),
+        call("tool", "bash", command="c11-tool"),
+        call("plant", "bash", command=_hidden(plant)),
+    ]
+    fault_ledger.injected("C11", 3)
+    before = _entries(shelf)
+    with FakeModel([{"tool_calls": calls}, {"text": "done"}]) as fake:
+        path = f"{shelf}/venv/bin:{os.environ['PATH']}"
+        result = where.chat(fake, kind, project, extra={"PATH": path})
+        results = _results(fake)
+    assert result.returncode == 0, result.stderr
+    assert _entries(shelf) == before, results["plant"]
+    assert "c11 tool ran" in results["tool"], results
+    assert (project / "hook-saw.txt").read_text() == "shelf notes C11\n"
+    if kind == "bubblewrap":
+        assert "shelf notes C11" not in results["read"], results["read"]
+    fault_ledger.survived("C11", 3)

@@ -55,6 +55,7 @@ from seri.pure.permissions.sandbox_plan import (
     BUBBLEWRAP_ISOLATION,
     SandboxPlan,
     bubblewrap_arguments,
+    hidden_path_holders,
     hidden_tops,
     named_paths,
     plan_sandbox,
@@ -263,12 +264,15 @@ class Sandbox:
 
 
 def _hidden_needs(command: str, env: Mapping[str, str]) -> tuple[str, ...]:
-    """The entries under /tmp that the private /tmp would hide from a command and that it
-    needs: those holding its PATH's directories and the paths ``command`` names, each as
-    written and as resolved (a symlink under /tmp may lead to another entry there)."""
-    named = [*env.get("PATH", "").split(os.pathsep), *named_paths(command)]
-    absolute = [path for path in named if os.path.isabs(path)]
-    return hidden_tops([*absolute, *(os.path.realpath(path) for path in absolute)])
+    """What the private /tmp would hide from a command and it needs: what holds its PATH's
+    directories there, and the entries holding the paths ``command`` names, each as written
+    and as resolved (a symlink under /tmp may lead elsewhere in it)."""
+    path = [entry for entry in env.get("PATH", "").split(os.pathsep) if os.path.isabs(entry)]
+    named = [entry for entry in named_paths(command) if os.path.isabs(entry)]
+    return (
+        *hidden_path_holders([*path, *(os.path.realpath(entry) for entry in path)]),
+        *hidden_tops([*named, *(os.path.realpath(entry) for entry in named)]),
+    )
 
 
 def _reaper(

@@ -6,9 +6,10 @@ profile, shell start-up files, ``~/.ssh``, ``~/.gitconfig``) wherever they fall 
 existing or not (``protected_paths.guarded_in_project``). Reading, executing and
 the network are not confined, but under bubblewrap the host's ``/tmp`` is out of sight (a
 private one takes its place), so what the person's own commands need from it is bound back
-read-only (``hidden_tops``): the entries of their PATH that lie there (an activated virtual
-environment under ``/tmp``) and, for a hook or a goal's check, the paths the command names (a
-hook script kept under ``/tmp``). The io layer turns a plan into bubblewrap's arguments or into
+read-only: what holds the directories of their PATH that lie there (an activated virtual
+environment under ``/tmp``: ``hidden_path_holders``) and, for a hook or a goal's check, the
+entries holding the paths the command names (a hook script kept under ``/tmp``:
+``hidden_tops``). The io layer turns a plan into bubblewrap's arguments or into
 Landlock rules plus read-only bind mounts.
 """
 
@@ -30,7 +31,8 @@ class SandboxPlan:
     private_tmp: str
     # Existing absolute paths inside the project that must stay read-only.
     read_only: tuple[str, ...] = ()
-    # Existing host paths under /tmp the person's own command needs (``hidden_tops``), bound
+    # Existing host paths under /tmp the person's command needs (``hidden_tops``,
+    # ``hidden_path_holders``), bound
     # read-only over the private /tmp (bubblewrap only: Landlock hides nothing).
     visible: tuple[str, ...] = ()
 
@@ -91,6 +93,24 @@ def hidden_tops(paths: Iterable[str], hidden_root: str = SANDBOX_TMP) -> tuple[s
         if first not in ("", ".", ".."):
             tops.append(posixpath.join(root, first))
     return tuple(dict.fromkeys(tops))
+
+
+def hidden_path_holders(
+    directories: Iterable[str], hidden_root: str = SANDBOX_TMP
+) -> tuple[str, ...]:
+    """For each PATH directory under ``hidden_root``, the directory that holds it
+    (``/tmp/x/.venv/bin`` -> ``/tmp/x/.venv``: a virtual environment's tools need the rest
+    of it), or the directory itself when it lies right under the root. Narrower than
+    ``hidden_tops``: every command, the model's too, gets these."""
+    root = posixpath.normpath(hidden_root)
+    holders: list[str] = []
+    for directory in directories:
+        normal = posixpath.normpath(directory)
+        if normal == root or not _within(normal, root):
+            continue
+        parent = posixpath.dirname(normal)
+        holders.append(normal if parent == root else parent)
+    return tuple(dict.fromkeys(holders))
 
 
 # What every bubblewrap sandbox is, besides its paths: a user namespace of its own with every

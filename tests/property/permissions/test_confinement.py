@@ -13,6 +13,7 @@ from seri.pure.permissions.sandbox_plan import (
     BUBBLEWRAP_ISOLATION,
     SANDBOX_TMP,
     bubblewrap_arguments,
+    hidden_path_holders,
     hidden_tops,
     named_paths,
     plan_sandbox,
@@ -154,3 +155,17 @@ def test_a_path_is_never_redacted(name: str, parts: list[str]) -> None:
     line = f"{name}=/" + "/".join(parts)
     assert Redactor().text(line) == line
     assert REDACTED not in Redactor().text(f"{name}=unix:path=/" + "/".join(parts))
+
+
+@given(st.lists(under_tmp, max_size=6), st.lists(paths, max_size=4))
+def test_a_path_directory_under_tmp_is_shown_through_its_holder_and_never_tmp_itself(
+    directories: list[str], others: list[str]
+) -> None:
+    holders = hidden_path_holders([*directories, *others, SANDBOX_TMP])
+    assert SANDBOX_TMP not in holders and len(set(holders)) == len(holders)
+    for directory in directories:
+        assert any(is_within(directory, holder) for holder in holders)
+    for holder in holders:
+        assert holder.startswith("/tmp/")
+        # No wider than the directory's parent: a PATH entry shows its neighbours, not /tmp.
+        assert any(holder in (d, d.rsplit("/", 1)[0]) for d in directories)
