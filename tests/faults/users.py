@@ -58,6 +58,39 @@ def throwaway_user() -> Iterator[tuple[int, int]]:
         subprocess.run(["userdel", name], check=False, capture_output=True)
 
 
+_OPENED = pytest.StashKey[list[tuple[Path, int]]]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Once, in the process that starts the workers (or the only one): a worker ending
+    # early must not close the way while another still runs tests as the user.
+    if os.geteuid() == 0 and not hasattr(config, "workerinput"):
+        config.stash[_OPENED] = _let_others_reach_the_checkout()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for directory, mode in config.stash.get(_OPENED, []):
+        directory.chmod(mode)
+
+
+def _let_others_reach_the_checkout() -> list[tuple[Path, int]]:
+    """A checkout made by ``mktemp -d`` sits in a 0700 directory under /tmp, which the
+    throwaway user may not enter, so it could not start the installed seri and every test
+    as that user would skip. For the test session, such directories above the checkout get
+    the others' search bit (enter, not list); their modes are put back after. Only under
+    /tmp: a home directory's mode is not the tests' to change."""
+    opened = []
+    checkout = Path(__file__).resolve().parents[2]
+    for directory in [checkout, *checkout.parents]:
+        if not str(directory).startswith("/tmp/") or directory.is_symlink():
+            continue
+        mode = directory.stat().st_mode & 0o7777
+        if not mode & 0o001:
+            directory.chmod(mode | 0o001)
+            opened.append((directory, mode))
+    return opened
+
+
 def _remove_stale_users() -> None:
     """Users an earlier test session made and could not remove (it was killed): their name
     holds the pid of a test process that is gone."""
