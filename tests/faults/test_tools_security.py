@@ -117,7 +117,7 @@ def test_T1_path_traversal(
             call(f"e{n}", "edit", path=path, old_string="root", new_string="pwned"),
         ]
     outside = tree_state(tmp_path)
-    passwd = _whole(Path("/etc/passwd"))
+    passwd = _accounts()
     fault_ledger.injected("T1", len(calls))
     _, requests = _attack(
         project,
@@ -148,7 +148,7 @@ def test_T1_path_traversal(
         and not k.startswith(str(seri_home))
     }
     assert changed == set(), f"files outside the project changed: {changed}"
-    assert _whole(Path("/etc/passwd")) == passwd, "/etc/passwd changed"
+    assert _accounts() == passwd, "/etc/passwd changed"
     assert not (tmp_path / "x").exists() and not (project.parent.parent / "etc").exists()
     denials = {d["id"]: d for d in events(export(seri_home, project), "denial")}
     assert set(denials) == {c["id"] for c in calls}
@@ -156,12 +156,15 @@ def test_T1_path_traversal(
     fault_ledger.survived("T1", len(calls))
 
 
-def _whole(path: Path) -> tuple[str, int, int]:
-    """A file's bytes (hashed), mtime and inode: changed in place or replaced, it differs."""
-    import hashlib
-
-    info = path.stat()
-    return hashlib.sha256(path.read_bytes()).hexdigest(), info.st_mtime_ns, info.st_ino
+def _accounts() -> tuple[str, ...]:
+    """/etc/passwd's lines but the throwaway users' (``tests/faults/users.py``): another test
+    worker adds and removes its own while this test runs (useradd rewrites the file, so its
+    inode and mtime cannot be compared), and no attack here writes a ``seri-t`` line."""
+    return tuple(
+        line
+        for line in Path("/etc/passwd").read_text().splitlines()
+        if not line.startswith("seri-t")
+    )
 
 
 # --- T2 --------------------------------------------------------------------------------------
