@@ -31,6 +31,44 @@ class FilePort(Protocol):
         ...
 
 
+class ReadOnce:
+    """``port`` as one tool call sees it: each file is asked of the editor once.
+
+    A write's before (the diff), its checkpoint, the edit's starting text and its after all
+    read one state of the file, and what a write sent is what the file holds after it: the
+    editor is not asked again for what seri already knows. A failure is kept too, so a
+    client that is silent costs one wait, not one per look. Made for one call and dropped
+    after it (a person asked in between may have changed the buffer: ``ToolHost.one_call``).
+    """
+
+    def __init__(self, port: FilePort) -> None:
+        self.port = port
+        self.reads = port.reads
+        self.writes = port.writes
+        self._seen: dict[Path, str | FilePortError] = {}
+
+    def read_text(self, path: Path) -> str:
+        seen = self._seen.get(path)
+        if seen is None:
+            try:
+                seen = self.port.read_text(path)
+            except FilePortError as exc:
+                seen = exc
+            self._seen[path] = seen
+        if isinstance(seen, FilePortError):
+            raise seen
+        return seen
+
+    def write_text(self, path: Path, text: str) -> None:
+        self._seen.pop(path, None)  # a failed write leaves the buffer unknown: ask again
+        self.port.write_text(path, text)
+        self._seen[path] = text
+
+    def forget(self) -> None:
+        """Ask again from now on (a process ran that may have changed the files)."""
+        self._seen.clear()
+
+
 def held_bytes(path: Path, max_bytes: int, port: FilePort | None) -> bytes | None:
     """What ``path`` (resolved, confined) holds now, as a checkpoint keeps it: the editor's
     buffer when a port reads (a file not on the disk has none), else the disk's bytes.
