@@ -17,6 +17,11 @@ class FilePortError(Exception):
     """The port could not read or write (its own words, for the tool's failure)."""
 
 
+class AnsweredWithError(FilePortError):
+    """The editor answered, with an error: for a file the disk has not either, how a client
+    says it holds no such file (ACP names no error for that; clients differ)."""
+
+
 class FilePort(Protocol):
     # Whether reads, and writes, go through the port (a client may offer only one of them).
     reads: bool
@@ -71,14 +76,19 @@ class ReadOnce:
 
 def held_bytes(path: Path, max_bytes: int, port: FilePort | None) -> bytes | None:
     """What ``path`` (resolved, confined) holds now, as a checkpoint keeps it: the editor's
-    buffer when a port reads (a file not on the disk has none), else the disk's bytes.
-    None: no such file. A port's failure is an OSError, as the disk's would be."""
+    buffer when a port reads (a file only the editor has included), else the disk's bytes.
+    None: no such file, on the disk or in the editor. A port's failure is an OSError, as
+    the disk's would be."""
     from seri.io.tools.files import snapshot_file
 
-    if port is None or not path.is_file():
-        return snapshot_file(path, max_bytes)
+    if port is None or (path.exists() and not path.is_file()):
+        return snapshot_file(path, max_bytes)  # a directory or a FIFO is what the disk says
     try:
         data = port.read_text(path).encode("utf-8", "surrogatepass")
+    except AnsweredWithError as exc:
+        if not path.exists():
+            return None  # a new file: the editor has no buffer of it and the disk no file
+        raise OSError(errno.EIO, f"the editor did not read it: {exc}") from exc
     except FilePortError as exc:
         raise OSError(errno.EIO, f"the editor did not read it: {exc}") from exc
     if len(data) > max_bytes:

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from seri.io.tools.file_port import FilePortError, ReadOnce
+from seri.io.tools.file_port import AnsweredWithError, FilePortError, ReadOnce, held_bytes
 from seri.io.tools.tools import ToolContext, run_tool
 from seri.pure.tools.tool_specs import FILE_CAP_BYTES
 
@@ -33,7 +33,7 @@ class Buffers:
     def read_text(self, path: Path) -> str:
         self._asked("read", path)
         if str(path) not in self.texts:
-            raise FilePortError("no such buffer")
+            raise AnsweredWithError("no such buffer")  # how a client says so
         return self.texts[str(path)]
 
     def write_text(self, path: Path, text: str) -> None:
@@ -44,7 +44,7 @@ class Buffers:
         self.asked.append(str(path))
         self.kinds.append(kind)
         if self.broken:
-            raise FilePortError("the editor erred")
+            raise FilePortError("the editor did not answer")
 
 
 @pytest.fixture
@@ -153,3 +153,32 @@ def test_read_once_answers_as_the_port_does_and_reads_each_file_at_most_once(
             assert once.read_text(path) == expected
     reads = [p for p, kind in zip(port.asked, port.kinds, strict=True) if kind == "read"]
     assert len(reads) == len(set(reads))
+
+
+def test_what_a_checkpoint_keeps_through_the_editor(ws: Path) -> None:
+    """The editor's text of a file it alone holds (not "absent", which a rewind would
+    delete); None only when neither the editor nor the disk has it."""
+    only_here = ws / "draft.md"
+    port = Buffers({str(only_here): "in the editor\n", str(ws / "a.txt"): "buffer\n"})
+    assert held_bytes(only_here, FILE_CAP_BYTES, port) == b"in the editor\n"
+    assert held_bytes(ws / "a.txt", FILE_CAP_BYTES, port) == b"buffer\n"
+    assert held_bytes(ws / "new.md", FILE_CAP_BYTES, port) is None
+    assert held_bytes(ws / "new.md", FILE_CAP_BYTES, None) is None
+    with pytest.raises(OSError, match="too large"):
+        held_bytes(only_here, 3, port)
+
+
+def test_a_checkpoint_the_editor_cannot_give_stops_the_write(ws: Path) -> None:
+    """On the disk but the editor answers with an error, or an editor that does not answer
+    at all: an OSError (the write is not run), never the disk's bytes or "absent"."""
+    refusing = Buffers({})
+    with pytest.raises(OSError, match="the editor did not read it: no such buffer"):
+        held_bytes(ws / "a.txt", FILE_CAP_BYTES, refusing)
+    silent = Buffers({})
+    silent.broken = True
+    for path in (ws / "a.txt", ws / "new.md"):
+        with pytest.raises(OSError, match="did not answer"):
+            held_bytes(path, FILE_CAP_BYTES, silent)
+    with pytest.raises(IsADirectoryError):
+        held_bytes(ws / ".seri", FILE_CAP_BYTES, refusing)  # the disk says what it is
+    assert refusing.asked == [str(ws / "a.txt")]
