@@ -46,5 +46,5 @@ def put_back(root: Path, rel: str, content: bytes, files: FilePort, restored: li
         done = ", ".join(restored) or "none"
         raise SeriError(
             f"the editor did not take {rel} back: {exc}. Files put back before it: {done}; "
-            "the conversation was not rewound."
+            "nothing else was changed (the conversation neither)."
         ) from exc
