@@ -135,17 +135,21 @@ def test_a_client_that_fails_a_read_or_write_fails_the_tool_and_the_disk_is_unto
 
 
 class TypingEditor(BufferedEditor):
-    """A person who types into a buffer while seri's permission question is open."""
+    """A person who types into buffers while seri's permission questions are open: at the
+    first question the first of ``typed`` (path, new text), and so on."""
 
-    def __init__(self, buffers: dict[str, str], answers: list[str], typed: tuple[str, str]):
+    def __init__(
+        self, buffers: dict[str, str], answers: list[str], typed: list[tuple[str, str]]
+    ) -> None:
         super().__init__(buffers, answers)
         self.typed = typed
 
     async def request_permission(
         self, session_id: str, tool_call: Any, options: Any, **kwargs: Any
     ) -> Any:
-        path, text = self.typed
-        self.buffers[path] = text
+        if self.typed:
+            path, text = self.typed.pop(0)
+            self.buffers[path] = text
         return await super().request_permission(session_id, tool_call, options, **kwargs)
 
 
@@ -173,7 +177,9 @@ def test_a_write_or_edit_reads_the_editor_once_when_it_runs(seri_home: Path, pro
         {"tool_calls": [call("w2", "write_file", path=names[3], content="written\n")]},
         {"text": "done"},
     ]
-    editor = BufferedEditor(buffers, ["allow_once", "allow_once"])
+    # While asked about the first edit, the person types into its file.
+    typed = [(str(files[0]), "buffer text, typed\n")]
+    editor = TypingEditor(buffers, ["allow_once", "allow_once"], typed)
 
     async def go() -> None:
         with FakeModel(script) as fake:
@@ -184,43 +190,23 @@ def test_a_write_or_edit_reads_the_editor_once_when_it_runs(seri_home: Path, pro
 
     asyncio.run(go())
     assert len(editor.asked) == 2  # the two outside auto/ were asked about, the others not
-    assert [buffers[str(path)] for path in files] == ["edited text\n", "written\n"] * 2
     # Asked: one read for the question (the edit's check, the write's diff), one when it
     # runs (its diff, checkpoint, edit and read-back share it). Not asked: the one.
     assert [_asked_of(editor, path) for path in files] == [(2, 1), (2, 1), (1, 1), (1, 1)]
+    # The edit ran on the buffer as the person left it: their typing is kept, and the diff
+    # starts from it (the read before the question is not reused after it).
+    assert [buffers[str(path)] for path in files] == [
+        "edited text, typed\n", "written\n", "edited text\n", "written\n"
+    ]  # fmt: skip
     shown = [
         u["content"][0]
         for u in editor.updates
         if u.get("status") == "completed" and u.get("toolCallId") in ("e1", "w1", "e2", "w2")
     ]  # fmt: skip
     assert [(d["oldText"], d["newText"]) for d in shown] == [
-        ("buffer text\n", "edited text\n"), ("buffer text\n", "written\n")
-    ] * 2  # fmt: skip
-
-
-def test_a_buffer_changed_while_the_person_is_asked_is_what_the_edit_starts_from(
-    seri_home: Path, project: Path
-) -> None:
-    notes = project / "notes.md"
-    notes.write_text("alpha beta\n")
-    buffers = {str(notes): "alpha beta\n"}
-    typed = (str(notes), "alpha beta gamma\n")
-    script = [
-        {"tool_calls": [call("e1", "edit", path="notes.md", old_string="alpha", new_string="A")]},
-        {"text": "done"},
-    ]  # fmt: skip
-    editor = TypingEditor(buffers, ["allow_once"], typed)
-
-    async def go() -> None:
-        with FakeModel(script) as fake:
-            async with editor_acp(editor, project, seri_env(seri_home, chat_env(fake))) as conn:
-                sid = (await conn.new_session(cwd=str(project))).session_id
-                await conn.prompt(session_id=sid, prompt=[acp.text_block("go")])
-
-    asyncio.run(go())
-    # The edit was checked against the buffer before the question and applied to the buffer
-    # as the person left it: their typing is kept, and the diff starts from it.
-    assert buffers[str(notes)] == "A beta gamma\n"
-    done = [u for u in editor.updates if u.get("status") == "completed"][-1]
-    assert done["content"][0]["oldText"] == "alpha beta gamma\n"
-    assert _asked_of(editor, notes) == (2, 1)
+        ("buffer text, typed\n", "edited text, typed\n"),
+        ("buffer text\n", "written\n"),
+        ("buffer text\n", "edited text\n"),
+        ("buffer text\n", "written\n"),
+    ]
+    assert all(path.read_text() == "disk text\n" for path in files)  # the disk as it was
