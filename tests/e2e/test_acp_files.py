@@ -132,3 +132,81 @@ def test_a_client_that_fails_a_read_or_write_fails_the_tool_and_the_disk_is_unto
     assert "not run" in written and "the editor did not read it" in written
     assert notes.read_text() == "disk text\n"
     assert json.dumps(editor.fs_calls).count("write") == 0
+
+
+class TypingEditor(BufferedEditor):
+    """A person who types into buffers while seri's permission questions are open: at the
+    first question the first of ``typed`` (path, new text), and so on."""
+
+    def __init__(
+        self, buffers: dict[str, str], answers: list[str], typed: list[tuple[str, str]]
+    ) -> None:
+        super().__init__(buffers, answers)
+        self.typed = typed
+
+    async def request_permission(
+        self, session_id: str, tool_call: Any, options: Any, **kwargs: Any
+    ) -> Any:
+        if self.typed:
+            path, text = self.typed.pop(0)
+            self.buffers[path] = text
+        return await super().request_permission(session_id, tool_call, options, **kwargs)
+
+
+def _asked_of(editor: BufferedEditor, path: Path) -> tuple[int, int]:
+    """How many fs/read_text_file and fs/write_text_file requests named ``path``."""
+    calls = [kind for kind, asked in editor.fs_calls if asked == str(path)]
+    return calls.count("read"), calls.count("write")
+
+
+def test_a_write_or_edit_reads_the_editor_once_when_it_runs(seri_home: Path, project: Path) -> None:
+    (project / "auto").mkdir()
+    names = ("asked_edit.md", "asked_write.md", "auto/edit.md", "auto/write.md")
+    files = [project / name for name in names]
+    for path in files:
+        path.write_text("disk text\n")
+    buffers = {str(path): "buffer text\n" for path in files}
+    seri_home.mkdir(parents=True, exist_ok=True)
+    rules = {"allow": ["edit(auto/*)", "write_file(auto/*)"]}
+    (seri_home / "config.json").write_text(json.dumps({"permissions": rules}))
+    edit = {"old_string": "buffer", "new_string": "edited"}
+    script = [
+        {"tool_calls": [call("e1", "edit", path=names[0], **edit)]},
+        {"tool_calls": [call("w1", "write_file", path=names[1], content="written\n")]},
+        {"tool_calls": [call("e2", "edit", path=names[2], **edit)]},
+        {"tool_calls": [call("w2", "write_file", path=names[3], content="written\n")]},
+        {"text": "done"},
+    ]
+    # While asked about the first edit, the person types into its file.
+    typed = [(str(files[0]), "buffer text, typed\n")]
+    editor = TypingEditor(buffers, ["allow_once", "allow_once"], typed)
+
+    async def go() -> None:
+        with FakeModel(script) as fake:
+            async with editor_acp(editor, project, seri_env(seri_home, chat_env(fake))) as conn:
+                sid = (await conn.new_session(cwd=str(project))).session_id
+                ended = await conn.prompt(session_id=sid, prompt=[acp.text_block("go")])
+                assert ended.stop_reason == "end_turn"
+
+    asyncio.run(go())
+    assert len(editor.asked) == 2  # the two outside auto/ were asked about, the others not
+    # Asked: one read for the question (the edit's check, the write's diff), one when it
+    # runs (its diff, checkpoint, edit and read-back share it). Not asked: the one.
+    assert [_asked_of(editor, path) for path in files] == [(2, 1), (2, 1), (1, 1), (1, 1)]
+    # The edit ran on the buffer as the person left it: their typing is kept, and the diff
+    # starts from it (the read before the question is not reused after it).
+    assert [buffers[str(path)] for path in files] == [
+        "edited text, typed\n", "written\n", "edited text\n", "written\n"
+    ]  # fmt: skip
+    shown = [
+        u["content"][0]
+        for u in editor.updates
+        if u.get("status") == "completed" and u.get("toolCallId") in ("e1", "w1", "e2", "w2")
+    ]  # fmt: skip
+    assert [(d["oldText"], d["newText"]) for d in shown] == [
+        ("buffer text, typed\n", "edited text, typed\n"),
+        ("buffer text\n", "written\n"),
+        ("buffer text\n", "edited text\n"),
+        ("buffer text\n", "written\n"),
+    ]
+    assert all(path.read_text() == "disk text\n" for path in files)  # the disk as it was

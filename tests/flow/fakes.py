@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from seri.pure.agent.effects import (
@@ -49,6 +50,9 @@ class FakeTools:
 
     def current_text(self, raw: str) -> str | None:
         return None
+
+    def one_call(self) -> AbstractContextManager[None]:
+        return nullcontext()
 
 
 class FakeSession:

@@ -136,12 +136,25 @@ def _store(root: Path, path: Path, rel: str, data: bytes, ctx: ToolContext) -> b
     port = ctx.writes_through_port()
     if port is None:
         return atomic_write(root, path, data)
-    created = not path.exists()
+    created = not path.exists() and not _in_editor(path, ctx)
     try:
         port.write_text(path, data.decode("utf-8"))
     except FilePortError as exc:
         return failure(f"the editor did not write {rel}: {exc}", outcome="error", path=rel)
     return created
+
+
+def _in_editor(path: Path, ctx: ToolContext) -> bool:
+    """Whether the editor holds ``path`` (a buffer not saved to the disk): writing it is
+    not creating it. Asked once per call (the checkpoint read it already: ``ReadOnce``)."""
+    port = ctx.reads_through_port()
+    if port is None:
+        return False
+    try:
+        port.read_text(path)
+    except FilePortError:
+        return False
+    return True
 
 
 def _text_for_edit(root: Path, path: Path, rel: str, ctx: ToolContext) -> str | ToolOutcome:

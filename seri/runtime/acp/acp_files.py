@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from seri.io.tools.file_port import FilePortError
+from seri.io.tools.file_port import AnsweredWithError, FilePortError
 from seri.io.tools.shown_file import current_text
 from seri.runtime.acp.acp_connection import Connection
 
@@ -58,5 +58,5 @@ class ClientFiles:
                 raise FilePortError(f"the editor went away before answering {method}")
             raise FilePortError(f"the editor did not answer {method} within {self.timeout:g} s")
         if reply.result is None:
-            raise FilePortError(f"the editor answered {method} with an error: {reply.error}")
+            raise AnsweredWithError(f"the editor answered {method} with an error: {reply.error}")
         return reply.result

@@ -165,6 +165,12 @@ class Interpreter:
         return reply
 
     def _run_tool(self, effect: RunTool) -> ToolRun:
+        # The call's looks at its file (before, checkpoint, edit, after) read an editor's
+        # buffer once between them (seri acp), as one state of the file.
+        with self.tools.one_call():
+            return self._shown_run(effect)
+
+    def _shown_run(self, effect: RunTool) -> ToolRun:
         person = self.person
         if not person.shows_tools:
             return self._tool_result(effect)

@@ -11,6 +11,7 @@ the person is told what happens and asked what may run.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Protocol
 
 from seri.pure.agent.effects import (
@@ -47,6 +48,10 @@ class ToolPort(Protocol):
     ) -> ToolRun: ...
 
     def current_text(self, raw: str) -> str | None: ...
+
+    def one_call(self) -> AbstractContextManager[None]:
+        """Around one call's run with its before and after: files are looked at once."""
+        ...
 
 
 class SessionPort(Protocol):
@@ -176,3 +181,6 @@ class NoTools:
 
     def current_text(self, raw: str) -> str | None:
         return None
+
+    def one_call(self) -> AbstractContextManager[None]:
+        return nullcontext()

@@ -247,11 +247,11 @@ class SessionController(SessionGoals, SessionReads):
         """Put the files, the conversation or both back to just before user message ``n``:
         what was done; None when ``confirm`` declined to overwrite files changed outside
         seri (``yes`` overwrites them unasked; with neither, they are refused). A SeriError
-        says why nothing was changed."""
+        says why nothing was changed. Files go back where the tools wrote them (an editor's)."""
         from seri.runtime.session.rewind import rewind_session
 
-        sid = self.session_id
-        done = rewind_session(self._store, sid, n, mode, yes=yes, confirm=confirm)
+        sid, files = self.session_id, self._bench.files
+        done = rewind_session(self._store, sid, n, mode, yes=yes, confirm=confirm, files=files)
         if done is not None:
             self._load()  # the conversation as the store has it now
         return done

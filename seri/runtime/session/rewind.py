@@ -7,7 +7,7 @@ import contextlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -19,6 +19,9 @@ from seri.pure.inputs.errors import SeriError
 from seri.pure.terminal.terminal_text import neutralise
 from seri.pure.tools.tool_specs import CHECKPOINTED
 from seri.runtime.agent.running import whole_number
+
+if TYPE_CHECKING:
+    from seri.io.tools.file_port import FilePort
 
 BASH_NOTE = "Changes made by bash are not tracked; only write_file and edit are put back."
 HISTORY_GONE_NOTE = (
@@ -77,14 +80,24 @@ def _turn(store: Store, session_id: str, n: int) -> Turn:
     return listed[n - 1]
 
 
-def plan_rewind(store: Store, session_id: str, project: Path, n: int) -> RewindPlan:
+def plan_rewind(
+    store: Store, session_id: str, project: Path, n: int, files: FilePort | None = None
+) -> RewindPlan:
+    """What a rewind to before message ``n`` puts back, and which of those files changed
+    since seri's last write (as the editor holds them when ``files`` reads: seri acp)."""
+    from seri.runtime.session.rewind_files import held_now
+
     target = _turn(store, session_id, n)
     earliest: dict[str, checkpoints.Checkpoint] = {}
     for checkpoint in checkpoints.checkpoints_since(store, session_id, target.seq):
         earliest.setdefault(checkpoint.path, checkpoint)
     changed = []
     for path in earliest:
-        current = _current_bytes(project / path)
+        current = (
+            held_now(project_root(project), path, files)
+            if files is not None and files.reads
+            else _current_bytes(project / path)
+        )
         written = checkpoints.last_written_hash(store, session_id, path)
         if written and checkpoints.written_digest(current) != written:
             changed.append(path)
@@ -113,13 +126,26 @@ def file_history_gone(store: Store, session_id: str, seq: int) -> bool:
     )
 
 
-def restore_files(store: Store, session_id: str, plan: RewindPlan, project: Path) -> list[str]:
+def restore_files(
+    store: Store,
+    session_id: str,
+    plan: RewindPlan,
+    project: Path,
+    files: FilePort | None = None,
+) -> list[str]:
+    """Put back each file's checkpoint: into the editor's buffer when ``files`` takes
+    writes (seri acp; ``rewind_files.put_back``), else onto the disk. A file that did not
+    exist is removed from the disk (ACP has no way to delete through the editor)."""
+    from seri.runtime.session.rewind_files import put_back
+
     root = project_root(project)
-    restored = []
+    restored: list[str] = []
     for checkpoint in plan.restore:
         path = root / checkpoint.path
         content = checkpoint.content if checkpoint.existed else None
-        if content is not None:
+        if content is not None and files is not None and files.writes:
+            put_back(root, checkpoint.path, content, files, restored)
+        elif content is not None:
             atomic_write(root, path, content)
         else:
             with contextlib.suppress(FileNotFoundError):
@@ -173,6 +199,7 @@ def perform(
     *,
     confirmed: bool,
     confirm_hint: str = "--yes",
+    files: FilePort | None = None,
 ) -> list[str]:
     """Carry out a rewind; returns lines for the person. Refuses before changing anything.
 
@@ -182,7 +209,7 @@ def perform(
         project = files_directory(store, session_id)
     else:
         project = Path(session_table.get_session(store, session_id).project)
-    plan = plan_rewind(store, session_id, project, n)
+    plan = plan_rewind(store, session_id, project, n, files)
     lines = []
     if mode in ("files", "both"):
         if plan.history_gone:
@@ -198,7 +225,7 @@ def perform(
             )
         if plan.restore:
             print(neutralise(f"Rewinding files in {project}"), file=sys.stderr, flush=True)
-        restored = restore_files(store, session_id, plan, project)
+        restored = restore_files(store, session_id, plan, project, files)
         lines.append(f"Restored {len(restored)} file(s): {', '.join(restored) or '-'}")
     if mode in ("conversation", "both"):
         dropped = rewind_conversation(store, session_id, plan.target.seq)
@@ -235,23 +262,33 @@ Confirm = Callable[[tuple[str, ...]], bool]
 
 
 def rewind_session(
-    store: Store, session_id: str, n: int, mode: str, *, yes: bool, confirm: Confirm | None
+    store: Store,
+    session_id: str,
+    n: int,
+    mode: str,
+    *,
+    yes: bool,
+    confirm: Confirm | None,
+    files: FilePort | None = None,
 ) -> tuple[str, ...] | None:
     """Restore ``mode`` (files, conversation or both) to just before user message ``n``:
     what was done, one line each. Files changed outside seri since their checkpoint are
     overwritten when ``yes``, or when ``confirm`` (someone asked) says so; None when it
     said no (nothing changed then). A SeriError says why nothing was changed (with no one
-    to ask, that such files need --yes)."""
+    to ask, that such files need --yes). ``files``: an editor's buffers the session's
+    tools went through (seri acp), read and written in place of the disk here too."""
     project = (
         files_directory(store, session_id)
         if mode != "conversation"
         else Path(session_table.get_session(store, session_id).project)
     )
-    plan = plan_rewind(store, session_id, project, n)
+    plan = plan_rewind(store, session_id, project, n, files)
     confirmed = yes or not plan.changed_outside
     if not confirmed and mode != "conversation" and confirm is not None:
         confirmed = confirm(plan.changed_outside)
         if not confirmed:
             return None
     hint = f"`/rewind {n} {mode} --yes`"
-    return tuple(perform(store, session_id, n, mode, confirmed=confirmed, confirm_hint=hint))
+    return tuple(
+        perform(store, session_id, n, mode, confirmed=confirmed, confirm_hint=hint, files=files)
+    )

@@ -5,6 +5,7 @@ and the tools with the session's hooks run around each call."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from typing import Any
 
 from seri.pure.agent.effects import Answer, AskPerson, ResolvedPath, ToolRun
@@ -67,6 +68,9 @@ class HookedTools:
 
     def current_text(self, raw: str) -> str | None:
         return self.tools.current_text(raw)
+
+    def one_call(self) -> AbstractContextManager[None]:
+        return self.tools.one_call()
 
     def run(
         self, call: ToolCall, arguments: Mapping[str, Any], max_chars: int | None = None

@@ -1,1 +1,1 @@
-"""The tool host, memory review and the prompt's !command."""
+"""The tool host, the check command after a write, memory review and the prompt's !command."""

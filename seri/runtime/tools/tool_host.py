@@ -9,18 +9,19 @@ staged memory entries.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from seri.io.tools import checkpoints, memory_store
-from seri.io.tools.file_port import held_bytes
+from seri.io.tools.file_port import ReadOnce, held_bytes
 from seri.io.tools.files import (
     NotAFileError,
     PathRefusedError,
@@ -47,7 +48,7 @@ from seri.pure.tools.tool_specs import (
     spec_of,
 )
 from seri.pure.trajectories.redaction import Redactor
-from seri.pure.trajectories.tool_events import Check, CheckpointEvent, Denial, Edit, MemoryStaged
+from seri.pure.trajectories.tool_events import CheckpointEvent, Denial, Edit, MemoryStaged
 
 if TYPE_CHECKING:
     from seri.io.inputs.prompt_files import StartupFiles
@@ -62,8 +63,6 @@ if TYPE_CHECKING:
 
 # The `task` tool's child agent: (the parent's host, description, prompt) -> its result.
 SubagentRunner = Callable[["ToolHost", str, str], ToolRun]
-CHECK_TIMEOUT = 300
-CHECK_OUTPUT_CHARS = 4000
 
 
 @attrs.frozen
@@ -182,6 +181,22 @@ class ToolHost:
     def current_text(self, raw: str) -> str | None:
         return current_text(self.project, raw, self.context.reads_through_port())
 
+    @contextlib.contextmanager
+    def one_call(self) -> Iterator[None]:
+        """While one call runs, the editor is asked for each file once (``ReadOnce``): its
+        diff, checkpoint, edit and read-back share one look. Not across a person's answer:
+        the question comes before this, so a buffer edited meanwhile is what the call sees."""
+        port = self.context.reads_through_port()
+        if port is None:
+            yield
+            return
+        whole = self.context
+        self.context = attrs.evolve(whole, files=ReadOnce(port))
+        try:
+            yield
+        finally:
+            self.context = whole
+
     def spec(self, name: str) -> ToolSpec | None:
         """The record of the tool called ``name``: built in, or one of a running MCP server."""
         found = spec_of(name)
@@ -232,6 +247,8 @@ class ToolHost:
             self.events.record(Edit(tool=call.name, details=tuple(details.items())))
             self._after_write(result, taken, touched)
             if not result.is_error and self.settings.check_command:
+                if isinstance(self.context.files, ReadOnce):
+                    self.context.files.forget()  # the check may rewrite what seri wrote
                 text += self._check()
         return ToolRun(text, result.is_error, False, touched)
 
@@ -329,35 +346,16 @@ class ToolHost:
             return exc
 
     def _check(self) -> str:
-        from seri.io.tools.shell import run_bash
+        from seri.runtime.tools.check_command import check_after_write
 
-        command = self.settings.check_command
-        started = time.monotonic()
-        result = run_bash(
-            command,
-            cwd=self.project,
-            timeout=CHECK_TIMEOUT,
+        return check_after_write(
+            self.settings.check_command,
+            project=self.project,
             sandbox=self.sandbox,
             env=self.child_env,
+            redact=self.redactor.text,
+            events=self.events,
         )
-        details = result.details_dict()
-        code = details.get("exit_code")
-        exit_code = code if isinstance(code, int) else None
-        ok = exit_code == 0 and not details.get("timed_out")
-        output = self.redactor.text(result.text)
-        self.events.record(
-            Check(
-                command=command,
-                exit_code=exit_code,
-                ok=ok,
-                seconds=round(time.monotonic() - started, 3),
-                output=output,
-            )
-        )
-        if ok:
-            return f"\n\n[check `{command}` passed]"
-        shown = output if len(output) <= CHECK_OUTPUT_CHARS else output[-CHECK_OUTPUT_CHARS:]
-        return f"\n\n[check `{command}` failed (exit {exit_code})]\n{shown}"
 
     # -- memory --------------------------------------------------------------------------------
 
