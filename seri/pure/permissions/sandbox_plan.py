@@ -78,20 +78,20 @@ def named_paths(command: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def _beneath(paths: Iterable[str], root: str) -> list[str]:
+    """``paths`` that lie under ``root`` (not ``root`` itself), normalized."""
+    normal = (posixpath.normpath(path) for path in paths)
+    return [path for path in normal if path != root and _within(path, root)]
+
+
 def hidden_tops(paths: Iterable[str], hidden_root: str = SANDBOX_TMP) -> tuple[str, ...]:
     """For each path under ``hidden_root`` (not the root itself), the entry right under the
     root that holds it: ``/tmp/tmp.x1/seri/.venv/bin/python`` -> ``/tmp/tmp.x1``. A script
     under ``/tmp`` usually needs its neighbours (the virtual environment beside an
     interpreter, the modules a hook imports), so the whole entry is shown, read-only."""
     root = posixpath.normpath(hidden_root)
-    tops: list[str] = []
-    for path in paths:
-        normal = posixpath.normpath(path)
-        if normal == root or not _within(normal, root):
-            continue
-        first = normal[len(root) :].lstrip("/").split("/", 1)[0]
-        if first not in ("", ".", ".."):
-            tops.append(posixpath.join(root, first))
+    firsts = (path[len(root) :].lstrip("/").split("/", 1)[0] for path in _beneath(paths, root))
+    tops = [posixpath.join(root, first) for first in firsts if first not in ("", ".", "..")]
     return tuple(dict.fromkeys(tops))
 
 
@@ -103,13 +103,10 @@ def hidden_path_holders(
     of it), or the directory itself when it lies right under the root. Narrower than
     ``hidden_tops``: every command, the model's too, gets these."""
     root = posixpath.normpath(hidden_root)
-    holders: list[str] = []
-    for directory in directories:
-        normal = posixpath.normpath(directory)
-        if normal == root or not _within(normal, root):
-            continue
-        parent = posixpath.dirname(normal)
-        holders.append(normal if parent == root else parent)
+    holders = [
+        path if posixpath.dirname(path) == root else posixpath.dirname(path)
+        for path in _beneath(directories, root)
+    ]
     return tuple(dict.fromkeys(holders))
 
 
