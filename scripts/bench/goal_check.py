@@ -38,6 +38,7 @@ import ctypes
 import dataclasses
 import math
 import os
+import re
 import resource
 import statistics
 import subprocess
@@ -68,8 +69,12 @@ COMMANDS = (
 OUT = Path(os.environ.get("BENCH_OUT", "bench-results/goal_check.md"))
 _PR_SET_CHILD_SUBREAPER = 36
 
-# One run: (wall seconds, CPU seconds of the whole run, CPU seconds of this process's own).
-Sample = tuple[float, float, float]
+# The line bash's `time` prints after the command, inside either way of running it.
+TIME_MARK = "goal-check-bench-own-time"
+_OWN_TIME = re.compile(TIME_MARK + r" ([0-9.]+)")
+# One run: (wall seconds, CPU seconds of the whole run, CPU seconds of this process's own,
+# the command's own wall seconds as bash inside timed it, NaN where it was not timed).
+Sample = tuple[float, float, float, float]
 
 
 def make_project(root: Path, files: int) -> None:
@@ -101,28 +106,42 @@ def reap_all() -> None:
             return
 
 
-def measured(run: Callable[[], object]) -> Sample:
-    """Wall time until ``run`` returns; CPU time once everything it started has been reaped."""
+def timed(command: str) -> str:
+    """``command`` with bash's ``time`` around it: the same two words either way it runs, so
+    the time it took itself is told apart from the time spent around it."""
+    return f"TIMEFORMAT='{TIME_MARK} %3R'; time {{ {command}\n}}"
+
+
+def measured(run: Callable[[], str]) -> Sample:
+    """Wall time until ``run`` returns; CPU time once everything it started has been reaped;
+    the command's own time from what it printed."""
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     own = time.process_time()
     started = time.perf_counter()
-    run()
+    output = run()
     wall = time.perf_counter() - started
     own = time.process_time() - own
     reap_all()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     spent = (after.ru_utime - children.ru_utime) + (after.ru_stime - children.ru_stime)
-    return wall, spent + own, own
+    return wall, spent + own, own, own_time(output)
 
 
-def alone(command: str, cwd: Path) -> Callable[[], object]:
-    def run() -> object:
-        return subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, check=False)
+def own_time(output: str) -> float:
+    """The command's own wall seconds as ``timed`` printed them (NaN: not timed)."""
+    times = _OWN_TIME.findall(output)
+    return float(times[-1]) if times else math.nan
+
+
+def alone(command: str, cwd: Path) -> Callable[[], str]:
+    def run() -> str:
+        done = subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, check=False)
+        return (done.stdout + done.stderr).decode("utf-8", "replace")
 
     return run
 
 
-def as_seri_check(project: Path) -> tuple[Callable[[str], Callable[[], object]], Sandbox]:
+def as_seri_check(project: Path) -> tuple[Callable[[str], Callable[[], str]], Sandbox]:
     """The check as a goal runs it, set up once as a session sets it up."""
     from seri.io.tools.shell import run_bash
 
@@ -133,11 +152,11 @@ def as_seri_check(project: Path) -> tuple[Callable[[str], Callable[[], object]],
     redactor = Redactor.of(())
     tree = TreeState(project)
 
-    def check(command: str) -> Callable[[], object]:
-        def run() -> None:
+    def check(command: str) -> Callable[[], str]:
+        def run() -> str:
             tree.digest()
             result = run_bash(command, cwd=project, timeout=600, sandbox=sandbox, env=env)
-            redactor.text(result.text)
+            return redactor.text(result.text)
 
         return run
 
@@ -154,16 +173,15 @@ def sandbox_start(sandbox: Sandbox, project: Path) -> Row | None:
     before = load()
     with sandbox.confined("true", project, env) as (argv, _, child_env):
 
-        def bare() -> object:
-            return subprocess.run(
-                argv, cwd=project, capture_output=True, env=child_env, check=False
-            )
+        def bare() -> str:
+            subprocess.run(argv, cwd=project, capture_output=True, env=child_env, check=False)
+            return ""
 
         runs = pairs(alone("true", project), bare)
     return summary("bubblewrap", runs, before)
 
 
-def pairs(first: Callable[[], object], second: Callable[[], object]) -> list[tuple[Sample, Sample]]:
+def pairs(first: Callable[[], str], second: Callable[[], str]) -> list[tuple[Sample, Sample]]:
     """RUNS pairs of (first, second), the order within a pair alternating."""
     measured(first), measured(second)  # warm-up
     out = []
@@ -229,21 +247,36 @@ class Row:
     wall: tuple[float, float]
     cpu: tuple[float, float]
     added_wall: Added
+    # The added wall time split: around the command (seri and the sandbox's start and end),
+    # and the command's own time in the check less alone (None: not timed).
+    around: Added | None
+    itself: Added | None
     added_cpu: Added
     # The median CPU time of seri's own process in a check, ms.
     seri_cpu: float
     load: str
+
+    def verdict(self) -> str:
+        """The added wall time's; where the command's own time is too noisy for it, what
+        is spent around the command is judged too."""
+        said = self.added_wall.verdict()
+        if said == "within the noise" and self.around is not None:
+            said += f" (around the command: {self.around.verdict()})"
+        return said
 
 
 def summary(label: str, runs: list[tuple[Sample, Sample]], load_before: str) -> Row:
     def median(pick: Callable[[tuple[Sample, Sample]], float]) -> float:
         return ms(statistics.median(pick(pair) for pair in runs))
 
+    untimed = any(math.isnan(a[3]) or math.isnan(b[3]) for a, b in runs)
     return Row(
         label,
         wall=(median(lambda p: p[0][0]), median(lambda p: p[1][0])),
         cpu=(median(lambda p: p[0][1]), median(lambda p: p[1][1])),
         added_wall=Added.of([b[0] - a[0] for a, b in runs]),
+        around=None if untimed else Added.of([(b[0] - b[3]) - (a[0] - a[3]) for a, b in runs]),
+        itself=None if untimed else Added.of([b[3] - a[3] for a, b in runs]),
         added_cpu=Added.of([b[1] - a[1] for a, b in runs]),
         seri_cpu=median(lambda p: p[1][2]),
         load=f"{load_before} → {load()}",
@@ -259,16 +292,20 @@ def report(
         f"Sandbox: {kind}. Project: {files} files; the file digest's first look "
         f"{ms(looks[0])} ms, each later look {ms(looks[1])} ms. Machine: {os.cpu_count()} "
         "cores. Times are medians; an added time is the median of the pairs' differences "
-        "[its 95% confidence interval]. Load averages (1 / 5 / 15 min) before → after.",
+        "[its 95% confidence interval]. Each way runs the command inside bash's `time`, "
+        "which splits the added wall time into the time spent around the command and the "
+        "difference in the command's own time. Load averages (1 / 5 / 15 min) before → "
+        "after.",
         "",
         "| command | alone: wall, CPU (ms) | as a goal's check: wall, CPU (ms) | added wall "
-        "(ms) | added CPU (ms) | seri's own CPU (ms) | ≤ 20 ms | load |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "(ms) | of it around the command (ms) | of it the command's own time (ms) | added CPU "
+        "(ms) | seri's own CPU (ms) | ≤ 20 ms | load |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     lines.extend(
         f"| `{row.label}` | {row.wall[0]}, {row.cpu[0]} | {row.wall[1]}, {row.cpu[1]} | "
-        f"{row.added_wall} | {row.added_cpu} | {row.seri_cpu} | "
-        f"{row.added_wall.verdict()} | {row.load} |"
+        f"{row.added_wall} | {row.around or '—'} | {row.itself or '—'} | {row.added_cpu} | "
+        f"{row.seri_cpu} | {row.verdict()} | {row.load} |"
         for row in rows
     )
     if split is not None:
@@ -310,7 +347,8 @@ def main() -> int:
         rows = []
         for command in COMMANDS:
             before = load()
-            rows.append(summary(command, pairs(alone(command, project), check(command)), before))
+            runs = pairs(alone(timed(command), project), check(timed(command)))
+            rows.append(summary(command, runs, before))
         split = sandbox_start(sandbox, project)
         files = TreeState(project)
         files.digest()
