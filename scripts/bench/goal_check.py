@@ -14,8 +14,10 @@ pair alternating:
 Pairs, not blocks: on a machine others share, the load moves over the seconds a block of
 runs takes (a one-test pytest block is half a minute), and a difference of two blocks'
 medians measured that drift as much as seri. "added" is the median of the pairs'
-differences. Wall time is what the target is about; CPU time (user + system) is what the
-load cannot inflate, so both are reported, with the load averages around each command:
+differences, with a distribution-free 95% interval; the verdict is "ok" or "OVER" only where
+the interval says so, else "within the noise". Wall time is what the target is about; CPU
+time (user + system) is reported beside it, with the load averages around each command (on
+a virtual machine CPU time moves with the host's load too, which no load average shows):
 
 - wall: from the call to its return (a check ends when its output has closed);
 - CPU: this process's own (seri's side of a check: the digest, the sandbox's plan, starting
@@ -23,6 +25,11 @@ load cannot inflate, so both are reported, with the load averages around each co
   after the wall time stops. This process is a child subreaper for that: bubblewrap's first
   process in its pid namespace is left behind by the bubblewrap that waits on it, and its CPU
   would otherwise go uncounted.
+
+Both ways run the command inside bash's `time` (``timed``), so the added wall time splits
+into what is spent around the command (seri, the sandbox's start and end) and the difference
+in the command's own time: a 1.5 s command varies by more than 20 ms from run to run here,
+what is around it does not.
 
 A second table splits the sandbox's own start from seri's: the bubblewrap command line seri
 builds, run by `subprocess.run` with nothing of seri around it, against `bash -c true`.
@@ -95,7 +102,8 @@ def load() -> str:
 def become_subreaper() -> None:
     """Orphans of the commands run here (bubblewrap's pid 1) are reparented to this process,
     so their CPU time is counted once they are reaped."""
-    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    if sys.platform.startswith("linux"):  # elsewhere no sandbox leaves a process behind
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
 def reap_all() -> None:
