@@ -83,6 +83,8 @@ AFTER_THE_REQUEST = {
     "seri.pure.provider.retry_hints",
     "seri.pure.provider.retry_plan",
     "seri.pure.provider.server_windows",
+    "seri.io.provider.provider_stream",
+    "seri.pure.provider.provider_failure",
 }
 
 # What a plain task's first request does not need: a goal's records, loop and alarm (signal's
