@@ -88,9 +88,17 @@ AFTER_THE_REQUEST = {
 }
 
 # What a plain task's first request does not need: a goal's records, loop and alarm (signal's
-# enums with them). Each record module loaded costs attrs' class creation (~0.5 ms a record
-# on this machine).
-ONLY_WITH_A_GOAL = {"signal", "seri.pure.agent.goals", "seri.runtime.agent.goal_loop"}
+# enums with them), and what runs a tool call (the tools, the checkpoints). Each record module
+# loaded costs attrs' class creation (~0.5 ms a record on this machine).
+ONLY_WHEN_USED = {
+    "signal",
+    "seri.pure.agent.goals",
+    "seri.runtime.agent.goal_loop",
+    "seri.io.tools.tools",
+    "seri.io.tools.write_tools",
+    "seri.io.tools.checkpoints",
+    "seri.pure.tools.output_capture",
+}
 
 # seri's own entry point, with an audit hook that writes the loaded modules down when the
 # first connection is made (the request's first byte follows it), and the cycle collector's
@@ -129,7 +137,7 @@ def test_what_reads_the_answer_loads_after_the_request_is_out_and_the_collector_
     before = set(at_connect["modules"])
     assert {"httpx", "seri.io.provider.provider"} <= before  # noted where the request is sent
     assert not AFTER_THE_REQUEST & before
-    assert not ONLY_WITH_A_GOAL & before
+    assert not ONLY_WHEN_USED & before
     # Off while the session opened (seri.commands.chat), on again once it was open, with
     # what start-up made set aside.
     assert at_connect["collecting"]
