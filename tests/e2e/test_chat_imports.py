@@ -88,9 +88,11 @@ AFTER_THE_REQUEST = {
 }
 
 # What a plain task's first request does not need: a goal's records, loop and alarm (signal's
-# enums with them), and what runs a tool call (the tools, the checkpoints). Each record module
-# loaded costs attrs' class creation (~0.5 ms a record on this machine).
+# enums with them), what runs a tool call (the tools, the checkpoints) and what reads a resumed
+# session back. Each record module loaded costs attrs' class creation (~0.5 ms a record on this
+# machine).
 ONLY_WHEN_USED = {
+    "seri.runtime.session.loading",
     "signal",
     "seri.pure.agent.goals",
     "seri.runtime.agent.goal_loop",
