@@ -7,14 +7,16 @@ new one replaces it; /goal clear ends it."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import apsw
 import attrs
 
 from seri.io.agent.goal_listing import goal_fields
 from seri.io.session.store import Store
-from seri.pure.agent.goals import Goal, goal_pin
+
+if TYPE_CHECKING:
+    from seri.pure.agent.goals import Goal
 
 OPEN = "open"
 
@@ -73,6 +75,8 @@ def load_goal(store: Store, session_id: str) -> StoredGoal | None:
     ).fetchall()
     if not rows:
         return None
+    from seri.pure.agent.goals import Goal
+
     text, command, status, checks, last_end = rows[0]
     return StoredGoal(Goal(str(text), str(command)), str(status), int(checks), str(last_end))
 
@@ -96,4 +100,6 @@ def carried_pins(store: Store, session_id: str) -> tuple[str, ...]:
     stored = load_goal(store, session_id)
     if stored is None or not stored.is_open:
         return pins
+    from seri.pure.agent.goals import goal_pin
+
     return (goal_pin(stored.goal), *pins)

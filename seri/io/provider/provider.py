@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from seri.io.provider.provider_connection import JSON_HEADERS, NoClient, ProviderConnection, encoded
-from seri.io.provider.provider_stream import read_at_most, read_stream, read_whole
 from seri.pure.provider.answer_wait import (
     AnswerWait,
     is_local_server,
@@ -41,9 +40,9 @@ from seri.pure.provider.answer_wait import (
     prompt_seconds,
     speaks_llama_cpp,
 )
-from seri.pure.provider.provider_failure import ProviderFailure
 
 if TYPE_CHECKING:
+    from seri.pure.provider.provider_failure import ProviderFailure
     from seri.pure.provider.sse import SSEDone, SSEEvent
     from seri.pure.provider.stream_assembly import StreamResult
 
@@ -136,6 +135,8 @@ class ProviderClient:
         while True:
             attempt += 1
             outcome = self._attempt(body, on_text, on_reasoning)
+            from seri.pure.provider.provider_failure import ProviderFailure
+
             if not isinstance(outcome, ProviderFailure):
                 return outcome
             from seri.pure.provider.retry_plan import plan_retry
@@ -184,6 +185,9 @@ class ProviderClient:
                 headers=self._connection.headers(JSON_HEADERS),
                 timeout=self._connection.timeout(wait.first_wait),
             ) as response:
+                # The request is out: what reads its answer loads now (see the top).
+                from seri.io.provider.provider_stream import read_stream, read_whole
+
                 if response.status_code != 200:
                     refusal = self._refusal(response)
                     said = refusal.detail + refusal.message
@@ -213,6 +217,7 @@ class ProviderClient:
             return connection_failure(self._connection.said(exc))
 
     def _refusal(self, response: httpx.Response) -> ProviderFailure:
+        from seri.io.provider.provider_stream import read_at_most
         from seri.pure.provider.provider_errors import classify_http_error
 
         raw = read_at_most(response.iter_bytes(), _ERROR_BODY_LIMIT)

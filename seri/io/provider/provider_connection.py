@@ -17,7 +17,6 @@ from typing import Any
 import httpx
 
 from seri.io.provider.http_client import shared_client
-from seri.io.provider.provider_stream import bounded_body
 from seri.pure.inputs import json_text
 
 WRITE_SECONDS = 60.0
@@ -144,6 +143,8 @@ class ProviderConnection:
             ) as response:
                 if response.status_code != 200:
                     return None
+                from seri.io.provider.provider_stream import bounded_body
+
                 return json_text.loads_lenient_numbers(bounded_body(response))
         except (httpx.HTTPError, httpx.InvalidURL, NoClient, ValueError):
             return None

@@ -19,7 +19,6 @@ from collections.abc import Sequence
 
 import attrs
 
-from seri.pure.agent.goals import GOAL_PIN_PREFIX
 from seri.pure.compaction.tokens import estimate_tokens, messages_chars
 from seri.pure.session.records import Message
 
@@ -88,6 +87,8 @@ def contract_marks(
         task_kept = task in recap_message.text
     elif any(is_task(m) for m in kept):
         task_kept = True
+    from seri.pure.agent.goals import GOAL_PIN_PREFIX
+
     goals = [pin for pin in pins if pin.startswith(GOAL_PIN_PREFIX)]
     goal_kept = all(goal in recap_message.text for goal in goals) if goals else None
     rewrite = estimate_tokens(messages_chars((recap_message, *kept)))

@@ -15,16 +15,15 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from seri.io.agent.goals import OPEN, StoredGoal
-from seri.pure.agent.goals import CheckOutcome, Goal, GoalLimits
 from seri.pure.agent.task_records import EndStatus, TaskEnd
 from seri.pure.inputs.errors import SeriError
 from seri.pure.session.records import MessageKind
-from seri.runtime.agent.goal_loop import GoalPorts, run_goal
 
 # One task of the front-end's, with the kind of its first message ("skill": /name args).
 RunKindedTask = Callable[[str, int, MessageKind], TaskEnd]
 
 if TYPE_CHECKING:
+    from seri.pure.agent.goals import Goal
     from seri.runtime.agent.goal_loop import RunCheck
     from seri.runtime.session.controller import SessionController
     from seri.runtime.terminal.chat_session import ChatSession
@@ -84,11 +83,18 @@ def run_toward_goal(
     stored = open_goal(session)
     until = session.options.until
     if until is not None and (stored is None or stored.goal.command != until):
+        from seri.pure.agent.goals import Goal
+
         # --until: this task is the goal (an open goal with the same check goes on as it was).
         start_goal(session, Goal(text, until))
         stored = open_goal(session)
     if stored is None:
         return runner(first_prompt, 0)
+    # A goal's machinery (its records, its loop and alarm) loads only for a run with a goal:
+    # a plain task's request goes out without it.
+    from seri.pure.agent.goals import GoalLimits
+    from seri.runtime.agent.goal_loop import GoalPorts, run_goal
+
     goal, before = stored.goal, stored.checks
     timeout = session.settings.goal_check_timeout
     ports = GoalPorts(
@@ -127,6 +133,7 @@ def _as_typed(session: SessionController, text: str) -> tuple[str, MessageKind]:
 
 def _check_runner(session: SessionController, goal: Goal, timeout: float) -> RunCheck:
     from seri.io.agent.tree_state import TreeState
+    from seri.pure.agent.goals import CheckOutcome
 
     tree = TreeState(Path(session.project))
 
@@ -170,6 +177,8 @@ def goal_command(session: SessionController, rest: str, say: Callable[[str], Non
         text = f": {stored.goal.text}" if stored.goal.text else ""
         say(f"goal ({stored.status}{checks}): until `{stored.goal.command}` exits 0{text}")
         return None
+    from seri.pure.agent.goals import Goal
+
     try:
         start_goal(session, Goal("", rest))
     except SeriError as exc:

@@ -10,7 +10,6 @@ where to say what opening and closing did (``Tell``); it hands back values (``Ta
 from __future__ import annotations
 
 import os
-import signal
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
@@ -217,6 +216,8 @@ class SessionController(SessionGoals, SessionReads):
         False when no task was running."""
         if not self._task_running:
             return False
+        import signal  # only a cancel needs it (its enums cost a -p run's start)
+
         os.kill(os.getpid(), signal.SIGINT)
         return True
 

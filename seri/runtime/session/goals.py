@@ -11,12 +11,14 @@ import attrs
 
 from seri.io.agent.goals import StoredGoal, carried_pins, clear_goal, load_goal, note_goal, set_goal
 from seri.io.session.store import Store
-from seri.pure.agent.goals import Goal
 from seri.pure.agent.task_records import Conversation
 from seri.pure.tools.tool_outcome import ToolOutcome
 from seri.pure.trajectories import event_record
 from seri.runtime.session.recording import SessionRecording
 from seri.runtime.session.workbench import Workbench
+
+if TYPE_CHECKING:
+    from seri.pure.agent.goals import Goal
 
 
 class SessionGoals:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from seri.io.session import leases, session_table
 from seri.io.session.ids import random_id
@@ -18,9 +18,11 @@ from seri.io.session.store import Store
 from seri.io.tools.files import directory_identity
 from seri.pure.agent.prompt import FrozenPrompt
 from seri.pure.session.records import Message
-from seri.runtime.session.loading import LoadedSession, load_session
 from seri.runtime.session.opening import LEASE_COMMAND
 from seri.runtime.session.ports import Tell
+
+if TYPE_CHECKING:
+    from seri.runtime.session.loading import LoadedSession
 
 
 class SessionHold:
@@ -40,6 +42,9 @@ class SessionHold:
         self._prompt_stored = False
 
     def read_back(self, model: str) -> LoadedSession:
+        # Only a resumed session is read back: a new one's first request goes out without it.
+        from seri.runtime.session.loading import load_session
+
         loaded = load_session(self.store, self.session_id, model)
         self._repairs = loaded.repairs
         self.log = self._writer(loaded.revision)

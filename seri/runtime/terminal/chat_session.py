@@ -13,7 +13,6 @@ from collections.abc import Sequence
 import attrs
 
 from seri.io.terminal.terminal import Screen
-from seri.pure.agent.goals import exit_status_of
 from seri.pure.agent.task_records import TaskEnd
 from seri.pure.inputs.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from seri.pure.inputs.settings import Settings
@@ -126,6 +125,8 @@ class ChatSession:
                 print(message, file=sys.stderr)
             if end.status == "refused":
                 return EXIT_USAGE
+        from seri.pure.agent.goals import exit_status_of
+
         return EXIT_INTERRUPTED if end.by_user else exit_status_of(end.status)
 
     def close(self) -> None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from seri.io.tools import checkpoints, memory_store
+from seri.io.tools import memory_store
 from seri.io.tools.file_port import ReadOnce, held_bytes
 from seri.io.tools.files import (
     NotAFileError,
@@ -32,7 +32,7 @@ from seri.io.tools.files import (
 )
 from seri.io.tools.files import resolve_in_project as confine
 from seri.io.tools.shown_file import current_text
-from seri.io.tools.tools import ToolContext, run_tool, spill_file
+from seri.io.tools.tool_context import ToolContext
 from seri.pure.agent.effects import ResolvedPath, ToolRun
 from seri.pure.inputs.settings import Settings
 from seri.pure.mcp.mcp_names import PREFIX as MCP_PREFIX
@@ -40,13 +40,7 @@ from seri.pure.permissions.permission_policy import PROTECTED_RULE, Policy
 from seri.pure.session.records import ToolCall
 from seri.pure.tools.tool_definitions import search_tools
 from seri.pure.tools.tool_outcome import ToolOutcome
-from seri.pure.tools.tool_specs import (
-    FILE_CAP_BYTES,
-    SPECS,
-    ToolSpec,
-    find_spec,
-    spec_of,
-)
+from seri.pure.tools.tool_specs import FILE_CAP_BYTES, SPECS, ToolSpec, find_spec, spec_of
 from seri.pure.trajectories.redaction import Redactor
 from seri.pure.trajectories.tool_events import CheckpointEvent, Denial, Edit, MemoryStaged
 
@@ -167,6 +161,8 @@ class ToolHost:
         return False
 
     def resolve(self, raw: str) -> ResolvedPath:
+        from seri.io.tools.tools import spill_file
+
         spilled = spill_file(raw, self.context.spill_dir)
         if spilled is not None:
             # A spill file a cut result points at: readable (read_file only ever reads it).
@@ -236,6 +232,8 @@ class ToolHost:
                 if isinstance(kept, str):
                     return ToolRun(kept, is_error=True)
                 taken = kept
+            from seri.io.tools.tools import run_tool
+
             context = attrs.evolve(self.context, max_output_chars=max_chars)
             result = run_tool(call.name, arguments, context)
         except KeyboardInterrupt:
@@ -310,6 +308,8 @@ class ToolHost:
                 f"not run: {rel} cannot be read ({exc.strerror or exc}), so seri could not "
                 "checkpoint it for /rewind; it was left as it is"
             )
+        from seri.io.tools import checkpoints
+
         checkpoint_id = checkpoints.store_checkpoint(
             self.profile.store, self.checkpoint_session, str(self.project), rel, prior, time.time()
         )
@@ -328,6 +328,8 @@ class ToolHost:
         self, result: ToolOutcome, taken: _Taken | None, touched: tuple[str, ...]
     ) -> None:
         """Note what seri left in the file; forget a checkpoint of a write that changed nothing."""
+        from seri.io.tools import checkpoints
+
         store, session = self.profile.store, self.checkpoint_session
         if result.is_error:
             unchanged = taken is not None and self._readable(taken.path) == taken.prior
