@@ -74,19 +74,23 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def _let_others_reach_the_checkout() -> list[tuple[Path, int]]:
-    """A checkout made by ``mktemp -d`` sits in a 0700 directory under /tmp, which the
-    throwaway user may not enter, so it could not start the installed seri and every test
-    as that user would skip. For the test session, such directories above the checkout get
-    the others' search bit (enter, not list); their modes are put back after. Only under
-    /tmp: a home directory's mode is not the tests' to change."""
+    """A checkout made by ``mktemp -d`` is (or sits in) a 0700 directory under /tmp, which
+    the throwaway user may not enter, so it could not start the installed seri and every
+    test as that user would skip. For the test session, the directories above the checkout
+    get the others' search bit (enter, not list) and the checkout read and search; their
+    modes are put back after. Only under /tmp: a home directory's mode is not the tests' to
+    change."""
     opened = []
     checkout = Path(__file__).resolve().parents[2]
-    for directory in [checkout, *checkout.parents]:
+    # The checkout itself must be listed too: Python finds the seri package, which the
+    # editable install puts on sys.path by the checkout's path, by listing that directory.
+    wanted = [(checkout, 0o005), *((parent, 0o001) for parent in checkout.parents)]
+    for directory, bits in wanted:
         if not str(directory).startswith("/tmp/") or directory.is_symlink():
             continue
         mode = directory.stat().st_mode & 0o7777
-        if not mode & 0o001:
-            directory.chmod(mode | 0o001)
+        if mode & bits != bits:
+            directory.chmod(mode | bits)
             opened.append((directory, mode))
     return opened
 
