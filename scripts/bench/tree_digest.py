@@ -46,7 +46,7 @@ from seri.io.agent.tree_state import TreeState
 
 SMALL_FILES = int(os.environ.get("SMALL_FILES", "800"))
 LARGE_FILES = int(os.environ.get("LARGE_FILES", "35000"))
-CHECK_SECONDS = float(os.environ.get("CHECK_SECONDS", "0.3"))
+CHECK_SECONDS = float(os.environ.get("CHECK_SECONDS", "1"))
 OUT = Path(os.environ.get("BENCH_OUT", "bench-results/tree_digest.md"))
 REPOSITORY = Path(__file__).resolve().parents[2]
 

@@ -147,3 +147,13 @@ def test_a_check_writing_under_a_look_alongside_never_looks_like_a_stall(tmp_pat
         time.sleep(0.05)
         assert tree.digest() == base  # the check's rewrite, the same bytes: no change
     assert raced, "the check never wrote under the walk: the race was not exercised"
+
+
+def test_the_benchmark_tree_has_the_files_asked_for(tmp_path: Path) -> None:
+    from scripts.bench.tree_digest import make_tree
+
+    make_tree(tmp_path, 45)
+    tree = TreeState(tmp_path)
+    tree.digest()
+    assert tree.files_seen == 45
+    assert len(list((tmp_path / "src" / "d0" / "d0").iterdir())) == 3  # 20, 20 and 5 files
