@@ -162,8 +162,9 @@ def as_seri_check(project: Path) -> tuple[Callable[[str], Callable[[], str]], Sa
 
     def check(command: str) -> Callable[[], str]:
         def run() -> str:
-            tree.digest()
+            look = tree.look_for_check()
             result = run_bash(command, cwd=project, timeout=600, sandbox=sandbox, env=env)
+            look()
             return redactor.text(result.text)
 
         return run

@@ -138,12 +138,13 @@ def _check_runner(session: SessionController, goal: Goal, timeout: float) -> Run
     tree = TreeState(Path(session.project))
 
     def run_check() -> tuple[CheckOutcome, float]:
-        # The files as the task left them (what the stall rule compares), looked at before
-        # the check writes its caches.
-        digest = tree.digest()
+        # The files as the task left them (what the stall rule compares): looked at before
+        # the check writes its caches, or alongside it on a large tree (fenced: tree_state).
+        look = tree.look_for_check()
         started = time.monotonic()
         result = session.run_check(goal.command, timeout)
         seconds = time.monotonic() - started
+        digest = look()
         details = result.details_dict()
         code = details.get("exit_code")
         outcome = CheckOutcome(
