@@ -32,8 +32,8 @@ class SandboxPlan:
     # Existing absolute paths inside the project that must stay read-only.
     read_only: tuple[str, ...] = ()
     # Existing host paths under /tmp the person's command needs (``hidden_tops``,
-    # ``hidden_path_holders``), bound
-    # read-only over the private /tmp (bubblewrap only: Landlock hides nothing).
+    # ``hidden_path_holders``), bound read-only over the private /tmp (bubblewrap only:
+    # Landlock hides nothing).
     visible: tuple[str, ...] = ()
 
 
@@ -47,8 +47,8 @@ def plan_sandbox(
 ) -> SandboxPlan:
     """The plan for ``project``; ``protected`` are real absolute paths that exist (the caller
     checks the filesystem). Those outside the project are read-only anyway. ``visible`` are
-    existing paths under /tmp to show read-only (``hidden_tops``); the project itself and the
-    private /tmp are never among them."""
+    existing paths under /tmp to show read-only (``hidden_tops``, ``hidden_path_holders``);
+    the project itself and the private /tmp are never among them."""
     inside = sorted({p for p in protected if _within(p, project) and p != project})
     shown = sorted(
         {
