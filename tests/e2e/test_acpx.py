@@ -90,6 +90,10 @@ def test_a_terminal_session_continued_through_acpx_and_resumed_in_the_terminal(
     answer = next(m for m in stream if m.get("id") == asked["id"] and "result" in m)
     assert answer["result"]["outcome"] == {"outcome": "selected", "optionId": "allow_once"}
     assert "fs/write_text_file" in methods
+    # A client nobody here wrote holds seri to one read before the question and one when the
+    # write runs (the person may have typed meanwhile), and one write.
+    reads = [m for m in stream if m.get("method") == "fs/read_text_file"]
+    assert len(reads) == 2 and methods.count("fs/write_text_file") == 1, methods
     assert (project / "notes.md").read_text() == "from acpx\n"
     updates = [m["params"]["update"] for m in stream if m.get("method") == "session/update"]
     done = [u for u in updates if u.get("toolCallId") == "w1" and u.get("status") == "completed"]

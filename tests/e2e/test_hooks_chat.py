@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import apsw
+import pytest
 
 from scripts.fake_model import FakeModel
 from seri.io.session.store import DB_NAME
@@ -457,18 +458,25 @@ def test_a_subagent_stop_hook_matching_another_type_does_not_run(
     assert not (project / "events.jsonl").exists()
 
 
+@pytest.mark.parametrize("kept_in", ["the project", "a plugin folder under /tmp"])
 def test_anthropics_bash_validator_example_runs_unchanged(
-    run_seri: RunSeri, project: Path, seri_home: Path
+    run_seri: RunSeri, project: Path, seri_home: Path, kept_in: str
 ) -> None:
     """The plugin-dev example hook from anthropics/claude-plugins-official, byte for byte,
     configured as its header says (PreToolUse on Bash): it reads Claude Code's stdin with
     jq and blocks with exit 2, its stderr the reason the model reads. `rm -rf` and `sudo`
-    are denied and never run; `ls` runs."""
-    hooks_dir = project / ".claude" / "hooks"
-    hooks_dir.mkdir(parents=True)
+    are denied and never run; `ls` runs. Kept in the project, or in a plugin's folder under
+    the host's /tmp (which bubblewrap's private /tmp would hide), named by its path."""
+    if kept_in == "the project":
+        hooks_dir = project / ".claude" / "hooks"
+        hooks_dir.mkdir(parents=True)
+        command = '"$CLAUDE_PROJECT_DIR"/.claude/hooks/validate-bash.sh'
+    else:
+        hooks_dir = Path(tempfile.mkdtemp(prefix="seri-plugin-", dir="/tmp")) / "hooks"
+        hooks_dir.mkdir()
+        command = str(hooks_dir / "validate-bash.sh")
     shutil.copy2(VALIDATE_BASH / "validate-bash.sh", hooks_dir / "validate-bash.sh")
     (project / "build").mkdir()
-    command = '"$CLAUDE_PROJECT_DIR"/.claude/hooks/validate-bash.sh'
     _config(seri_home, _command("PreToolUse", command, "Bash"))
     script: list[dict[str, Any]] = [
         {"tool_calls": [call("b1", "bash", command="rm -rf build")]},
@@ -476,9 +484,13 @@ def test_anthropics_bash_validator_example_runs_unchanged(
         {"tool_calls": [call("b3", "bash", command="sudo ls")]},
         {"text": "done"},
     ]
-    with FakeModel(script) as fake:
-        done = run_seri("chat", "--allow", "bash", "-p", "clean up", env=chat_env(fake))
-        requests = fake.requests
+    try:
+        with FakeModel(script) as fake:
+            done = run_seri("chat", "--allow", "bash", "-p", "clean up", env=chat_env(fake))
+            requests = fake.requests
+    finally:
+        if kept_in != "the project":
+            shutil.rmtree(hooks_dir.parent, ignore_errors=True)
     assert done.returncode == 0, done.stderr
     assert (project / "build").is_dir()
     denied, listed, elevated = _tool_results(requests[3])
