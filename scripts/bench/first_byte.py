@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scripts.bench import peers
-from scripts.bench.common import RESULTS, SERI, clean_env, log, seri_env
+from scripts.bench.common import REPO, RESULTS, SERI, clean_env, log, seri_env
 from scripts.bench.table import Row
 
 RUNS = int(os.environ.get("RUNS", "9"))
@@ -127,6 +127,7 @@ class Contender:
     cpu: list[float] = field(default_factory=list)
     heads: set[bytes] = field(default_factory=set)
     problem: str = ""  # why it was dropped (its warm-up run sent nothing)
+    reference: bool = False  # a line to read seri against, not a peer (the libraries' floor)
     misses: list[str] = field(default_factory=list)  # measured runs that sent nothing
 
 
@@ -192,6 +193,15 @@ def _seri(root: Path, base: str, *, source: str = "") -> Contender:
     launch = "import sys; from seri.commands.main import main; sys.exit(main())"
     argv = (str(Path(SERI).with_name("python")), "-c", launch, "chat", "-p", TASK)
     return Contender("seri (before)", argv, env, root, f"from {source}")
+
+
+def _floor(root: Path, base: str) -> Contender:
+    """Python and the card's libraries alone (``first_byte_floor``), run as seri is."""
+    python = str(Path(SERI).with_name("python"))
+    argv = (python, "-m", "scripts.bench.first_byte_floor", f"{base}/v1", str(root / "floor.db"))
+    env = seri_env(PYTHONPATH=str(REPO))
+    note = "Python + httpx, attrs, apsw, docopt-ng alone: no seri code"
+    return Contender("floor (libraries)", argv, env, root, note, reference=True)
 
 
 def _llm(program: peers.Program, root: Path, base: str) -> Contender:
@@ -283,7 +293,7 @@ def measure(programs: Mapping[str, peers.Program], root: Path) -> tuple[list[Con
     """Every contender RUNS times, round robin; returns them and the load average seen."""
     server = FirstByte()
     base = f"http://127.0.0.1:{server.port}"
-    contenders = [_seri(root, base)]
+    contenders = [_seri(root, base), _floor(root, base)]
     if SERI_BEFORE:
         contenders.append(_seri(root, base, source=SERI_BEFORE))
     missing = []
@@ -361,7 +371,7 @@ def table(contenders: list[Contender], load: str) -> str:
 
 def ahead_of_every_peer(contenders: list[Contender]) -> bool | None:
     seri = next(who for who in contenders if who.name == "seri")
-    others = [who for who in contenders if who is not seri and who.first]
+    others = [who for who in contenders if who is not seri and who.first and not who.reference]
     if not seri.first or not others:
         return None
     mine = statistics.median(seri.first)
@@ -381,6 +391,8 @@ def run(programs: Mapping[str, peers.Program], work: Path) -> list[Row]:
     mine = f"{_ms(statistics.median(seri.first))} (min {_ms(min(seri.first))})"
     rows = []
     for who in contenders[1:]:
+        if who.reference:
+            continue
         what = f"first request byte vs {who.name}"
         if not who.first:
             rows.append(Row("1b", what, mine, who.problem, "", "n/a"))

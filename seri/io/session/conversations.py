@@ -152,6 +152,12 @@ _MESSAGE_LINE = (
     """ ELSE ',"body":' || json_quote(body) || '}' END"""
 )
 LINE_CHUNK = 1000
+# The live rows past ?2, with one lower bound for the primary key's range: given LIVE's wall
+# and `seq > ?2` apart, SQLite walks the index from the wall and filters, so chunk k cost k
+# thousand rows (100,000 messages: 3 s, each chunk slower than the one before).
+_LIVE_AFTER = (
+    "session_id = ?1 AND seq >= max(?2 + 1, (SELECT compacted_before FROM sessions WHERE id = ?1))"
+)
 
 
 def message_line_chunks(store: Store, session_id: str) -> Iterator[str]:
@@ -162,7 +168,7 @@ def message_line_chunks(store: Store, session_id: str) -> Iterator[str]:
         f"SELECT seq, {_MESSAGE_LINE} AS line,"
         " CASE WHEN json_valid(body) AND substr(body, 1, 2) = '{\"' THEN NULL ELSE seq END"
         " AS damaged FROM messages"
-        f" WHERE {LIVE} AND seq > ? ORDER BY seq LIMIT {LINE_CHUNK})"
+        f" WHERE {_LIVE_AFTER} ORDER BY seq LIMIT {LINE_CHUNK})"
     )
     after = 0
     while True:

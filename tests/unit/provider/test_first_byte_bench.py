@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from scripts.bench.first_byte import Contender, FirstByte, _once
+from scripts.bench.first_byte import Contender, FirstByte, _floor, _once, ahead_of_every_peer
 
 _CHILD = """
 import socket, sys, time
@@ -56,3 +56,21 @@ def test_a_program_that_sends_nothing_says_why_and_a_late_piece_is_not_taken(
     earlier.close()
     server.close()
     assert got == "no request reached the server (exit 1): no key given"
+
+
+def test_the_libraries_floor_sends_a_chat_request_and_is_never_counted_as_a_peer(
+    tmp_path: Path,
+) -> None:
+    server = FirstByte()
+    floor = _floor(tmp_path, f"http://127.0.0.1:{server.port}")
+    got = _once(floor, server, timeout=30)
+    server.close()
+    assert not isinstance(got, str), got
+    assert floor.heads == {b"POST /v1/chat/completions HTTP/1.1"}
+    # seri behind the floor alone, but ahead of the one peer: ahead of every peer.
+    seri = Contender("seri", (), {}, tmp_path, first=[0.3])
+    peer = Contender("peer", (), {}, tmp_path, first=[0.4])
+    floor.first = [0.1]
+    assert ahead_of_every_peer([seri, floor, peer]) is True
+    peer.first = [0.2]
+    assert ahead_of_every_peer([seri, floor, peer]) is False
