@@ -25,7 +25,8 @@ from seri.pure.session.session_titles import title_from_prompt
 # seq, ``sessions.compacted_before``). Below the wall lie what compactions evicted and the
 # purge (``seri.io.compaction.eviction_purge``) has not deleted yet: every reader of a session's
 # messages filters with this, the session's id bound as ?1 (a plain ? after it is ?2, and so on).
-LIVE = "session_id = ?1 AND seq >= (SELECT compacted_before FROM sessions WHERE id = ?1)"
+_WALL = "(SELECT compacted_before FROM sessions WHERE id = ?1)"
+LIVE = f"session_id = ?1 AND seq >= {_WALL}"
 
 
 def live_rows(columns: str, more: str = "") -> str:
@@ -155,9 +156,7 @@ LINE_CHUNK = 1000
 # The live rows past ?2, with one lower bound for the primary key's range: given LIVE's wall
 # and `seq > ?2` apart, SQLite walks the index from the wall and filters, so chunk k cost k
 # thousand rows (100,000 messages: 3 s, each chunk slower than the one before).
-_LIVE_AFTER = (
-    "session_id = ?1 AND seq >= max(?2 + 1, (SELECT compacted_before FROM sessions WHERE id = ?1))"
-)
+_LIVE_AFTER = f"session_id = ?1 AND seq >= max(?2 + 1, {_WALL})"
 
 
 def message_line_chunks(store: Store, session_id: str) -> Iterator[str]:
