@@ -14,10 +14,15 @@ import io
 import os
 import signal
 import sys
+import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import attrs
+
+# How long a call's own threads get to end before its environment is put back.
+THREAD_WAIT = 5.0
 
 
 @attrs.frozen
@@ -44,6 +49,7 @@ def _process_state(env: Mapping[str, str], cwd: Path, stdin: str) -> Iterator[No
     }
     collecting = gc.isenabled()
     connections_before = {id(c) for c in apsw.connections()}
+    threads_before = set(threading.enumerate())
     for key in [k for k in os.environ if k.startswith("SERI_") or k == "OPENROUTER_API_KEY"]:
         del os.environ[key]
     os.environ.update({"TZ": "UTC", **env})
@@ -52,8 +58,8 @@ def _process_state(env: Mapping[str, str], cwd: Path, stdin: str) -> Iterator[No
     try:
         yield
     finally:
-        os.environ.clear()
-        os.environ.update(saved_env)
+        _wait_for_seris_threads(threads_before)
+        _restore_environment(saved_env)
         os.chdir(saved_cwd)
         sys.stdin = saved_stdin
         for number, handler in saved_signals.items():
@@ -66,6 +72,34 @@ def _process_state(env: Mapping[str, str], cwd: Path, stdin: str) -> Iterator[No
             if id(connection) not in connections_before:
                 with contextlib.suppress(apsw.ThreadingViolationError):
                     connection.close()
+
+
+def _wait_for_seris_threads(before: set[threading.Thread]) -> None:
+    """Stop the call's purges as its exit would, and let its other threads (the background
+    import, a window lookup) end, before the environment is put back. Putting it back is
+    unsetenv and putenv on the C environment, and adding a variable can move the array a
+    thread in glibc's getenv is reading: SQLite asks for SQLITE_TMPDIR and TMPDIR whenever
+    it needs a temporary file, a purge's DELETE included, and a pytest worker died of SIGSEGV
+    in getenv that way (CI, 2026-12-06). A real seri never changes its environment; only this
+    shared process does."""
+    from seri.io.compaction.eviction_purge import stop_all
+
+    stop_all()  # as the command's exit would: a purge stops after the step under way
+    deadline = time.monotonic() + THREAD_WAIT
+    for thread in set(threading.enumerate()) - before:
+        if thread.name.startswith("seri-"):
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+
+def _restore_environment(saved: Mapping[str, str]) -> None:
+    """Only the variables the call changed are put back: each change is a putenv or unsetenv,
+    and the fewer there are, the shorter the time a thread of the test's own (the fake
+    model's) could meet one in getenv."""
+    for key in [key for key in os.environ if key not in saved]:
+        del os.environ[key]
+    for key, value in saved.items():
+        if os.environ.get(key) != value:
+            os.environ[key] = value
 
 
 def run_seri_here(

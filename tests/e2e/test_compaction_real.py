@@ -23,6 +23,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -305,3 +306,16 @@ def test_the_dry_run_is_the_plan_that_runs(
     assert len(plan["chunks"]) == by_density[1.0]
     # The recap to come is counted at the most it may take: the plan is an upper bound.
     assert entry["estimate_after"] <= plan["estimate_after"]
+
+
+def test_a_command_run_here_leaves_no_thread_of_its_own_and_the_environment_as_it_was(
+    tmp_path: Path,
+) -> None:
+    """The in-process runs above share one pytest worker: a compaction's purge thread left
+    running while the environment was put back (SQLite asks getenv for TMPDIR meanwhile)
+    killed a worker with SIGSEGV. The runner stops what a command's exit would stop."""
+    before = dict(os.environ)
+    _, ran, entry, _ = plan_then_compact(tmp_path, SESSIONS[0], PLAN_WINDOWS[0], 1)
+    assert ran.code == 0 and entry is not None, ran.stderr  # a compaction ran: a purge started
+    assert [t.name for t in threading.enumerate() if t.name.startswith("seri-")] == []
+    assert dict(os.environ) == before

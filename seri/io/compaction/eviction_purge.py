@@ -146,6 +146,23 @@ def run_purge(
         stop.wait(pause)
 
 
+# The purges this process started: every one is stopped at exit (``stop_all``).
+_STARTED: set[EvictionPurge] = set()
+_STARTED_LOCK = threading.Lock()
+
+
+def stop_all(timeout: float = 5.0) -> None:
+    """Stop every purge of this process after the step under way, as the process ends."""
+    with _STARTED_LOCK:
+        started = list(_STARTED)
+        _STARTED.clear()
+    for purge in started:
+        purge.stop(timeout)
+
+
+atexit.register(stop_all)
+
+
 class EvictionPurge:
     """Purges one session's evicted messages on a daemon thread; stopped at exit."""
 
@@ -156,7 +173,6 @@ class EvictionPurge:
         self._lock = threading.Lock()
         self._again = False  # asked to purge (again) since the thread last looked
         self._thread: threading.Thread | None = None
-        self._registered = False
 
     def start(self) -> None:
         """Purge now (on the thread), or once more after the purge under way."""
@@ -164,12 +180,11 @@ class EvictionPurge:
             self._again = True
             if self._thread is not None:
                 return
-            first, self._registered = not self._registered, True
             thread = self._thread = threading.Thread(
                 target=self._run, name=f"seri-purge-{self.session_id[:8]}", daemon=True
             )
-        if first:
-            atexit.register(self.stop)
+        with _STARTED_LOCK:
+            _STARTED.add(self)
         thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:

@@ -5,6 +5,7 @@ then merge the search index."""
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from seri.io.compaction.eviction_purge import (
     EvictionPurge,
     evicted_left,
     merge_pending,
+    stop_all,
 )
 from seri.io.session.store import open_store
 
@@ -96,3 +98,23 @@ def test_a_stopped_purge_leaves_a_whole_store_for_the_next(tmp_path: Path) -> No
         assert not merge_pending(store.connection)
     finally:
         store.close()
+
+
+def test_at_exit_every_purge_of_the_process_stops_after_its_step(tmp_path: Path) -> None:
+    homes = [tmp_path / "a", tmp_path / "b"]
+    purges = []
+    for home in homes:
+        home.mkdir()
+        purge = EvictionPurge(home / "seri.db", _walled(home, 1_500, kept=10))
+        purge.start()
+        purges.append(purge)
+    assert any(thread.name.startswith("seri-purge") for thread in threading.enumerate())
+    stop_all()  # what the process runs at exit (atexit), while the purges are under way
+    threads = [thread for thread in threading.enumerate() if thread.name.startswith("seri-purge")]
+    assert threads == []
+    for home in homes:
+        conn = apsw.Connection(str(home / "seri.db"))
+        try:
+            assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        finally:
+            conn.close()
