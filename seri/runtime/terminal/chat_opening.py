@@ -11,6 +11,7 @@ resumed is opened first (its last exchange is shown before the prompt).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
 
 # How long the opener waits for GET /models before the banner goes without the window.
 LOOKUP_WAIT = 10.0
+# How often that wait looks whether the person has left meanwhile.
+LEAVE_POLL = 0.05
 
 
 class ChatOpener:
@@ -44,6 +47,7 @@ class ChatOpener:
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
         self._done = threading.Event()  # set once opened or failed
+        self._leaving = threading.Event()  # the person left: the window is not waited for
 
     def open_now(self) -> ChatSession:
         """Open here and now (a resumed session: its history is shown before the prompt)."""
@@ -75,12 +79,29 @@ class ChatOpener:
             )
             chat.session.start_window_lookup()
             if wait_for_window:
-                chat.session.known_window(wait=LOOKUP_WAIT)
+                self._wait_for_window(chat)
             self.chat = chat
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread by result()
             self._error = exc
         finally:
             self._done.set()
+
+    def _wait_for_window(self, chat: ChatSession) -> None:
+        """Until the window is known, LOOKUP_WAIT has passed, or the person has left."""
+        deadline = time.monotonic() + LOOKUP_WAIT
+        while not self._leaving.is_set() and time.monotonic() < deadline:
+            if chat.session.known_window(wait=LEAVE_POLL) is not None:
+                return
+
+    def leave(self, timeout: float) -> None:
+        """The person is leaving (Ctrl-D, /exit): an opening under way stops waiting for the
+        window and is let finish, for at most ``timeout`` s, so that the session it opened is
+        closed like any other (its run's end recorded, the SessionEnd hooks run, the lease
+        given back) and no thread of it is still importing while the interpreter shuts down,
+        which can crash it (a lock freed under the import: SIGSEGV, as ``-p`` runs did)."""
+        self._leaving.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
 
     @property
     def started(self) -> bool:

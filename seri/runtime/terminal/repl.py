@@ -44,6 +44,9 @@ HISTORY_FILE = "input_history"
 PROMPT = "seri> "
 CONTINUATION = "    … "
 KEYS_HINTS = ("Alt-Enter newline", "/help", "Ctrl-D quit")
+# How long leaving waits for a session still opening behind the prompt (its imports, the
+# store, MCP servers starting) before the chat ends without closing it.
+LEAVE_WAIT = 10.0
 
 
 def interactive(profile: Profile, project: str, options: ChatOptions) -> int:
@@ -62,6 +65,7 @@ def interactive(profile: Profile, project: str, options: ChatOptions) -> int:
     try:
         return _loop(opener)
     finally:
+        opener.leave(LEAVE_WAIT)
         if opener.ready and opener.chat is not None:
             opener.chat.close()
 
