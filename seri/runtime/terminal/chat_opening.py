@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 # How long the opener waits for GET /models before the banner goes without the window.
 LOOKUP_WAIT = 10.0
-# How often that wait looks whether the person has left meanwhile.
+# How often that wait looks whether the window has come.
 LEAVE_POLL = 0.05
 
 
@@ -87,18 +87,20 @@ class ChatOpener:
             self._done.set()
 
     def _wait_for_window(self, chat: ChatSession) -> None:
-        """Until the window is known, LOOKUP_WAIT has passed, or the person has left."""
+        """Until the window is known, LOOKUP_WAIT has passed, or the person has left (noticed
+        at once; the window within LEAVE_POLL)."""
         deadline = time.monotonic() + LOOKUP_WAIT
-        while not self._leaving.is_set() and time.monotonic() < deadline:
-            if chat.session.known_window(wait=LEAVE_POLL) is not None:
+        while chat.session.known_window() is None:
+            left = deadline - time.monotonic()
+            if left <= 0 or self._leaving.wait(min(LEAVE_POLL, left)):
                 return
 
     def leave(self, timeout: float) -> None:
         """The person is leaving (Ctrl-D, /exit): an opening under way stops waiting for the
         window and is let finish, for at most ``timeout`` s, so that the session it opened is
-        closed like any other (its run's end recorded, the SessionEnd hooks run, the lease
-        given back) and no thread of it is still importing while the interpreter shuts down,
-        which can crash it (a lock freed under the import: SIGSEGV, as ``-p`` runs did)."""
+        closed like any other (``ChatSession.close``) and no thread of it is still importing
+        while the interpreter shuts down, which can crash it (a lock freed under the import:
+        SIGSEGV, as ``-p`` runs did)."""
         self._leaving.set()
         if self._thread is not None:
             self._thread.join(timeout)
