@@ -135,6 +135,7 @@ class ProviderClient:
         while True:
             attempt += 1
             outcome = self._attempt(body, on_text, on_reasoning)
+            # Here, not at the top: the first attempt's request is out before it loads.
             from seri.pure.provider.provider_failure import ProviderFailure
 
             if not isinstance(outcome, ProviderFailure):

@@ -53,11 +53,8 @@ def plan_sandbox(
     shown = sorted(
         {
             p
-            for p in visible
-            if _within(p, SANDBOX_TMP)
-            and posixpath.normpath(p) != SANDBOX_TMP
-            and not _within(p, project)
-            and not _within(p, private_tmp)
+            for p in _beneath(visible, SANDBOX_TMP)
+            if not _within(p, project) and not _within(p, private_tmp)
         }
     )
     return SandboxPlan(project, private_tmp, tuple(inside), tuple(shown))
